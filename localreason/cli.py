@@ -1,0 +1,398 @@
+"""The ``localreason`` command line: a thin layer over :class:`localreason.library.Library`.
+
+Exit codes: 0 success; 1 some files failed; 2 invalid input; 3 not found;
+4 model problem; 5 library problem; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from .errors import Interrupted, LocalReasonError
+
+EXAMPLES_INGEST = """
+\b
+Examples:
+  localreason ingest ~/notes ~/manuals/router.pdf --collection work
+  localreason ingest ~/src/project --include '*.md' --include '*.py' --exclude 'build/*'
+  localreason ingest ~/notes --prune        # also drop documents whose files were deleted
+"""
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def _emit_json(data) -> None:
+    click.echo(json.dumps({"data": data}, ensure_ascii=False, indent=None))
+
+
+class _Ctx:
+    def __init__(self, home: str | None) -> None:
+        self.home = home
+        self._lib = None
+
+    def library(self):
+        if self._lib is None:
+            from .library import Library
+
+            self._lib = Library(self.home)
+        return self._lib
+
+    def close(self) -> None:
+        if self._lib is not None:
+            self._lib.close()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--home", type=click.Path(file_okay=False), envvar="LOCALREASON_HOME",
+              help="Library folder (default: $LOCALREASON_HOME or the per-user data folder).")  # fmt: skip
+@click.version_option(package_name="localreason")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None) -> None:
+    """Ask questions of your own documents, offline, with quotations checked word for word.
+
+    \b
+    Start with:
+      localreason demo                         # ingest the bundled samples and show the library
+      localreason ingest ~/notes -c notes      # add your own files
+      localreason library                      # what is in the library
+    """
+    ctx.obj = _Ctx(home)
+    ctx.call_on_close(ctx.obj.close)
+
+
+# ---------------------------------------------------------------- ingest / sync
+
+
+def _progress_callback(enabled: bool):
+    """A rich progress bar on stderr (counts, chunks, rate); None when not wanted."""
+    if not enabled:
+        return None, None
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)  # fmt: skip
+
+    bar = Progress(
+        TextColumn("[bold]Ingesting"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+        TextColumn("{task.fields[chunks]} chunks"), TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+        TextColumn("[dim]{task.fields[current]}"), console=_console(stderr=True), transient=True,
+    )  # fmt: skip
+    task = None
+
+    def update(p) -> None:
+        nonlocal task
+        if task is None:
+            task = bar.add_task("ingest", total=p.total, chunks=0, rate="", current="")
+        elapsed = bar.tasks[0].elapsed or 1e-9
+        bar.update(task, completed=p.done, total=p.total, chunks=p.chunks,
+                   rate=f"{p.done / elapsed:.1f} files/s", current=Path(p.path).name[:30])  # fmt: skip
+
+    return bar, update
+
+
+def _print_report(report, verbose: bool) -> None:
+    out = _console()
+    c = report.counts
+    parts = [f"{c[k]} {k}" for k in ("added", "updated", "unchanged", "removed", "skipped", "failed") if c[k]]
+    out.print(f"Collection [bold]{report.collection}[/] ({report.collection_id}): "
+              f"{', '.join(parts) or 'nothing to do'} in {report.seconds:.1f} s.")  # fmt: skip
+    for f in report.by_status("failed"):
+        out.print(f"  [red]failed[/]  {f.path}: {f.reason}")
+    skipped = report.by_status("skipped")
+    if verbose or len(skipped) <= 5:
+        for f in skipped:
+            out.print(f"  [yellow]skipped[/] {f.path}: {f.reason}")
+    else:
+        for reason, n in Counter(f.reason for f in skipped).most_common():
+            out.print(f"  [yellow]skipped[/] {n} file(s): {reason}")
+        out.print("  (--verbose lists every skipped file)")
+    for f in report.files:
+        if f.status in ("added", "updated") and f.reason:
+            out.print(f"  [cyan]note[/]    {f.path}: {f.reason}")
+        if verbose and f.status in ("added", "updated", "removed"):
+            out.print(f"  {f.status:8} {f.path} ({f.chunks} chunks)")
+
+
+def _run_ingest(ctx_obj: _Ctx, fn, as_json: bool, quiet: bool, verbose: bool) -> int:
+    bar, update = _progress_callback(not (quiet or as_json) and sys.stderr.isatty())
+    try:
+        if bar is not None:
+            with bar:
+                reports = fn(update)
+        else:
+            reports = fn(None)
+    except Interrupted as exc:
+        reports = [exc.report]
+        click.echo("Interrupted. What was finished is kept; run the same command again to continue.", err=True)
+        _show_reports(reports, as_json, verbose)
+        return 130
+    _show_reports(reports, as_json, verbose)
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def _show_reports(reports, as_json: bool, verbose: bool) -> None:
+    if as_json:
+        _emit_json([r.to_dict() for r in reports] if len(reports) != 1 else reports[0].to_dict())
+        return
+    for r in reports:
+        _print_report(r, verbose)
+
+
+@cli.command(epilog=EXAMPLES_INGEST)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("-c", "--collection", default="default", show_default=True, help="Collection to add to.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Only files matching this (repeatable).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out files matching this (repeatable).")
+@click.option("--prune", is_flag=True, help="Remove documents whose files are gone from the given folders.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-v", "--verbose", is_flag=True, help="List every file in the summary.")
+@click.pass_obj
+def ingest(obj: _Ctx, paths, collection, include, exclude, prune, as_json, quiet, verbose) -> int:
+    """Add files and folders to the library (unchanged files are skipped, changed ones re-indexed).
+
+    Reads plain text, Markdown, reStructuredText, HTML, PDF, DOCX and source code.
+    Hidden files are skipped. The exit code is 1 if any file failed.
+    """
+    lib = obj.library()
+    return _run_ingest(obj, lambda cb: [lib.ingest(list(paths), collection, include=list(include),
+                                                   exclude=list(exclude), prune=prune, progress=cb)],
+                       as_json, quiet, verbose)  # fmt: skip
+
+
+@cli.command()
+@click.option("-c", "--collection", default=None, help="Only this collection (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-v", "--verbose", is_flag=True, help="List every file in the summary.")
+@click.pass_obj
+def sync(obj: _Ctx, collection, as_json, quiet, verbose) -> int:
+    """Re-ingest every folder and file ingested before, removing documents whose files are gone."""
+    lib = obj.library()
+    return _run_ingest(obj, lambda cb: lib.sync(collection, progress=cb), as_json, quiet, verbose)
+
+
+# ---------------------------------------------------------------- library / show / remove
+
+
+@cli.command(name="library")
+@click.option("-c", "--collection", default=None, help="List this collection's documents.")
+@click.option("-d", "--documents", is_flag=True, help="List documents of every collection.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def library_cmd(obj: _Ctx, collection, documents, as_json) -> int:
+    """List collections with document and chunk counts (and documents with -d or -c)."""
+    lib = obj.library()
+    cols = [lib.collection(collection)] if collection else lib.collections()
+    docs = lib.documents(collection) if (collection or documents) else []
+    if as_json:
+        _emit_json({"home": str(lib.home), "collections": [c.to_dict() for c in cols],
+                    **({"documents": [d.to_dict() for d in docs]} if (collection or documents) else {})})  # fmt: skip
+        return 0
+    print_library(lib, cols, docs, show_documents=bool(collection or documents))
+    return 0
+
+
+def print_library(lib, cols, docs, show_documents: bool) -> None:
+    from rich.table import Table
+
+    out = _console()
+    if not cols:
+        out.print(f"The library at {lib.home} is empty. Add files with: localreason ingest PATH --collection NAME")
+        return
+    table = Table(title=f"Library at {lib.home}", title_justify="left")
+    for name in ("Collection", "Id", "Documents", "Chunks"):
+        table.add_column(name, justify="right" if name in ("Documents", "Chunks") else "left", no_wrap=name == "Id")
+    for c in cols:
+        table.add_row(c.name, c.id, str(c.document_count), str(c.chunk_count))
+    out.print(table)
+    if show_documents:
+        names = {c.id: c.name for c in lib.collections()}
+        dt = Table(title="Documents", title_justify="left")
+        for name in ("Title", "Id", "Collection", "Format", "Chunks", "Tokens"):
+            dt.add_column(name, justify="right" if name in ("Chunks", "Tokens") else "left",
+                          overflow="fold", no_wrap=name == "Id")  # fmt: skip
+        for d in docs:
+            dt.add_row(d.title, d.id, names.get(d.collection_id, "?"), d.format, str(d.chunk_count),
+                       str(d.token_count))  # fmt: skip
+        out.print(dt)
+
+
+@cli.command()
+@click.argument("item_id")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def show(obj: _Ctx, item_id, as_json) -> int:
+    """Show a collection, document or chunk by its id (col_..., doc_..., chk_...)."""
+    from .types import Chunk, Collection, Document
+
+    lib = obj.library()
+    item = lib.get(item_id.strip())
+    if as_json:
+        _emit_json({"type": type(item).__name__.lower(), **item.to_dict()})
+        return 0
+    out = _console()
+    if isinstance(item, Collection):
+        out.print(f"[bold]{item.name}[/] ({item.id}): {item.document_count} documents, {item.chunk_count} chunks")
+        for d in lib.documents(item.id):
+            out.print(f"  {d.id}  {d.title}  ({d.chunk_count} chunks)")
+    elif isinstance(item, Document):
+        for key, value in item.to_dict().items():
+            out.print(f"[bold]{key}[/]: {value}")
+    elif isinstance(item, Chunk):
+        doc = lib.document(item.document_id)
+        out.print(f"[bold]{item.id}[/] {item.level_name} {item.index} of {doc.title} ({doc.id})")
+        out.print(f"[dim]{' > '.join(item.section_path) or '(no section)'}  "
+                  f"chars {item.start}-{item.end}, {item.token_count} tokens"
+                  + (f", pages {item.page_start}-{item.page_end}" if item.page_start else "") + "[/]")  # fmt: skip
+        out.print(item.text, markup=False)
+    return 0
+
+
+@cli.command()
+@click.argument("target")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@click.pass_obj
+def remove(obj: _Ctx, target, yes, as_json) -> int:
+    """Remove a document (doc_...) or a collection (col_... or its name) from the library.
+
+    The files on disk are not touched.
+    """
+    lib = obj.library()
+    target = target.strip()
+    item = lib.get(target) if target.startswith(("doc_", "chk_")) else lib.collection(target)
+    if not yes and sys.stdin.isatty():
+        label = getattr(item, "title", None) or getattr(item, "name", target)
+        click.confirm(f"Remove {label!r} ({item.id}) from the library?", abort=True)
+    result = lib.remove(item.id)
+    if as_json:
+        _emit_json(result)
+    else:
+        click.echo(f"Removed {result['removed']} {result.get('title') or result.get('name')} ({result['id']}).")
+    return 0
+
+
+@cli.command()
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def reindex(obj: _Ctx, quiet) -> int:
+    """Re-embed every chunk with the configured embedding model (after changing models)."""
+    lib = obj.library()
+    bar, update = _progress_callback(not quiet and sys.stderr.isatty())
+    if bar is not None:
+        with bar:
+            n = lib.reindex(progress=update)
+    else:
+        n = lib.reindex()
+    click.echo(f"Re-embedded {n} chunks with {lib.embedder.name}.")
+    return 0
+
+
+# ---------------------------------------------------------------- models / config / demo
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def models(obj: _Ctx, as_json) -> int:
+    """Show which embedding and generation models are configured and whether their files are usable."""
+    from .config import load_settings
+    from .models import describe_models, models_dirs
+
+    settings = load_settings(obj.home)
+    rows = describe_models(settings)
+    if as_json:
+        _emit_json({"models": rows, "searched": [str(d) for d in models_dirs(settings)]})
+    else:
+        for r in rows:
+            status = "ok" if r["ok"] else "PROBLEM"
+            click.echo(f"{r['kind']:10} {r['setting']}\n           {status}: {r['path'] or r['problem']}")
+        click.echo("Model names are looked up in: " + ", ".join(str(d) for d in models_dirs(settings)))
+    return 0 if all(r["ok"] for r in rows) else 4
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def config(obj: _Ctx, as_json) -> int:
+    """Show the settings in force and where each can be changed."""
+    from dataclasses import asdict
+
+    from .config import load_settings
+
+    settings = load_settings(obj.home)
+    values = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(settings).items()}
+    if as_json:
+        _emit_json({"settings": values, "configFile": str(settings.config_path)})
+        return 0
+    click.echo(f"Settings (file: {settings.config_path}; environment: LOCALREASON_<NAME>):")
+    for key, value in values.items():
+        click.echo(f"  {key} = {value}")
+    return 0
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the ingest summary and library as JSON.")
+@click.pass_obj
+def demo(obj: _Ctx, as_json) -> int:
+    """Ingest the bundled sample documents into a demo library and show it."""
+    from .demo import demo_library, samples_dir
+
+    lib = demo_library(obj.home)
+    obj._lib = lib
+    bar, update = _progress_callback(not as_json and sys.stderr.isatty())
+    if bar is not None:
+        with bar:
+            report = lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True,
+                                progress=update)  # fmt: skip
+    else:
+        report = lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True)
+    if as_json:
+        _emit_json({"ingest": report.to_dict(), "collections": [c.to_dict() for c in lib.collections()],
+                    "documents": [d.to_dict() for d in lib.documents()]})  # fmt: skip
+        return 0 if report.ok else 1
+    _print_report(report, verbose=False)
+    print_library(lib, lib.collections(), lib.documents(), show_documents=True)
+    click.echo(f"\nThe demo library lives in {lib.home}. Try: localreason --home {lib.home} show <chunk or doc id>")
+    return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the command and turn errors into messages and exit codes."""
+    try:
+        code = cli.main(args=argv, prog_name="localreason", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        code = 130
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except LocalReasonError as exc:
+        click.echo(f"Error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(exc.hint, err=True)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        code = 130
+    except Exception as exc:  # a bug: say so plainly, keep the traceback for those who ask
+        if os.environ.get("LOCALREASON_DEBUG"):
+            raise
+        click.echo(f"Internal error: {exc.__class__.__name__}: {exc}\n"
+                   "This is a bug in localreason. Run again with LOCALREASON_DEBUG=1 to see the traceback.",
+                   err=True)  # fmt: skip
+        code = 70
+    sys.exit(code if isinstance(code, int) else 0)

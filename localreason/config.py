@@ -1,0 +1,122 @@
+"""Settings: defaults, then ``config.toml`` in the data home, then ``LOCALREASON_*`` variables.
+
+Nothing here touches the disk at import; directories are created when first needed.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from .errors import ValidationError
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_GENERATION_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def default_home() -> Path:
+    """The per-user data directory (``LOCALREASON_HOME`` overrides it)."""
+    env = os.environ.get("LOCALREASON_HOME")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("localreason", appauthor=False))
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    """A sentence-transformers folder: a path, a folder name under a models directory, or the default name."""
+    generation_model: str = DEFAULT_GENERATION_MODEL
+    """A GGUF file: a path, a file name under a models directory, or the default name."""
+    models_dir: Path | None = None
+    """An extra directory searched first for model names."""
+    chunk_tokens: int = 200
+    """Target size of a paragraph-level chunk, in cl100k_base tokens."""
+    chunk_overlap: int = 30
+    """Tokens shared by consecutive chunks of one section."""
+    section_max_tokens: int = 2000
+    """Sections longer than this (or documents without headings) are split into parts at block boundaries."""
+    max_file_mb: float = 50.0
+    """Files larger than this are rejected with a message instead of being read."""
+    embed_batch_size: int = 32
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "library.sqlite3"
+
+    @property
+    def vectors_path(self) -> Path:
+        return self.home / "vectors.faiss"
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / "config.toml"
+
+    def validate(self) -> "Settings":
+        if self.chunk_tokens < 16:
+            raise ValidationError(f"chunk_tokens must be at least 16 (got {self.chunk_tokens}).")
+        if not 0 <= self.chunk_overlap < self.chunk_tokens // 2:
+            raise ValidationError(
+                f"chunk_overlap must be between 0 and half of chunk_tokens (got {self.chunk_overlap})."
+            )
+        if self.section_max_tokens < self.chunk_tokens:
+            raise ValidationError("section_max_tokens must be at least chunk_tokens.")
+        if self.max_file_mb <= 0:
+            raise ValidationError("max_file_mb must be positive.")
+        return self
+
+
+
+
+def load_settings(home: Path | str | None = None, **overrides) -> Settings:
+    """Build the settings: defaults < config.toml < environment < explicit ``overrides``."""
+    home_path = Path(home).expanduser() if home is not None else default_home()
+    values: dict[str, object] = {}
+    cfg = home_path / "config.toml"
+    if cfg.is_file():
+        try:
+            values.update(tomllib.loads(cfg.read_text(encoding="utf-8")))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ValidationError(
+                f"The configuration file {cfg} is not valid TOML: {exc}",
+                hint="Fix or delete the file; `localreason config` shows the settings in force.",
+            ) from exc
+    known = {f.name: f for f in fields(Settings) if f.name != "home"}
+    unknown = set(values) - set(known)
+    if unknown:
+        raise ValidationError(
+            f"Unknown setting(s) in {cfg}: {', '.join(sorted(unknown))}.",
+            hint=f"Known settings: {', '.join(sorted(known))}.",
+        )
+    for name in known:
+        env = os.environ.get(f"LOCALREASON_{name.upper()}")
+        if env not in (None, ""):
+            values[name] = env
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(home=home_path)
+    typed = {}
+    for name, value in values.items():
+        typed[name] = _coerce(name, value, known[name].type)
+    return replace(settings, **typed).validate()
+
+
+def _coerce(name: str, value: object, annotation: object):
+    text = str(annotation)
+    try:
+        if "Path" in text:
+            return Path(str(value)).expanduser()
+        if text.startswith("int"):
+            return int(value)
+        if text.startswith("float"):
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            f"Setting {name} has the value {value!r}, which is not a valid {text}.",
+            hint=f"Check LOCALREASON_{name.upper()} and the config file.",
+        ) from exc

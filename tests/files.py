@@ -1,0 +1,58 @@
+"""Builders of real files for tests: PDF (written by hand, a valid minimal PDF), DOCX (python-docx)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _pdf_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(path: Path, pages: list[list[str]]) -> Path:
+    """A PDF with one page per item of ``pages``, each a list of text lines in Helvetica."""
+    objects: list[bytes] = []
+    n = len(pages)
+    # 1 catalog, 2 pages, 3 font, then (page, content) pairs
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(n))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    for i, lines in enumerate(pages):
+        ops = ["BT", "/F1 11 Tf", "14 TL", "72 740 Td"]
+        for line in lines:
+            ops.append(f"({_pdf_escape(line)}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+                       f"/Resources << /Font << /F1 3 0 R >> >> >>".encode())  # fmt: skip
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.write_bytes(bytes(out))
+    return path
+
+
+def make_docx(path: Path, title: str, sections: list[tuple[str, list[str]]]) -> Path:
+    """A DOCX with a Title paragraph, then Heading 1 sections of body paragraphs, and a small table."""
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph(title, style="Title")
+    for heading, paragraphs in sections:
+        document.add_heading(heading, level=1)
+        for text in paragraphs:
+            document.add_paragraph(text)
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Part", "Warranty"
+    table.cell(1, 0).text, table.cell(1, 1).text = "Inverter", "five years"
+    document.save(str(path))
+    return path

@@ -1,0 +1,136 @@
+"""Readers: each format yields normalised text and the right block structure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from localreason.errors import IngestFileError
+from localreason.ingest.parse import detect_format, normalize, parse_bytes
+
+from files import make_docx, make_pdf
+
+SAMPLES = Path(__file__).resolve().parent.parent / "localreason" / "samples"
+
+
+def headings(doc):
+    return [(doc.text[b.start:b.end], b.depth) for b in doc.blocks if b.kind == "heading"]
+
+
+def texts(doc):
+    return [doc.text[b.start:b.end] for b in doc.blocks if b.kind == "text"]
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("notes.txt", "text"), ("README", "text"), ("a.md", "markdown"), ("guide.rst", "rst"),
+    ("errors.rst.txt", "rst"), ("page.HTML", "html"), ("m.pdf", "pdf"), ("r.docx", "docx"),
+    ("main.py", "code"), ("lib.rs", "code"), ("Makefile", "code"), ("photo.png", None), ("data.bin", None),
+])  # fmt: skip
+def test_detect_format(name, fmt):
+    assert detect_format(Path(name)) == fmt
+
+
+def test_normalize_newlines_controls_and_spaces():
+    raw = "Title\r\nline\u00a0one\u200b\x07  \r\n\r\n\r\n\r\nnext\tword"
+    assert normalize(raw) == "Title\nline one\n\nnext\tword"
+    assert normalize("a \n b\n\nc", keep_lines=False) == "a b c"
+
+
+def test_markdown_structure():
+    md = b"# Manual\n\nIntro *text* with `code`.\n\n## Reset\n\n- step one\n- step two\n\n```\nreset --hard\n```\n\n" \
+         b"| a | b |\n|---|---|\n| 1 | 2 |\n"
+    doc = parse_bytes(md, Path("m.md"), "markdown")
+    assert doc.title == "Manual"
+    assert headings(doc) == [("Manual", 1), ("Reset", 2)]
+    assert texts(doc) == ["Intro text with code.", "step one", "step two", "reset --hard", "a | b", "1 | 2"]
+
+
+def test_rst_sample_headings_roles_and_directives():
+    doc = parse_bytes((SAMPLES / "python-tutorial-errors.rst").read_bytes(), Path("errors.rst"), "rst")
+    assert doc.title == "Errors and Exceptions"
+    hs = headings(doc)
+    assert hs[0] == ("Errors and Exceptions", 1)
+    assert ("Handling Exceptions", 2) in hs
+    assert ":exc:" not in doc.text and ".. index::" not in doc.text and "``" not in doc.text
+    assert "ZeroDivisionError" in doc.text
+
+
+def test_rst_overline_titles_and_note_text():
+    src = b"=====\nGuide\n=====\n\nIntro para.\n\nPart\n----\n\n.. note::\n   Keep the receipt.\n\n" \
+          b".. index:: single: hidden\n\nSee :func:`open` and ``x``.\n"
+    doc = parse_bytes(src, Path("g.rst"), "rst")
+    assert headings(doc) == [("Guide", 1), ("Part", 2)]
+    assert "Keep the receipt." in doc.text
+    assert "hidden" not in doc.text
+    assert "See open and x." in doc.text
+
+
+def test_html_sample_keeps_main_content_only():
+    doc = parse_bytes((SAMPLES / "python-faq-general.html").read_bytes(), Path("faq.html"), "html")
+    assert doc.title.startswith("General Python FAQ")
+    assert ("What is Python?", 3) in headings(doc)
+    assert "¶" not in doc.text
+    assert "Navigation" not in doc.text  # the Sphinx sidebar and related bars are dropped
+    assert any(t.startswith("Python is an interpreted, interactive, object-oriented") for t in texts(doc))
+
+
+def test_html_drops_scripts_and_nav():
+    html = b"<html><head><title>T</title><script>var x=1;</script></head><body><nav>menu</nav>" \
+           b"<h1>Head</h1><p>Body <b>bold</b> text.</p><ul><li>one</li><li>two</li></ul></body></html>"
+    doc = parse_bytes(html, Path("t.html"), "html")
+    assert doc.title == "T"
+    assert doc.text == "Head\n\nBody bold text.\n\none\n\ntwo"
+
+
+def test_pdf_pages_are_kept(tmp_path):
+    pdf = make_pdf(tmp_path / "m.pdf", [["First page line.", "Still page one."], ["Second page."]])
+    doc = parse_bytes(pdf.read_bytes(), pdf, "pdf")
+    assert [(doc.text[b.start:b.end], b.page) for b in doc.blocks] == [
+        ("First page line.\nStill page one.", 1), ("Second page.", 2)]
+
+
+def test_docx_title_headings_and_table(tmp_path):
+    path = make_docx(tmp_path / "r.docx", "Inverter Manual", [("Warranty", ["Five years from purchase."])])
+    doc = parse_bytes(path.read_bytes(), path, "docx")
+    assert doc.title == "Inverter Manual"
+    assert ("Warranty", 1) in headings(doc)
+    assert "Five years from purchase." in texts(doc)
+    assert "Inverter | five years" in texts(doc)
+
+
+def test_plain_text_headings():
+    src = b"USER GUIDE\n\nIntro text.\n\nInstallation\n============\nRun the installer.\n"
+    doc = parse_bytes(src, Path("g.txt"), "text")
+    assert headings(doc) == [("USER GUIDE", 1), ("Installation", 1)]
+    assert "Run the installer." in texts(doc)
+
+
+def test_code_has_no_headings():
+    doc = parse_bytes(b"import os\n\n\ndef main():\n    return 1\n", Path("m.py"), "code")
+    assert headings(doc) == [] and "def main():\n    return 1" in doc.text
+
+
+def test_non_utf8_is_decoded_with_a_note():
+    data = "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e, na\u00efve r\u00e9sum\u00e9 for the gar\u00e7on. " * 20
+    doc = parse_bytes(data.encode("cp1252"), Path("menu.txt"), "text")
+    assert "Café crème brûlée" in doc.text
+    assert doc.notes and "not UTF-8" in doc.notes[0]
+
+
+def test_utf16_with_bom():
+    doc = parse_bytes("Hello wide world".encode("utf-16"), Path("w.txt"), "text")
+    assert doc.text == "Hello wide world"
+
+
+@pytest.mark.parametrize("data, fmt, status, words", [
+    (b"", "text", "skipped", "empty"),
+    (b"   \n\n  ", "markdown", "skipped", "empty"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR", "text", "skipped", "binary"),
+    (b"%PDF-1.4\n1 0 obj garbage", "pdf", "failed", "corrupt"),
+    (b"PK\x03\x04 not really a zip", "docx", "failed", "not a valid DOCX"),
+])  # fmt: skip
+def test_bad_bytes_raise_with_reason(data, fmt, status, words):
+    with pytest.raises(IngestFileError) as err:
+        parse_bytes(data, Path("x"), fmt)
+    assert err.value.status == status and words in err.value.message
