@@ -28,7 +28,7 @@ Examples:
 def _console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def _emit_json(data) -> None:
@@ -209,7 +209,8 @@ def print_library(lib, cols, docs, show_documents: bool) -> None:
     if not cols:
         out.print(f"The library at {lib.home} is empty. Add files with: localreason ingest PATH --collection NAME")
         return
-    table = Table(title=f"Library at {lib.home}", title_justify="left")
+    out.print(f"Library at {lib.home}", markup=False)
+    table = Table()
     for name in ("Collection", "Id", "Documents", "Chunks"):
         table.add_column(name, justify="right" if name in ("Documents", "Chunks") else "left", no_wrap=name == "Id")
     for c in cols:

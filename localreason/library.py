@@ -197,6 +197,9 @@ class Library:
     def get(self, any_id: str) -> Collection | Document | Chunk:
         """Look up a collection, document or chunk by its id (the prefix says which)."""
         kind = id_kind(any_id) if isinstance(any_id, str) else None
+        prefixed = {"col_": "collection", "doc_": "document", "chk_": "chunk"}
+        if kind is None and isinstance(any_id, str) and any_id[:4] in prefixed:
+            check_id(any_id, prefixed[any_id[:4]], f"{prefixed[any_id[:4]]} id")  # raises with the specific reason
         if kind is None:
             raise ValidationError(
                 f"{any_id!r} is not a valid id.",

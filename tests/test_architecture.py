@@ -1,0 +1,20 @@
+"""The headless core never imports a front end, and importing it is cheap."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CORE = ["localreason.library", "localreason.ingest.parse", "localreason.ingest.chunk", "localreason.store.db",
+        "localreason.store.vectors", "localreason.models", "localreason.config", "localreason.embed"]  # fmt: skip
+
+
+def test_core_imports_no_front_end_and_no_heavy_model_libraries():
+    code = (
+        "import sys\n"
+        + "".join(f"import {m}\n" for m in CORE)
+        + "bad = [m for m in ('textual', 'click', 'torch', 'sentence_transformers', 'llama_cpp') if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

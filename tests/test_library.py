@@ -1,0 +1,279 @@
+"""The Library API with a fake embedder: ingest, sync, prune, lookup, remove, consistency."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from localreason.config import load_settings
+from localreason.errors import Interrupted, LibraryError, NotFoundError, ValidationError
+from localreason.library import Library
+from localreason.store import db as dbmod
+
+from conftest import FakeEmbedder
+
+MANUAL = "# Inverter manual\n\n## Warranty\n\nThe inverter warranty lasts five years from purchase.\n\n" \
+         "## Reset\n\nHold the reset button for ten seconds to restart the inverter.\n"  # fmt: skip
+
+
+@pytest.fixture
+def notes(tmp_path):
+    root = tmp_path / "notes"
+    (root / "sub").mkdir(parents=True)
+    (root / "manual.md").write_text(MANUAL)
+    (root / "sub" / "todo.txt").write_text("Buy milk.\n\nCall the installer about the inverter.\n")
+    (root / ".hidden.md").write_text("# Secret\n\nnot to be ingested\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "config.md").write_text("# hidden folder\n")
+    (root / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return root
+
+
+def consistent(lib: Library) -> None:
+    """The FAISS index holds exactly the paragraph chunks' rowids, and FTS5 matches the chunks."""
+    rowids = {r[0] for r in lib.store.db.execute("SELECT rowid FROM chunks WHERE level = 2")}
+    ids = {int(lib.vectors.index.id_map.at(i)) for i in range(lib.vectors.size)}
+    assert ids == rowids
+    fts = lib.store.db.execute("SELECT COUNT(*) FROM chunks_fts_docsize").fetchone()[0]
+    assert fts == len(rowids)
+    lib.store.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
+
+
+def test_ingest_lists_and_looks_up(lib, notes):
+    report = lib.ingest([notes], "work")
+    assert report.counts["added"] == 2 and report.ok
+    assert {Path(f.path).name for f in report.by_status("skipped")} == {"photo.png"}
+    [col] = lib.collections()
+    assert (col.name, col.document_count) == ("work", 2) and col.chunk_count >= 2
+    docs = {d.title: d for d in lib.documents("work")}
+    manual = docs["Inverter manual"]
+    assert manual.format == "markdown" and manual.source_path == str(notes / "manual.md")
+    assert lib.document(manual.id) == manual
+    assert lib.get(manual.id) == manual and lib.get(col.id).name == "work"
+    paras = lib.chunks(manual.id, level=2)
+    assert lib.chunk(paras[0].id) == paras[0]
+    assert paras[0].section_path == ("Inverter manual", "Warranty")
+    assert lib.document_text(manual.id)[paras[0].start:paras[0].end] == paras[0].text
+    consistent(lib)
+
+
+def test_fts_finds_ingested_text(lib, notes):
+    lib.ingest([notes], "work")
+    hits = lib.store.db.execute(
+        "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid WHERE chunks_fts MATCH 'warranty'"
+    ).fetchall()
+    assert len(hits) == 1 and "five years" in hits[0][0]
+
+
+def test_reingest_skips_unchanged_without_embedding(lib, notes, fake_embedder):
+    lib.ingest([notes], "work")
+    calls = fake_embedder.calls
+    report = lib.ingest([notes], "work")
+    assert report.counts["unchanged"] == 2 and report.counts["added"] == 0
+    assert fake_embedder.calls == calls
+
+
+def test_changed_file_is_reindexed_reusing_unchanged_chunks(lib, notes, fake_embedder):
+    lib.ingest([notes], "work")
+    before = {d.source_path: d for d in lib.documents()}
+    (notes / "manual.md").write_text(MANUAL + "\n## Cleaning\n\nWipe the vents monthly.\n")
+    texts = fake_embedder.texts
+    report = lib.ingest([notes], "work")
+    assert report.counts == {**report.counts, "updated": 1, "unchanged": 1}
+    after = {d.source_path: d for d in lib.documents()}
+    path = str(notes / "manual.md")
+    assert after[path].id == before[path].id, "a document keeps its id across updates"
+    assert after[path].content_hash != before[path].content_hash
+    assert fake_embedder.texts - texts == 1, "only the new paragraph chunk was embedded"
+    assert any("vents" in c.text for c in lib.chunks(after[path].id, 2))
+    consistent(lib)
+
+
+def test_prune_removes_deleted_files_only_when_asked(lib, notes):
+    lib.ingest([notes], "work")
+    (notes / "sub" / "todo.txt").unlink()
+    report = lib.ingest([notes], "work")
+    assert report.counts["removed"] == 0 and len(lib.documents()) == 2
+    report = lib.ingest([notes], "work", prune=True)
+    assert [Path(f.path).name for f in report.by_status("removed")] == ["todo.txt"]
+    assert [d.title for d in lib.documents()] == ["Inverter manual"]
+    consistent(lib)
+
+
+def test_sync_reingests_recorded_sources(lib, notes, tmp_path):
+    single = tmp_path / "single.md"
+    single.write_text("# Single\n\nA file named on its own.\n")
+    lib.ingest([notes], "work")
+    lib.ingest([single], "other")
+    (notes / "new.md").write_text("# New\n\nA new note about solar panels.\n")
+    (notes / "sub" / "todo.txt").unlink()
+    single.unlink()
+    reports = lib.sync()
+    counts = {r.collection: r.counts for r in reports}
+    assert counts["work"]["added"] == 1 and counts["work"]["removed"] == 1
+    assert counts["other"]["removed"] == 1
+    assert sorted(d.title for d in lib.documents()) == ["Inverter manual", "New"]
+    assert lib.sync("other") == [], "the removed file's source is forgotten"
+    consistent(lib)
+
+
+def test_include_and_exclude_globs(lib, notes):
+    report = lib.ingest([notes], "work", include=["*.md"])
+    assert [Path(f.path).name for f in report.by_status("added")] == ["manual.md"]
+    report = lib.ingest([notes], "work2", exclude=["sub/*"])
+    assert [Path(f.path).name for f in report.by_status("added")] == ["manual.md"]
+
+
+def test_same_file_in_two_collections_is_two_documents(lib, notes):
+    lib.ingest([notes / "manual.md"], "a")
+    lib.ingest([notes / "manual.md"], "b")
+    docs = lib.documents()
+    assert len(docs) == 2 and docs[0].id != docs[1].id
+
+
+def test_remove_document_and_collection(lib, notes):
+    lib.ingest([notes], "work")
+    lib.ingest([notes / "manual.md"], "keep")
+    doc = next(d for d in lib.documents("work") if d.title == "Inverter manual")
+    result = lib.remove(doc.id)
+    assert result["removed"] == "document"
+    with pytest.raises(NotFoundError):
+        lib.document(doc.id)
+    consistent(lib)
+    result = lib.remove("work")
+    assert result == {**result, "removed": "collection", "documents": 1}
+    assert [c.name for c in lib.collections()] == ["keep"]
+    consistent(lib)
+    with pytest.raises(ValidationError):
+        lib.remove(lib.chunks(lib.documents()[0].id)[0].id)
+
+
+@pytest.mark.parametrize("bad, error", [
+    ("", ValidationError), ("   ", ValidationError), ("doc_", ValidationError), ("doc_ABC", ValidationError),
+    ("doc_aaaaaaaaaaaaaaa!", ValidationError), ("chk_aaaaaaaaaaaaaaaa", NotFoundError),
+    ("doc_aaaaaaaaaaaaaaaa", NotFoundError), ("col_aaaaaaaaaaaaaaaa", NotFoundError), ("x/../y", ValidationError),
+])  # fmt: skip
+def test_get_rejects_malformed_and_unknown_ids(lib, bad, error):
+    with pytest.raises(error):
+        lib.get(bad)
+
+
+def test_lookup_by_wrong_kind_of_id_says_so(lib):
+    with pytest.raises(ValidationError, match="is a chunk id, not a document id"):
+        lib.document("chk_aaaaaaaaaaaaaaaa")
+
+
+@pytest.mark.parametrize("name", ["", "  ", "x" * 81, "doc_aaaaaaaaaaaaaaaa"])
+def test_bad_collection_names(lib, notes, name):
+    with pytest.raises(ValidationError):
+        lib.ingest([notes], name)
+    assert lib.collections() == []
+
+
+def test_failed_write_leaves_previous_documents_intact(lib, notes, monkeypatch):
+    lib.ingest([notes / "manual.md"], "work")
+    (notes / "manual.md").write_text(MANUAL.replace("five", "seven"))
+    real = lib.store.replace_document
+
+    def explode(doc, chunks, vectors):
+        if "todo" in doc["source_path"]:
+            raise sqlite3.OperationalError("disk I/O error (simulated)")
+        return real(doc, chunks, vectors)
+
+    monkeypatch.setattr(lib.store, "replace_document", explode)
+    with pytest.raises(sqlite3.OperationalError):
+        lib.ingest([notes], "work")
+    monkeypatch.undo()
+    titles = {d.title for d in lib.documents()}
+    assert titles == {"Inverter manual"}
+    lib.close()
+    again = Library(settings=lib.settings, embedder=FakeEmbedder())
+    consistent(again)
+    again.close()
+
+
+def test_interrupt_keeps_finished_documents_and_index_consistent(lib, tmp_path, monkeypatch):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"n{i}.md").write_text(f"# Note {i}\n\n" + f"Sentence {i} about topic {i}. " * 300)
+    monkeypatch.setattr("localreason.library.EMBED_GROUP", 1)
+    real = lib.store.replace_document
+    written = []
+
+    def interrupt_third(doc, chunks, vectors):
+        if len(written) == 2:
+            raise KeyboardInterrupt
+        written.append(doc["id"])
+        return real(doc, chunks, vectors)
+
+    monkeypatch.setattr(lib.store, "replace_document", interrupt_third)
+    with pytest.raises(Interrupted) as err:
+        lib.ingest([folder], "work")
+    assert err.value.report.counts["added"] == 2
+    monkeypatch.undo()
+    lib.close()
+    again = Library(settings=lib.settings, embedder=FakeEmbedder())
+    assert len(again.documents()) == 2
+    consistent(again)
+    report = again.ingest([folder], "work")
+    assert report.counts["added"] == 4 and report.counts["unchanged"] == 2
+    again.close()
+
+
+def test_stale_vector_cache_is_rebuilt(lib, notes):
+    lib.ingest([notes], "work")
+    lib.close()
+    settings = lib.settings
+    # Simulate a crash after a database commit but before the index was saved.
+    store = dbmod.Store(settings.db_path)
+    store.bump_generation()
+    store.close()
+    again = Library(settings=settings, embedder=FakeEmbedder())
+    consistent(again)
+    again.close()
+    settings.vectors_path.write_bytes(b"garbage")
+    again = Library(settings=settings, embedder=FakeEmbedder())
+    consistent(again)
+    again.close()
+
+
+def test_other_embedding_model_is_refused_then_reindex_switches(lib, notes):
+    lib.ingest([notes], "work")
+    lib.close()
+
+    class Other(FakeEmbedder):
+        name = "other-model"
+        fingerprint = "other-v1"
+
+    other = Library(settings=lib.settings, embedder=Other())
+    with pytest.raises(LibraryError, match="fake-words") as err:
+        other.ingest([notes / "manual.md"], "more")
+    assert "reindex" in err.value.hint
+    assert other.reindex() == other.store.paragraph_count()
+    report = other.ingest([notes / "manual.md"], "more")
+    assert report.counts["added"] == 1
+    consistent(other)
+    other.close()
+
+
+def test_schema_is_migrated_and_newer_schema_refused(isolated_home):
+    settings = load_settings(isolated_home)
+    store = dbmod.Store(settings.db_path)
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION
+    store.db.execute(f"PRAGMA user_version={dbmod.SCHEMA_VERSION + 1}")
+    store.close()
+    with pytest.raises(LibraryError, match="newer localreason"):
+        dbmod.Store(settings.db_path)
+
+
+def test_vectors_are_stored_and_searchable(lib, notes, fake_embedder):
+    lib.ingest([notes], "work")
+    q = fake_embedder.embed(["inverter warranty five years"])[0]
+    scores, rowids = lib.vectors.search(q, 3)
+    top = lib.store.db.execute("SELECT text FROM chunks WHERE rowid = ?", (int(rowids[0]),)).fetchone()[0]
+    assert "warranty" in top
+    assert np.all(np.diff(scores) <= 1e-6)
