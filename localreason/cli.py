@@ -299,6 +299,177 @@ def reindex(obj: _Ctx, quiet) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- retrieval
+
+
+def _scope_args(lib, collection: str | None, document: str | None) -> dict:
+    """CLI scope options -> API keywords: omitted stays omitted; a collection may be given by name."""
+    from .ids import id_kind
+
+    kw: dict = {}
+    if document is not None:
+        kw["document_id"] = document.strip()
+    if collection is not None:
+        value = collection.strip()
+        kw["collection_id"] = value if (not value or id_kind(value) or value.startswith("col_")) \
+            else lib.collection(value).id  # fmt: skip
+    return kw
+
+
+def _print_hits(hits, out) -> None:
+    if not hits:
+        out.print("No matching passages.")
+    for i, h in enumerate(hits, 1):
+        where = " > ".join(h.section_path)
+        pages = f", p. {h.page_start}" if h.page_start else ""
+        out.print(f"[bold]{i}. {h.document_title}[/]" + (f" [dim]> {where}[/]" if where else "") + pages)
+        out.print(f"   [cyan]{h.chunk_id}[/]  [dim]({h.document_id})[/]")
+        snippet = " ".join(h.content.split())
+        out.print("   " + (snippet[:300] + " ..." if len(snippet) > 300 else snippet), markup=False)
+
+
+_SCOPE_HELP = {"collection": "Only this collection (name or col_ id).", "document": "Only this document (doc_ id)."}
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-n", "--limit", default="10", show_default=True, help="How many items.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def find(obj: _Ctx, query, limit, as_json) -> int:
+    """Which documents and collections are about QUERY (by meaning, or by title and path text)."""
+    items = obj.library().find_items(query, limit=limit)
+    if as_json:
+        _emit_json([i.to_dict() for i in items])
+        return 0
+    out = _console()
+    if not items:
+        out.print("Nothing found.")
+    for i in items:
+        out.print(f"[bold]{i.title}[/]  [dim]{i.type}[/] [cyan]{i.id}[/]")
+        out.print(f"   {i.preview}", markup=False)
+    return 0
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("-c", "--collection", default=None, help=_SCOPE_HELP["collection"])
+@click.option("-d", "--document", default=None, help=_SCOPE_HELP["document"])
+@click.option("-n", "--limit", default="10", show_default=True, help="How many passages (1-100).")
+@click.option("--queries-file", type=click.File("r", encoding="utf-8"), default=None,
+              help="One query per line; prints one JSON line per query (models load once).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json) -> int:
+    """Passages that say something about QUERY, best first (meaning and keywords combined).
+
+    \b
+    Examples:
+      localreason search "reset the inverter" --collection work --limit 10
+      localreason search --queries-file questions.txt > results.jsonl
+    """
+    from .errors import ValidationError
+
+    lib = obj.library()
+    scope = _scope_args(lib, collection, document)
+    if queries_file is not None:
+        if query:
+            raise ValidationError("Give either QUERY or --queries-file, not both.")
+        failed = 0
+        for line in queries_file:
+            q = line.rstrip("\n")
+            if not q.strip():
+                continue
+            try:
+                hits = lib.deep_search(q, limit=limit, **scope)
+                click.echo(json.dumps({"query": q, "hits": [h.to_dict() for h in hits]}, ensure_ascii=False))
+            except LocalReasonError as exc:
+                failed += 1
+                click.echo(json.dumps({"query": q, "error": exc.message}, ensure_ascii=False))
+        return 0 if not failed else 2
+    if query is None:
+        raise ValidationError("No query given.", hint="localreason search \"your question\" (or --queries-file FILE)")
+    hits = lib.deep_search(query, limit=limit, **scope)
+    if as_json:
+        _emit_json([h.to_dict() for h in hits])
+    else:
+        _print_hits(hits, _console())
+    return 0
+
+
+@cli.command()
+@click.argument("chunk_id")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def read(obj: _Ctx, chunk_id, as_json) -> int:
+    """Read one chunk in full, with its place in the document tree."""
+    item = obj.library().deep_read(chunk_id)
+    if as_json:
+        _emit_json(item)
+        return 0
+    out = _console()
+    out.print(f"[bold]{item['documentTitle']}[/] [dim]({item['documentId']})[/]")
+    out.print(f"[dim]{' > '.join(item['sectionPath']) or '(top)'}[/]")
+    out.print(f"[cyan]{item['chunkId']}[/] {item['levelName']} {item['chunkIndex'] + 1} of {item['siblingCount']}"
+              f", {item['childCount']} children, parent {item['parentId']}, {item['tokenCount']} tokens")  # fmt: skip
+    out.print()
+    out.print(item["content"], markup=False)
+    return 0
+
+
+@cli.command()
+@click.argument("chunk_id")
+@click.option("--direction", required=True, help="up, down, previous, next or surrounding.")
+@click.option("--window", default="2", show_default=True, help="Chunks on each side for 'surrounding'.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def expand(obj: _Ctx, chunk_id, direction, window, as_json) -> int:
+    """Move through a document's tree from a chunk: its parent, children, neighbours or surroundings."""
+    result = obj.library().deep_expand(chunk_id, direction, window=window)
+    if as_json:
+        _emit_json(result.to_dict())
+        return 0
+    out = _console()
+    if result.document:
+        out.print(f"Up from a section is the document itself: [bold]{result.document['title']}[/] "
+                  f"([cyan]{result.document['id']}[/])")  # fmt: skip
+    elif not result.items:
+        out.print(f"Nothing {direction}: {result.reason}.")
+    _print_hits(result.items, out) if result.items else None
+    return 0
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-c", "--collection", default=None, help=_SCOPE_HELP["collection"])
+@click.option("-d", "--document", default=None, help=_SCOPE_HELP["document"])
+@click.option("-n", "--limit", default="50", show_default=True, help="Most chunks in the packet (1-50).")
+@click.option("--max-tokens", default="8000", show_default=True, help="Token budget of the whole packet.")
+@click.option("--explain", is_flag=True, help="Also say what progressive search did.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def evidence(obj: _Ctx, query, collection, document, limit, max_tokens, explain, as_json) -> int:
+    """The exact evidence packet `ask` would send to the model for QUERY."""
+    lib = obj.library()
+    scope = _scope_args(lib, collection, document)
+    ev = lib.progressive_search(query, limit=limit, **scope)
+    from .retrieval import build_packet
+
+    packet = build_packet(ev, max_tokens)
+    if as_json:
+        _emit_json({**packet.to_dict(), **({"steps": list(ev.steps)} if explain else {})})
+        return 0
+    out = _console()
+    out.print(packet.text or "(empty packet)", markup=False)
+    out.print(f"[dim]{packet.chunks_gathered} chunks gathered, {len(packet.chunks)} admitted, "
+              f"{packet.tokens}/{packet.max_tokens} tokens, evidence {'strong' if packet.strong else 'weak'}"
+              f"{', truncated' if packet.truncated else ''}{', scoped' if packet.scoped else ''}[/]")  # fmt: skip
+    if explain:
+        for step in ev.steps:
+            out.print(f"[dim]- {step}[/]")
+    return 0
+
+
 # ---------------------------------------------------------------- models / config / demo
 
 

@@ -31,7 +31,10 @@ from .ingest.parse import parse_bytes
 from .ingest.walk import Candidate, discover
 from .store.db import Store
 from .store.vectors import VectorIndex
-from .types import LEVEL_PARAGRAPH, Chunk, Collection, Document, FileResult, IngestReport
+from . import retrieval
+from .retrieval import UNSET
+from .types import (LEVEL_PARAGRAPH, Chunk, Collection, Document, Evidence, EvidencePacket, ExpandResult,
+                    FileResult, IngestReport, ItemHit, SearchHit)  # fmt: skip
 
 DEFAULT_COLLECTION = "default"
 EMBED_GROUP = 256
@@ -207,6 +210,37 @@ class Library:
             )
         return {"collection": self.collection, "document": self.document, "chunk": self.chunk}[kind](any_id)
 
+    # ------------------------------------------------------------ retrieval (see retrieval.py)
+
+    def find_items(self, query: str, *, limit: object = 10) -> list[ItemHit]:
+        """Documents and collections about ``query`` (by meaning, or by literal title/path/name)."""
+        return retrieval.find_items(self, query, limit=limit)
+
+    def deep_search(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
+                    limit: object = 10) -> list[SearchHit]:  # fmt: skip
+        """Passages about ``query``, best first (hybrid dense + BM25), optionally scoped."""
+        return retrieval.deep_search(self, query, document_id=document_id, collection_id=collection_id, limit=limit)
+
+    def deep_read(self, chunk_id: str) -> dict:
+        """One chunk in full with its place in the document tree."""
+        return retrieval.deep_read(self, chunk_id)
+
+    def deep_expand(self, chunk_id: str, direction: str, *, window: object = 2) -> ExpandResult:
+        """Move from a chunk: ``up``, ``down``, ``previous``, ``next`` or ``surrounding``."""
+        return retrieval.deep_expand(self, chunk_id, direction, window=window)
+
+    def progressive_search(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
+                           limit: object = 50) -> Evidence:  # fmt: skip
+        """The bounded, ranked evidence set that ``reason`` uses."""
+        return retrieval.progressive_search(self, query, document_id=document_id, collection_id=collection_id,
+                                            limit=limit)  # fmt: skip
+
+    def evidence_packet(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
+                        limit: object = 50, max_tokens: object = 8000) -> EvidencePacket:  # fmt: skip
+        """Exactly the evidence packet ``reason`` would send to the model."""
+        return retrieval.evidence_packet(self, query, document_id=document_id, collection_id=collection_id,
+                                         limit=limit, max_tokens=max_tokens)  # fmt: skip
+
     # ------------------------------------------------------------ collections
 
     def ensure_collection(self, name: str) -> Collection:
@@ -323,13 +357,16 @@ class Library:
         for p in prepared:
             if p.status == "updated":
                 reuse.update(self.store.old_embeddings(p.doc["id"]))
-        new_texts = list(dict.fromkeys(c.text for p in prepared for c in p.paragraphs if c.text not in reuse))
+        summaries = [document_summary(p.doc["title"], p.doc["text"]) for p in prepared]
+        new_texts = list(dict.fromkeys([c.text for p in prepared for c in p.paragraphs if c.text not in reuse]
+                                       + summaries))  # fmt: skip
         new_vecs = self.embedder.embed(new_texts) if new_texts else None
         by_text = {t: new_vecs[i] for i, t in enumerate(new_texts)} if new_vecs is not None else {}
         if new_vecs is not None and self.store.get_meta("embedding_fingerprint") is None:
             self._record_model(int(new_vecs.shape[1]))
         results = []
-        for p in prepared:
+        for p, summary in zip(prepared, summaries):
+            p.doc["embedding"] = by_text[summary].tobytes()
             paras = p.paragraphs
             if paras:
                 doc_vecs = np.vstack([by_text[c.text] if c.text in by_text
@@ -401,9 +438,13 @@ class Library:
             updates += [(v.tobytes(), r[0]) for r, v in zip(part, vecs)]
             if progress:
                 progress(Progress(min(i + batch, len(rows)), len(rows), min(i + batch, len(rows))))
+        docs = store.db.execute("SELECT id, title, text FROM documents").fetchall()
+        doc_vecs = self.embedder.embed([document_summary(d[1], d[2]) for d in docs]) if docs else []
         dim = int(self.embedder.embed(["dimension probe"]).shape[1])
         with store.transaction():
             store.db.executemany("UPDATE chunks SET embedding = ? WHERE rowid = ?", updates)
+            store.db.executemany("UPDATE documents SET embedding = ? WHERE id = ?",
+                                 [(v.tobytes(), d[0]) for d, v in zip(docs, doc_vecs)])  # fmt: skip
             self._record_model(dim)
             store.bump_generation()
         self._vectors = VectorIndex(self.settings.vectors_path, dim)
@@ -413,6 +454,11 @@ class Library:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def document_summary(title: str, text: str, chars: int = 400) -> str:
+    """What a document's own vector is made from (find_items): its title and opening text."""
+    return f"{title}\n{' '.join(text[:chars].split())}"
 
 
 def _check_collection_name(name: str) -> str:

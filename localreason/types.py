@@ -116,3 +116,122 @@ class IngestReport:
             "seconds": round(self.seconds, 3),
             "files": [f.to_dict() for f in self.files],
         }
+
+
+# ---------------------------------------------------------------- retrieval values
+# Similarity scores are internal: none of these values carries one.
+
+
+@dataclass(frozen=True)
+class SearchHit(_AsDict):
+    """A chunk as retrieval returns it (deep_search, deep_read, deep_expand, evidence)."""
+
+    chunk_id: str
+    document_id: str
+    document_title: str
+    level: int
+    chunk_index: int
+    parent_id: str
+    section_path: tuple[str, ...]
+    content: str
+    start: int = 0
+    end: int = 0
+    page_start: int | None = None
+    page_end: int | None = None
+
+    @classmethod
+    def of(cls, chunk: Chunk, title: str) -> "SearchHit":
+        return cls(chunk.id, chunk.document_id, title, chunk.level, chunk.index, chunk.parent_id,
+                   chunk.section_path, chunk.text, chunk.start, chunk.end, chunk.page_start, chunk.page_end)  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["sectionPath"] = list(self.section_path)
+        d["levelName"] = LEVEL_NAMES[self.level]
+        return d
+
+
+@dataclass(frozen=True)
+class ItemHit(_AsDict):
+    """A document or collection found by find_items."""
+
+    id: str
+    type: str
+    title: str
+    preview: str
+    collection_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ExpandResult(_AsDict):
+    """What a move through the document tree found; empty with a reason when the move leads nowhere."""
+
+    chunk_id: str
+    direction: str
+    items: tuple[SearchHit, ...]
+    reason: str = ""
+    document: dict | None = None
+    """For ``up`` from a section: the document itself (id, title), which is not a chunk."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunkId": self.chunk_id, "direction": self.direction, "items": [h.to_dict() for h in self.items],
+                "reason": self.reason, **({"document": self.document} if self.document else {})}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The ranked evidence progressive search gathered for one query (scores stay inside)."""
+
+    query: str
+    hits: tuple[SearchHit, ...]
+    strong: bool
+    """True when the best evidence passes the fixed relevance guard."""
+    scoped: bool
+    """True when the caller gave a documentId or collectionId."""
+    steps: tuple[str, ...] = ()
+    """What the search did, in words (for --explain and debugging)."""
+
+    @property
+    def chunks_gathered(self) -> int:
+        return len(self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "strong": self.strong, "scoped": self.scoped,
+                "chunksGathered": self.chunks_gathered, "steps": list(self.steps),
+                "hits": [h.to_dict() for h in self.hits]}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PacketChunk(_AsDict):
+    chunk_id: str
+    document_id: str
+    document_title: str
+    content: str
+    """The text admitted (a prefix of the chunk's text when ``truncated``)."""
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class EvidencePacket:
+    """The exact evidence a synthesis call would read, within a token budget."""
+
+    query: str
+    text: str
+    chunks: tuple[PacketChunk, ...]
+    tokens: int
+    max_tokens: int
+    chunks_gathered: int
+    strong: bool
+    scoped: bool
+    truncated: bool
+    """True when the budget cut the last admitted chunk or left gathered chunks out."""
+
+    @property
+    def empty(self) -> bool:
+        return not self.chunks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "packet": self.text, "tokens": self.tokens, "maxTokens": self.max_tokens,
+                "chunksGathered": self.chunks_gathered, "chunksAdmitted": len(self.chunks),
+                "strong": self.strong, "scoped": self.scoped, "truncated": self.truncated,
+                "chunks": [c.to_dict() for c in self.chunks]}  # fmt: skip

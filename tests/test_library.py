@@ -87,7 +87,7 @@ def test_changed_file_is_reindexed_reusing_unchanged_chunks(lib, notes, fake_emb
     path = str(notes / "manual.md")
     assert after[path].id == before[path].id, "a document keeps its id across updates"
     assert after[path].content_hash != before[path].content_hash
-    assert fake_embedder.texts - texts == 1, "only the new paragraph chunk was embedded"
+    assert fake_embedder.texts - texts == 2, "only the new paragraph chunk (and the document's summary) embedded"
     assert any("vents" in c.text for c in lib.chunks(after[path].id, 2))
     consistent(lib)
 

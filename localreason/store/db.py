@@ -89,7 +89,12 @@ M001_INITIAL = """
         );
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL]
+# Documents get a vector of their title and opening text, for find_items.
+M002_DOCUMENT_VECTORS = """
+ALTER TABLE documents ADD COLUMN embedding BLOB;
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -226,10 +231,10 @@ class Store:
             self.db.execute("DELETE FROM documents WHERE id = ?", (doc["id"],))
             self.db.execute(
                 """INSERT INTO documents (id, collection_id, title, source_path, format, content_hash, size_bytes,
-                   mtime, char_count, token_count, text, created_at, updated_at)
+                   mtime, char_count, token_count, text, created_at, updated_at, embedding)
                    VALUES (:id, :collection_id, :title, :source_path, :format, :content_hash, :size_bytes, :mtime,
-                   :char_count, :token_count, :text, :created_at, :updated_at)""",
-                {**doc, "created_at": existing[0] if existing else doc["updated_at"]},
+                   :char_count, :token_count, :text, :created_at, :updated_at, :embedding)""",
+                {"embedding": None, **doc, "created_at": existing[0] if existing else doc["updated_at"]},
             )
             added = []
             vi = 0

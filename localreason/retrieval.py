@@ -1,0 +1,563 @@
+"""Retrieval over a library: find_items, deep_search, deep_read, deep_expand, progressive search, packets.
+
+All functions take a :class:`~localreason.library.Library` and return small typed
+values from :mod:`localreason.types`. Similarity scores never leave this module.
+
+Hybrid search fuses a dense ranking (FAISS inner product over unit vectors, i.e.
+cosine) with a lexical one (SQLite FTS5 BM25). Each list's scores are turned into
+z-scores over its own top candidates, so the two scales meet on equal terms; a
+chunk missing from one list takes that list's lowest observed value; the fused
+score is a weighted sum. The weight was chosen by measurement on SQuAD (see
+docs/benchmarks.md and scripts/bench_retrieval.py, which also reports plain
+reciprocal rank fusion).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+
+from .errors import ValidationError
+from .ids import check_id
+from .tokens import encoding
+from .types import (LEVEL_DOCUMENT, LEVEL_SECTION, EvidencePacket, Evidence, ExpandResult,
+                    ItemHit, PacketChunk, SearchHit)  # fmt: skip
+
+MAX_QUERY_CHARS = 2000
+DEFAULT_SEARCH_LIMIT = 10
+DEFAULT_EVIDENCE_LIMIT = 50
+MAX_EVIDENCE_LIMIT = 50
+DEFAULT_MAX_TOKENS = 8000
+DIRECTIONS = ("up", "down", "previous", "next", "surrounding")
+
+# Fusion: weight of the dense z-score (the lexical one gets 1 - this); see the module docstring.
+DENSE_WEIGHT = 0.35
+CANDIDATES = 100
+"""How many candidates each ranking contributes before fusion."""
+
+# Progressive search.
+RELATIVE_CUTOFF = 0.5
+"""A candidate passes when its fused z-score is at least this fraction of the best one's ..."""
+MIN_Z = 1.0
+"""... or when it stands this many standard deviations above the candidate pool's mean."""
+ENOUGH_EVIDENCE = 3
+"""Fewer passing chunks than this triggers the widening steps."""
+RELEVANCE_GUARD = 0.30
+"""The fixed guard: the best chunk's cosine similarity must reach this for unscoped evidence to be strong."""
+
+UNSET: object = object()
+"""Default of optional scope arguments: "omitted", as opposed to an explicit None or empty string."""
+
+_STOPWORDS = frozenset(
+    "a about above after again against all am an and any are as at be because been before being below between "
+    "both but by can could did do does doing down during each few for from further had has have having he her "
+    "here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only "
+    "or other our ours out over own same she should so some such than that the their theirs them then there "
+    "these they this those through to too under until up very was we were what when where which while who whom "
+    "why will with would you your yours".split()
+)  # fmt: skip
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+# ---------------------------------------------------------------- validation
+
+
+def clean_query(query: object) -> str:
+    """The query trimmed at its edges; blank, non-text or absurdly long queries are refused."""
+    if not isinstance(query, str):
+        raise ValidationError("The query must be text.")
+    q = query.strip()
+    if not q:
+        raise ValidationError("The query is blank.", hint="Ask a question with at least one word in it.")
+    if len(q) > MAX_QUERY_CHARS:
+        raise ValidationError(f"The query is {len(q):,} characters long; the limit is {MAX_QUERY_CHARS:,}.",
+                              hint="Ask a shorter question; search for the key words.")  # fmt: skip
+    return q
+
+
+def clamp_limit(limit: object, default: int, maximum: int, name: str = "limit") -> int:
+    """An integer in 1..maximum. Zero and values above ``maximum`` are clamped; negatives and non-numbers refused."""
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, (int, float, str)):
+        raise ValidationError(f"{name} must be a whole number, not {limit!r}.")
+    try:
+        value = float(limit)
+    except ValueError:
+        raise ValidationError(f"{name} must be a whole number, not {limit!r}.") from None
+    if not math.isfinite(value):
+        raise ValidationError(f"{name} must be a finite number, not {limit!r}.")
+    if value < 0:
+        raise ValidationError(f"{name} cannot be negative (got {limit!r}).", hint=f"Use 1 to {maximum}.")
+    return max(1, min(int(value), maximum))
+
+
+def clean_max_tokens(max_tokens: object) -> int:
+    """The packet budget: finite values truncated toward zero, negatives become 0, non-numbers refused."""
+    if max_tokens is None:
+        return DEFAULT_MAX_TOKENS
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, float, str)):
+        raise ValidationError(f"maxTokens must be a number, not {max_tokens!r}.")
+    try:
+        value = float(max_tokens)
+    except ValueError:
+        raise ValidationError(f"maxTokens must be a number, not {max_tokens!r}.") from None
+    if not math.isfinite(value):
+        raise ValidationError(f"maxTokens must be finite, not {max_tokens!r}.")
+    return max(0, int(value))
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a search may look: everywhere, one document, one collection, or (a valid but empty selection) nowhere."""
+
+    document_id: str | None = None
+    collection_id: str | None = None
+    empty: bool = False
+
+    @property
+    def scoped(self) -> bool:
+        return self.document_id is not None or self.collection_id is not None
+
+
+def resolve_scope(lib, document_id: object = UNSET, collection_id: object = UNSET) -> Scope:
+    """Validate scope fields as the spec says: omitted = unscoped, empty/null = error, unknown = empty scope."""
+    values = {}
+    for field, value, kind in (("documentId", document_id, "document"), ("collectionId", collection_id, "collection")):
+        if value is UNSET:
+            continue
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise ValidationError(f"{field} is {'null' if value is None else 'empty'}.",
+                                  hint="Omit unused scope fields instead of sending empty or null values.")  # fmt: skip
+        values[field] = check_id(value, kind, field)
+    doc_id, col_id = values.get("documentId"), values.get("collectionId")
+    if doc_id is None and col_id is None:
+        return Scope()
+    empty = False
+    if doc_id is not None:
+        doc = lib.store.document_row(doc_id)
+        empty = doc is None or (col_id is not None and doc.collection_id != col_id)
+    if col_id is not None and not empty:
+        empty = lib.store.db.execute("SELECT 1 FROM collections WHERE id = ?", (col_id,)).fetchone() is None
+    return Scope(doc_id, col_id, empty)
+
+
+def _scope_rowids(lib, scope: Scope) -> np.ndarray | None:
+    if not scope.scoped:
+        return None
+    if scope.document_id is not None:
+        rows = lib.store.db.execute("SELECT rowid FROM chunks WHERE document_id = ? AND level = 2",
+                                    (scope.document_id,))  # fmt: skip
+    else:
+        rows = lib.store.db.execute("SELECT k.rowid FROM chunks k JOIN documents d ON d.id = k.document_id "
+                                    "WHERE d.collection_id = ? AND k.level = 2", (scope.collection_id,))  # fmt: skip
+    return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+
+# ---------------------------------------------------------------- the two rankings
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-case word tokens without stop words (all words if nothing else is left), in order, once each."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    content = [w for w in words if w not in _STOPWORDS]
+    return list(dict.fromkeys(content or words))
+
+
+def _fts_quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def lexical_ranking(lib, query: str, k: int, scope: Scope, *, all_terms: bool = False,
+                    terms: list[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip
+    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks matching any (or all) query terms."""
+    terms = query_terms(query) if terms is None else terms
+    if not terms or scope.empty:
+        return []
+    match = (" AND " if all_terms else " OR ").join(_fts_quote(t) for t in terms)
+    sql = "SELECT f.rowid, f.rank FROM chunks_fts f"
+    args: list = [match]
+    if scope.document_id is not None:
+        sql += " JOIN chunks c ON c.rowid = f.rowid WHERE chunks_fts MATCH ? AND c.document_id = ?"
+        args.append(scope.document_id)
+    elif scope.collection_id is not None:
+        sql += (" JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.document_id"
+                " WHERE chunks_fts MATCH ? AND d.collection_id = ?")  # fmt: skip
+        args.append(scope.collection_id)
+    else:
+        sql += " WHERE chunks_fts MATCH ?"
+    sql += " ORDER BY f.rank LIMIT ?"
+    args.append(k)
+    return [(r[0], -r[1]) for r in lib.store.db.execute(sql, args)]
+
+
+def dense_ranking(lib, qvec: np.ndarray, k: int, scope: Scope) -> list[tuple[int, float]]:
+    """(rowid, cosine) of the ``k`` nearest paragraph chunks."""
+    if scope.empty or lib.vectors.size == 0:
+        return []
+    ids = _scope_rowids(lib, scope)
+    if ids is not None and ids.size == 0:
+        return []
+    scores, rowids = lib.vectors.search(qvec, k, ids=ids)
+    return [(int(r), float(s)) for r, s in zip(rowids, scores)]
+
+
+def _z(scores: list[float]) -> tuple[float, float]:
+    arr = np.asarray(scores, dtype=np.float64)
+    return float(arr.mean()), float(arr.std()) or 1.0
+
+
+def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], method: str = "zsum",
+         dense_weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:  # fmt: skip
+    """Fuse two rankings into one list of (rowid, fused score), best first.
+
+    ``zsum``: weighted sum of per-list z-scores (absent -> that list's minimum).
+    ``rrf``: reciprocal rank fusion with k = 60.
+    """
+    if method == "rrf":
+        fused: dict[int, float] = {}
+        for ranking in (dense, lexical):
+            for rank, (rowid, _) in enumerate(ranking):
+                fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (60 + rank + 1)
+        return sorted(fused.items(), key=lambda kv: -kv[1])
+    parts = []
+    for ranking, weight in ((dense, dense_weight), (lexical, 1.0 - dense_weight)):
+        if not ranking:
+            continue
+        mean, std = _z([s for _, s in ranking])
+        floor = (min(s for _, s in ranking) - mean) / std
+        parts.append(({r: (s - mean) / std for r, s in ranking}, floor, weight))
+    ids = {r for ranking in (dense, lexical) for r, _ in ranking}
+    fused_list = [(r, sum(w * z.get(r, floor) for z, floor, w in parts)) for r in ids]
+    return sorted(fused_list, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _hits(lib, rowids: list[int]) -> list[SearchHit]:
+    """SearchHits for chunk rowids, in the given order."""
+    if not rowids:
+        return []
+    marks = ",".join("?" * len(rowids))
+    rows = lib.store.db.execute(
+        f"""SELECT k.rowid, k.id, k.document_id, d.title, k.level, k.idx, k.parent_id, k.section_path, k.text,
+                   k.start, k."end", k.page_start, k.page_end
+            FROM chunks k JOIN documents d ON d.id = k.document_id WHERE k.rowid IN ({marks})""",
+        rowids,
+    ).fetchall()
+    by_rowid = {r[0]: SearchHit(r[1], r[2], r[3], r[4], r[5], r[6], tuple(json.loads(r[7])), r[8], r[9], r[10],
+                                r[11], r[12]) for r in rows}  # fmt: skip
+    return [by_rowid[r] for r in rowids if r in by_rowid]
+
+
+@dataclass
+class _Ranked:
+    rowid: int
+    fused: float
+    cosine: float | None
+
+
+def hybrid(lib, query: str, k: int, scope: Scope, candidates: int = CANDIDATES) -> list[_Ranked]:
+    """The fused ranking (internal: carries scores)."""
+    if scope.empty:
+        return []
+    qvec = lib.embedder.embed([query])[0]
+    dense = dense_ranking(lib, qvec, candidates, scope)
+    lexical = lexical_ranking(lib, query, candidates, scope)
+    cos = dict(dense)
+    fused = fuse(dense, lexical)
+    missing = [r for r, _ in fused[:k] if r not in cos]
+    if missing:  # cosine of lexical-only hits, for the relevance guard
+        for r, v in _stored_vectors(lib, missing).items():
+            cos[r] = float(np.dot(qvec, v))
+    return [_Ranked(r, s, cos.get(r)) for r, s in fused[:k]]
+
+
+def _stored_vectors(lib, rowids: list[int]) -> dict[int, np.ndarray]:
+    marks = ",".join("?" * len(rowids))
+    rows = lib.store.db.execute(f"SELECT rowid, embedding FROM chunks WHERE rowid IN ({marks})", rowids)
+    return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows if r[1] is not None}
+
+
+# ---------------------------------------------------------------- public operations
+
+
+def deep_search(lib, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
+                limit: object = DEFAULT_SEARCH_LIMIT) -> list[SearchHit]:  # fmt: skip
+    """Passages about ``query``, best first, optionally inside one document or collection."""
+    q = clean_query(query)
+    k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
+    scope = resolve_scope(lib, document_id, collection_id)
+    return _hits(lib, [r.rowid for r in hybrid(lib, q, k, scope)])
+
+
+def find_items(lib, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT) -> list[ItemHit]:
+    """Documents and collections about ``query``: literal title/path/name matches first, then by meaning."""
+    q = clean_query(query)
+    k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
+    needle = q.lower()
+    docs = lib.store.db.execute("SELECT id, collection_id, title, source_path, substr(text, 1, 400), embedding "
+                                "FROM documents").fetchall()  # fmt: skip
+    cols = lib.store.collection_rows()
+    if not docs and not cols:
+        return []
+    qvec = lib.embedder.embed([q])[0]
+    doc_vecs = {}
+    for d in docs:
+        doc_vecs[d[0]] = np.frombuffer(d[5], dtype=np.float32) if d[5] is not None else _mean_chunk_vector(lib, d[0])
+    scored: list[tuple[float, ItemHit]] = []
+    for d in docs:
+        title, path = d[2], d[3]
+        literal = 2.0 if title.lower() == needle else 1.0 if needle in title.lower() or needle in path.lower() else 0.0
+        vec = doc_vecs[d[0]]
+        cos = float(np.dot(qvec, vec)) if vec is not None else 0.0
+        scored.append((literal + cos, ItemHit(d[0], "document", title, _preview(d[4]), d[1])))
+    for c in cols:
+        literal = 2.0 if c.name.lower() == needle else 1.0 if needle in c.name.lower() else 0.0
+        members = [doc_vecs[d[0]] for d in docs if d[1] == c.id and doc_vecs[d[0]] is not None]
+        cos = 0.0
+        if members:
+            centre = np.mean(members, axis=0)
+            cos = float(np.dot(qvec, centre / (np.linalg.norm(centre) or 1.0)))
+        titles = [d[2] for d in docs if d[1] == c.id]
+        preview = f"{len(titles)} document(s): " + "; ".join(titles[:5]) + (" ..." if len(titles) > 5 else "")
+        scored.append((literal + cos, ItemHit(c.id, "collection", c.name, preview)))
+    scored.sort(key=lambda s: -s[0])
+    return [hit for score, hit in scored[:k] if score >= 0.15]
+
+
+def _mean_chunk_vector(lib, doc_id: str) -> np.ndarray | None:
+    rows = lib.store.db.execute("SELECT embedding FROM chunks WHERE document_id = ? AND level = 2 "
+                                "AND embedding IS NOT NULL", (doc_id,)).fetchall()  # fmt: skip
+    if not rows:
+        return None
+    centre = np.mean([np.frombuffer(r[0], dtype=np.float32) for r in rows], axis=0)
+    return centre / (np.linalg.norm(centre) or 1.0)
+
+
+def _preview(text: str, n: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[:n].rsplit(" ", 1)[0] + " …"
+
+
+def deep_read(lib, chunk_id: str) -> dict:
+    """One chunk in full, with its place in the tree (parent, position, siblings, children, document)."""
+    chunk = lib.chunk(_clean_id(chunk_id))
+    doc = lib.store.document_row(chunk.document_id)
+    siblings = lib.store.db.execute("SELECT COUNT(*) FROM chunks WHERE parent_id = ?", (chunk.parent_id,)).fetchone()[0]
+    children = lib.store.db.execute("SELECT COUNT(*) FROM chunks WHERE parent_id = ?", (chunk.id,)).fetchone()[0]
+    hit = SearchHit.of(chunk, doc.title)
+    return {**hit.to_dict(), "tokenCount": chunk.token_count, "siblingCount": siblings, "childCount": children,
+            "collectionId": doc.collection_id, "sourcePath": doc.source_path}  # fmt: skip
+
+
+def _clean_id(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("The chunk id is empty.", hint="Give a chunk id (chk_...).")
+    return value.strip()
+
+
+def deep_expand(lib, chunk_id: str, direction: str, *, window: object = 2) -> ExpandResult:
+    """Move from a chunk through its document's tree: up, down, previous, next or surrounding."""
+    if not isinstance(direction, str) or direction.strip().lower() not in DIRECTIONS:
+        raise ValidationError(f"Unknown direction {direction!r}.", hint=f"Use one of: {', '.join(DIRECTIONS)}.")
+    direction = direction.strip().lower()
+    n = clamp_limit(window, 2, 20, "window")
+    chunk = lib.chunk(_clean_id(chunk_id))
+    doc = lib.store.document_row(chunk.document_id)
+    title = doc.title
+
+    def result(chunks, reason="", document=None) -> ExpandResult:
+        items = tuple(SearchHit.of(c, title) for c in chunks)
+        return ExpandResult(chunk.id, direction, items, "" if items or document else reason, document)
+
+    if direction == "up":
+        if chunk.level == LEVEL_SECTION:
+            return result([], document={"id": doc.id, "title": doc.title, "level": LEVEL_DOCUMENT,
+                                        "collectionId": doc.collection_id})  # fmt: skip
+        return result([lib.store.chunk_row(chunk.parent_id)])
+    if direction == "down":
+        kids = [c for c in lib.store.chunk_rows(chunk.document_id) if c.parent_id == chunk.id]
+        return result(sorted(kids, key=lambda c: c.index), "a paragraph-level chunk has no children")
+    # Siblings in reading order across the whole document: previous/next cross section boundaries.
+    same_level = lib.store.chunk_rows(chunk.document_id, chunk.level)
+    same_level.sort(key=lambda c: (c.start, c.index))
+    pos = next(i for i, c in enumerate(same_level) if c.id == chunk.id)
+    if direction == "previous":
+        return result(same_level[pos - 1:pos] if pos else [], "this is the first chunk of the document")
+    if direction == "next":
+        return result(same_level[pos + 1:pos + 2], "this is the last chunk of the document")
+    around = same_level[max(0, pos - n):pos] + same_level[pos + 1:pos + 1 + n]
+    return result(around, "the document has no other chunk at this level")
+
+
+# ---------------------------------------------------------------- progressive search and the packet
+
+
+def progressive_search(lib, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
+                       limit: object = DEFAULT_EVIDENCE_LIMIT) -> Evidence:  # fmt: skip
+    """Gather a bounded, ranked evidence set with an adaptive relevance threshold.
+
+    1. Rank by the hybrid fusion.
+    2. Keep candidates whose fused z-score is at least RELATIVE_CUTOFF of the best one's, or
+       MIN_Z above the pool's mean: a cutoff from this query's own score distribution.
+    3. If fewer than ENOUGH_EVIDENCE pass, widen: a larger candidate pool; then the neighbours
+       (previous/next paragraph) of the passing hits; then chunks containing all the query's
+       rare terms (lexical-only matches), until enough evidence is found or nothing is left.
+    4. The evidence is strong when the best chunk's cosine similarity reaches RELEVANCE_GUARD.
+    """
+    q = clean_query(query)
+    k = clamp_limit(limit, DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT)
+    scope = resolve_scope(lib, document_id, collection_id)
+    steps: list[str] = []
+    if scope.empty:
+        return Evidence(q, (), False, True, ("the scope selects nothing: no document or collection matches",))
+    ranked = hybrid(lib, q, max(k * 2, 20), scope)
+    steps.append(f"hybrid ranking: {len(ranked)} candidates")
+    chosen = _passing(ranked, k)
+    steps.append(f"adaptive threshold kept {len(chosen)}")
+    if len(chosen) < ENOUGH_EVIDENCE and len(ranked) >= max(k * 2, 20):
+        ranked = hybrid(lib, q, CANDIDATES * 3, scope, candidates=CANDIDATES * 3)
+        chosen = _passing(ranked, k)
+        steps.append(f"widened the pool to {len(ranked)} candidates: {len(chosen)} pass")
+    order = [r.rowid for r in chosen]
+    if len(order) < ENOUGH_EVIDENCE and order:
+        added = _neighbours(lib, order[:ENOUGH_EVIDENCE], scope)
+        order = _interleave_after(order, added)[:k]
+        steps.append(f"added {len(added)} neighbouring passages of the best hits")
+    if len(order) < ENOUGH_EVIDENCE:
+        rare = _rare_term_matches(lib, q, scope, exclude=set(order))
+        order = (order + rare)[:k]
+        steps.append(f"added {len(rare)} chunks containing the query's rarest terms")
+    best_cos = max((r.cosine for r in ranked[:3] if r.cosine is not None), default=None)
+    strong = bool(order) and best_cos is not None and best_cos >= RELEVANCE_GUARD
+    steps.append("evidence is strong" if strong else "evidence is weak (below the relevance guard)")
+    return Evidence(q, tuple(_hits(lib, order)), strong, scope.scoped, tuple(steps))
+
+
+def _passing(ranked: list[_Ranked], k: int) -> list[_Ranked]:
+    if not ranked:
+        return []
+    scores = np.array([r.fused for r in ranked])
+    mean, std = float(scores.mean()), float(scores.std()) or 1.0
+    best = (scores[0] - mean) / std
+    keep = [r for r in ranked if (r.fused - mean) / std >= min(best * RELATIVE_CUTOFF, MIN_Z)]
+    return (keep or ranked[:1])[:k]
+
+
+def _neighbours(lib, rowids: list[int], scope: Scope) -> dict[int, list[int]]:
+    """Previous and next paragraph (same document) of each anchor rowid."""
+    out: dict[int, list[int]] = {}
+    taken = set(rowids)
+    for rowid in rowids:
+        row = lib.store.db.execute("SELECT document_id, start FROM chunks WHERE rowid = ?", (rowid,)).fetchone()
+        near = lib.store.db.execute(
+            """SELECT rowid FROM (SELECT rowid, start FROM chunks WHERE document_id = ? AND level = 2 AND start < ?
+                                  ORDER BY start DESC LIMIT 1)
+               UNION ALL
+               SELECT rowid FROM (SELECT rowid, start FROM chunks WHERE document_id = ? AND level = 2 AND start > ?
+                                  ORDER BY start LIMIT 1)""",
+            (row[0], row[1], row[0], row[1]),
+        ).fetchall()
+        out[rowid] = [r[0] for r in near if r[0] not in taken]
+        taken.update(out[rowid])
+    return out
+
+
+def _interleave_after(order: list[int], added: dict[int, list[int]]) -> list[int]:
+    result = []
+    for rowid in order:
+        result.append(rowid)
+        result += added.get(rowid, [])
+    return result
+
+
+def _rare_term_matches(lib, query: str, scope: Scope, exclude: set[int], limit: int = 5) -> list[int]:
+    """Chunks containing all of the query's rare terms (in at most 1% of chunks; else its rarest term)."""
+    total = max(1, lib.store.paragraph_count())
+    dfs = []
+    for t in query_terms(query):
+        df = lib.store.db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (_fts_quote(t),))
+        n = df.fetchone()[0]
+        if n:
+            dfs.append((n, t))
+    if not dfs:
+        return []
+    dfs.sort()
+    rare = [t for n, t in dfs if n <= max(1, total // 100)] or [dfs[0][1]]
+    ranked = lexical_ranking(lib, query, limit + len(exclude), scope, all_terms=True, terms=rare)
+    return [r for r, _ in ranked if r not in exclude][:limit]
+
+
+def build_packet(evidence: Evidence, max_tokens: object = DEFAULT_MAX_TOKENS) -> EvidencePacket:
+    """Wrap the evidence, in order, in <chunk> elements within ``max_tokens`` tokens counted over the whole packet.
+
+    Titles and content are XML-escaped, so no document can close or forge a wrapper.
+    The last admitted chunk may be cut at a word boundary to fit.
+    """
+    budget = clean_max_tokens(max_tokens)
+    enc = encoding()
+
+    def count(text: str) -> int:
+        return len(enc.encode_ordinary(text))
+
+    def wrap(hit: SearchHit, content: str, truncated: bool) -> str:
+        cut = ' truncated="true"' if truncated else ""
+        return (f'<chunk id="{hit.chunk_id}" document="{escape(hit.document_title, quote=True)}"{cut}>\n'
+                f"{escape(content, quote=False)}\n</chunk>\n")  # fmt: skip
+
+    parts: list[str] = []
+    admitted: list[PacketChunk] = []
+    used = 0
+    truncated = False
+    for hit in evidence.hits:
+        piece = wrap(hit, hit.content, False)
+        cost = count(piece)
+        if used + cost <= budget:
+            parts.append(piece)
+            admitted.append(PacketChunk(hit.chunk_id, hit.document_id, hit.document_title, hit.content))
+            used += cost
+            continue
+        truncated = True
+        prefix = _fit_prefix(hit, budget - used, lambda c: count(wrap(hit, c, True)))
+        if prefix:
+            piece = wrap(hit, prefix, True)
+            parts.append(piece)
+            admitted.append(PacketChunk(hit.chunk_id, hit.document_id, hit.document_title, prefix, True))
+            used += count(piece)
+        break
+    text = "".join(parts)
+    # Token counts of pieces add up to the whole's only approximately at their seams; make it exact.
+    while admitted and count(text) > budget:
+        admitted.pop()
+        parts.pop()
+        truncated = True
+        text = "".join(parts)
+    return EvidencePacket(evidence.query, text, tuple(admitted), count(text) if text else 0, budget,
+                          evidence.chunks_gathered, evidence.strong, evidence.scoped, truncated)  # fmt: skip
+
+
+def _fit_prefix(hit: SearchHit, room: int, cost) -> str:
+    """The longest whole-word prefix of the hit's content whose wrapped cost fits in ``room`` tokens."""
+    if room <= 0 or cost("") > room:
+        return ""
+    words = [m.end() for m in re.finditer(r"\S+", hit.content)]
+    lo, hi = 0, len(words)
+    while lo < hi:  # binary search on the number of words
+        mid = (lo + hi + 1) // 2
+        if cost(hit.content[:words[mid - 1]]) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return hit.content[:words[lo - 1]] if lo else ""
+
+
+def evidence_packet(lib, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
+                    limit: object = DEFAULT_EVIDENCE_LIMIT, max_tokens: object = DEFAULT_MAX_TOKENS) -> EvidencePacket:
+    """Progressive search, then the packet: exactly what ``reason`` sends to the model."""
+    budget = clean_max_tokens(max_tokens)
+    evidence = progressive_search(lib, query, document_id=document_id, collection_id=collection_id, limit=limit)
+    return build_packet(evidence, budget)

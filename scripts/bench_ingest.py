@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Ingestion benchmark on a real corpus, against the embedding model alone in the same run.
+
+Corpus: the reST sources and HTML pages of Debian's python3.11-doc and the PDF of
+debian-reference-en, fetched with `apt-get download` and unpacked with `dpkg-deb -x`
+into --data-dir (cached between runs).
+
+Reports files/s, chunks/s, tokens/s, peak memory (RSS), on-disk size, the time the
+embedding model alone takes to embed the same chunk texts, and the ratio of the two
+(target <= 1.15), then the time of a re-ingest of the unchanged corpus (target < 5%
+of the first ingest).
+
+    python scripts/bench_ingest.py                 # full corpus (about 25 minutes on 2 cores)
+    python scripts/bench_ingest.py --fraction 0.1  # every 10th file, for a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PACKAGES = ("python3.11-doc", "debian-reference-en")
+
+
+def fetch_corpus(data_dir: Path) -> tuple[list[Path], Path]:
+    """Download and unpack the Debian packages once; return (files to ingest, staging folder)."""
+    unpacked = data_dir / "unpacked"
+    if not unpacked.is_dir():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        debs = data_dir / "debs"
+        debs.mkdir(exist_ok=True)
+        print("Fetching the corpus packages with apt-get download ...", flush=True)
+        subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True)
+        tmp = data_dir / "unpacked.tmp"
+        tmp.mkdir(exist_ok=True)
+        for deb in sorted(debs.glob("*.deb")):
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
+        tmp.rename(unpacked)
+    html_root = unpacked / "usr/share/doc/python3.11/html"
+    rst = sorted(Path(p) for p in glob.glob(str(html_root / "_sources/**/*.rst.txt"), recursive=True))
+    html = sorted(p for p in html_root.rglob("*.html") if "_sources" not in p.parts)
+    pdf = sorted(unpacked.glob("usr/share/debian-reference/debian-reference.en.pdf"))
+    return rst + html + pdf, unpacked
+
+
+def disk_size(home: Path) -> int:
+    return sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/bench-ingest"))
+    ap.add_argument("--fraction", type=float, default=1.0, help="ingest every (1/fraction)-th file")
+    args = ap.parse_args()
+
+    files, _ = fetch_corpus(args.data_dir)
+    step = max(1, round(1 / args.fraction))
+    files = files[::step] if step > 1 else files
+    from localreason.config import load_settings
+    from localreason.library import Library
+    from localreason.models import resolve_embedding_model
+    from localreason.embed import SentenceTransformerEmbedder
+
+    home = Path(tempfile.mkdtemp(prefix="lr-bench-"))
+    settings = load_settings(home)
+    t = time.perf_counter()
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
+    embedder.embed(["warm up"])
+    load_s = time.perf_counter() - t
+    # Stage the files in one folder of links so a single ingest call walks them all.
+    stage = home.parent / (home.name + "-corpus")
+    stage.mkdir()
+    for i, f in enumerate(files):
+        (stage / f"{i:05d}-{f.name}").symlink_to(f)
+    print(f"corpus: {len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB", flush=True)
+
+    lib = Library(settings=settings, embedder=embedder)
+    t = time.perf_counter()
+    report = lib.ingest([stage], "bench")
+    ingest_s = time.perf_counter() - t
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    counts = report.counts
+    rows = lib.store.db.execute("SELECT text, token_count FROM chunks WHERE level = 2").fetchall()
+    texts = [r[0] for r in rows]
+    tokens = sum(r[1] for r in rows)
+    lib.close()
+    size_mb = disk_size(home) / 1e6
+
+    # The same texts through the model alone, in one call (the model sorts them by length: its best case).
+    t = time.perf_counter()
+    embedder.embed(texts)
+    embed_s = time.perf_counter() - t
+
+    lib = Library(settings=settings, embedder=embedder)
+    t = time.perf_counter()
+    again = lib.ingest([stage], "bench")
+    reingest_s = time.perf_counter() - t
+    lib.close()
+
+    print()
+    print(f"files: {len(files)} ({counts['added']} added, {counts['skipped']} skipped, {counts['failed']} failed)")
+    print(f"chunks: {len(texts)}  tokens: {tokens}")
+    print(f"model load (not counted below): {load_s:.1f} s")
+    print(f"ingest: {ingest_s:.1f} s  = {len(files) / ingest_s:.2f} files/s, {len(texts) / ingest_s:.1f} chunks/s, "
+          f"{tokens / ingest_s:.0f} tokens/s")
+    print(f"embedding only (same texts, same run): {embed_s:.1f} s = {tokens / embed_s:.0f} tokens/s")
+    print(f"ratio ingest / embedding-only: {ingest_s / embed_s:.3f}  (target <= 1.15)")
+    print(f"re-ingest unchanged: {reingest_s:.2f} s = {100 * reingest_s / ingest_s:.2f}% of first ingest "
+          f"(target < 5%); {again.counts['unchanged']} unchanged")
+    print(f"peak memory (RSS): {peak_mb:.0f} MB   on disk: {size_mb:.1f} MB")
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(stage, ignore_errors=True)
+    sys.exit(0 if counts["failed"] == 0 else 1)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    main()
