@@ -260,15 +260,17 @@ class _Ranked:
     cosine: float | None
 
 
-def hybrid(lib, query: str, k: int, scope: Scope, candidates: int = CANDIDATES) -> list[_Ranked]:
-    """The fused ranking (internal: carries scores)."""
+def hybrid(lib, query: str, k: int, scope: Scope, candidates: int = CANDIDATES,
+           qvec: np.ndarray | None = None, method: str = "zsum") -> list[_Ranked]:  # fmt: skip
+    """The fused ranking (internal: carries scores). ``qvec`` saves re-embedding a known query."""
     if scope.empty:
         return []
-    qvec = lib.embedder.embed([query])[0]
+    if qvec is None:
+        qvec = lib.embedder.embed([query])[0]
     dense = dense_ranking(lib, qvec, candidates, scope)
     lexical = lexical_ranking(lib, query, candidates, scope)
     cos = dict(dense)
-    fused = fuse(dense, lexical)
+    fused = fuse(dense, lexical, method)
     missing = [r for r, _ in fused[:k] if r not in cos]
     if missing:  # cosine of lexical-only hits, for the relevance guard
         for r, v in _stored_vectors(lib, missing).items():

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Retrieval benchmark: SQuAD v1.1 dev as paragraph retrieval, plus deep_search latency.
+
+Each of the 2,067 paragraphs is ingested as a document (one collection per article);
+each of the 10,565 questions is a query whose relevant document is the paragraph it
+was written on. Rankings are mapped from chunks to documents (first occurrence).
+
+Reported, all in one run and on the same library: R@1, R@5, R@10, MRR@10 for
+lexical only (FTS5 BM25), dense only (MiniLM + FAISS), plain reciprocal rank fusion
+(k = 60) and localreason's hybrid (the product's default), plus a sweep of the
+hybrid's dense weight on the first half of the questions with its score on the
+second half; then deep_search latency p50/p95 (model loaded) on this library and on
+a 20,000-chunk library.
+
+    python scripts/bench_retrieval.py                       # all questions
+    python scripts/bench_retrieval.py --questions 2000      # a fixed sample, quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from squad import load_squad, write_corpus  # noqa: E402
+
+
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks)
+    return {
+        "R@1": sum(1 for r in ranks if r is not None and r < 1) / n,
+        "R@5": sum(1 for r in ranks if r is not None and r < 5) / n,
+        "R@10": sum(1 for r in ranks if r is not None and r < 10) / n,
+        "MRR@10": sum(1 / (r + 1) for r in ranks if r is not None and r < 10) / n,
+    }
+
+
+def doc_rank(rowids: list[int], chunk_doc: dict[int, str], gold: str) -> int | None:
+    seen: list[str] = []
+    for r in rowids:
+        d = chunk_doc[r]
+        if d not in seen:
+            seen.append(d)
+            if d == gold:
+                return len(seen) - 1
+        if len(seen) >= 10:
+            return None
+    return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
+    ap.add_argument("--questions", type=int, default=0, help="use a fixed random sample of this many (0 = all)")
+    ap.add_argument("--latency-queries", type=int, default=300)
+    args = ap.parse_args()
+
+    from localreason import retrieval as R
+    from localreason.config import load_settings
+    from localreason.embed import SentenceTransformerEmbedder
+    from localreason.library import Library
+    from localreason.models import resolve_embedding_model
+
+    articles = load_squad(args.data_dir)
+    corpus = args.data_dir / "corpus"
+    write_corpus(articles, corpus)
+    home = Path(tempfile.mkdtemp(prefix="lr-squad-"))
+    settings = load_settings(home)
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
+    lib = Library(settings=settings, embedder=embedder)
+    t = time.perf_counter()
+    for art in articles:
+        lib.ingest([corpus / art["title"]], art["title"][:80])
+    print(f"ingested {len(lib.documents())} paragraphs as documents, {lib.store.paragraph_count()} chunks, "
+          f"in {time.perf_counter() - t:.0f} s", flush=True)  # fmt: skip
+
+    path_doc = {d.source_path: d.id for d in lib.documents()}
+    chunk_doc = {r[0]: r[1] for r in lib.store.db.execute("SELECT rowid, document_id FROM chunks WHERE level = 2")}
+    qs = []
+    for art in articles:
+        for i, para in enumerate(art["paragraphs"]):
+            gold = path_doc[str(corpus / art["title"] / f"{i:03d}.txt")]
+            qs += [(qa["question"], gold) for qa in para["qas"]]
+    if args.questions:
+        qs = random.Random(1234).sample(qs, args.questions)
+    t = time.perf_counter()
+    qvecs = embedder.embed([q for q, _ in qs])
+    print(f"{len(qs)} questions embedded in {time.perf_counter() - t:.0f} s", flush=True)
+
+    scope = R.Scope()
+    dense_l, lex_l = [], []
+    for (q, _), v in zip(qs, qvecs):
+        dense_l.append(R.dense_ranking(lib, v, R.CANDIDATES, scope))
+        lex_l.append(R.lexical_ranking(lib, q, R.CANDIDATES, scope))
+
+    def evaluate(rank_fn, idx) -> dict[str, float]:
+        return metrics([doc_rank(rank_fn(i), chunk_doc, qs[i][1]) for i in idx])
+
+    everything = range(len(qs))
+    rows = {
+        "lexical (FTS5 BM25)": evaluate(lambda i: [r for r, _ in lex_l[i]], everything),
+        "dense (MiniLM, FAISS)": evaluate(lambda i: [r for r, _ in dense_l[i]], everything),
+        "reciprocal rank fusion k=60": evaluate(lambda i: [r for r, _ in R.fuse(dense_l[i], lex_l[i], "rrf")],
+                                                everything),  # fmt: skip
+    }
+    # The product's own path (hybrid() with the query vector given, so questions are embedded once).
+    rows[f"localreason hybrid (z-score sum, dense weight {R.DENSE_WEIGHT})"] = evaluate(
+        lambda i: [h.rowid for h in R.hybrid(lib, qs[i][0], 10 * 3, scope, qvec=qvecs[i])], everything)
+
+    half = len(qs) // 2
+    dev, test = range(half), range(half, len(qs))
+    print("\nDense-weight sweep (z-score sum): tuned on the first half, checked on the second")
+    print(f"{'weight':>8} {'dev R@5':>8} {'dev MRR':>8} {'test R@5':>9} {'test MRR':>9}")
+    for w in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6):
+        fn = lambda i, w=w: [r for r, _ in R.fuse(dense_l[i], lex_l[i], "zsum", w)]  # noqa: E731
+        d, te = evaluate(fn, dev), evaluate(fn, test)
+        print(f"{w:>8} {d['R@5']:>8.3f} {d['MRR@10']:>8.3f} {te['R@5']:>9.3f} {te['MRR@10']:>9.3f}")
+
+    print(f"\nSQuAD v1.1 dev paragraph retrieval, {len(qs)} questions, {len(path_doc)} paragraphs")
+    print(f"{'method':<52} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
+    for name, m in rows.items():
+        print(f"{name:<52} {m['R@1']:>6.3f} {m['R@5']:>6.3f} {m['R@10']:>6.3f} {m['MRR@10']:>7.3f}")
+
+    sample = random.Random(7).sample([q for q, _ in qs], min(args.latency_queries, len(qs)))
+    print()
+    latency(lib, sample, f"deep_search latency, {lib.store.paragraph_count()} chunks")
+    lib.close()
+    grow(settings.db_path, target=20_000)
+    big = Library(settings=settings, embedder=embedder)
+    latency(big, sample, f"deep_search latency, {big.store.paragraph_count()} chunks")
+    big.close()
+
+
+def latency(lib, queries: list[str], label: str) -> None:
+    lib.deep_search(queries[0])  # warm: index loaded, caches filled
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        lib.deep_search(q, limit=10)
+        times.append((time.perf_counter() - t) * 1000)
+    q = statistics.quantiles(times, n=20)
+    print(f"{label}: p50 {statistics.median(times):.1f} ms, p95 {q[18]:.1f} ms over {len(times)} queries "
+          f"(target p50 < 50 ms at 20,000 chunks)")  # fmt: skip
+
+
+def grow(db_path: Path, target: int) -> None:
+    """Copy the library's documents (with their stored vectors, under new ids) until it holds ``target`` chunks.
+
+    Only for timing: the copies are real rows, indexed by FTS5 and FAISS like any other.
+    """
+    import sqlite3
+
+    from localreason.ids import derived_id
+
+    db = sqlite3.connect(db_path)
+    n = db.execute("SELECT COUNT(*) FROM chunks WHERE level = 2").fetchone()[0]
+    copies = max(0, -(-target // n) - 1)
+    docs = db.execute("SELECT * FROM documents").fetchall()
+    cols = [r[1] for r in db.execute("PRAGMA table_info(documents)")]
+    ccols = [r[1] for r in db.execute("PRAGMA table_info(chunks)") if r[1] != "rowid"]
+    db.execute("BEGIN")
+    for c in range(1, copies + 1):
+        for doc in docs:
+            row = dict(zip(cols, doc))
+            new_doc = derived_id("doc", row["id"], str(c))
+            new_row = {**row, "id": new_doc, "source_path": f"{row['source_path']}#copy{c}"}
+            db.execute(f"INSERT INTO documents ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                       [new_row[k] for k in cols])  # fmt: skip
+            chunk_rows = db.execute(f"SELECT {','.join(chr(34) + k + chr(34) for k in ccols)} FROM chunks "
+                                    "WHERE document_id = ?", (row["id"],)).fetchall()  # fmt: skip
+            ids = {r[0]: derived_id("chk", r[0], str(c)) for r in chunk_rows}
+            for r in chunk_rows:
+                rec = dict(zip(ccols, r))
+                rec["id"] = ids[rec["id"]]
+                rec["document_id"] = new_doc
+                rec["parent_id"] = ids.get(rec["parent_id"], new_doc)
+                db.execute(f"INSERT INTO chunks ({','.join(chr(34) + k + chr(34) for k in ccols)}) "
+                           f"VALUES ({','.join('?' * len(ccols))})", [rec[k] for k in ccols])  # fmt: skip
+    gen = int((db.execute("SELECT value FROM meta WHERE key='generation'").fetchone() or ["0"])[0]) + 1
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (str(gen),))
+    db.execute("COMMIT")
+    db.close()
+
+
+if __name__ == "__main__":
+    np.set_printoptions(precision=3)
+    main()
