@@ -36,7 +36,7 @@ DEFAULT_MAX_TOKENS = 8000
 DIRECTIONS = ("up", "down", "previous", "next", "surrounding")
 
 # Fusion: weight of the dense z-score (the lexical one gets 1 - this); see the module docstring.
-DENSE_WEIGHT = 0.35
+DENSE_WEIGHT = 0.45
 CANDIDATES = 100
 """How many candidates each ranking contributes before fusion."""
 
