@@ -10,11 +10,16 @@ import json
 import os
 import sys
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 
 from .errors import Interrupted, LocalReasonError
+
+DEFAULT_ASK_MAX_TOKENS = 1000
+DEMO_QUESTION = "Where did the Black Death originate?"
+"""The CLI's evidence budget for ask, chosen from the latency/support curve in docs/benchmarks.md."""
 
 EXAMPLES_INGEST = """
 \b
@@ -470,6 +475,88 @@ def evidence(obj: _Ctx, query, collection, document, limit, max_tokens, explain,
     return 0
 
 
+# ---------------------------------------------------------------- ask
+
+
+def print_answer(answer, out) -> None:
+    """Answer with its citation markers, then sources, limitations and meta."""
+    out.print("[bold]Answer[/]")
+    out.print(answer.answer, markup=False)
+    if answer.statements:
+        out.print("\n[bold]Sources[/]")
+        titles = {c.chunk_id: c.document_title for c in answer.citations}
+        n = 0
+        for st in answer.statements:
+            for ref in st.references:
+                n += 1
+                out.print(f"  [{n}] [bold]{titles.get(ref.chunk_id, '')}[/]  [cyan]{ref.chunk_id}[/]")
+                out.print(f"      \u201c{ref.quotation}\u201d", markup=False)
+    if answer.gaps:
+        out.print("\n[bold]Limitations[/]")
+        for gap in answer.gaps:
+            out.print(f"  - {gap}", markup=False)
+    m = answer.meta
+    out.print(f"\n[dim]Meta: {m['chunksGathered']} chunks gathered, {m['citationsDropped']} citations dropped, "
+              f"{m['latencyMs']} ms[/]")  # fmt: skip
+
+
+@cli.command()
+@click.argument("question", required=False)
+@click.option("-c", "--collection", default=None, help=_SCOPE_HELP["collection"])
+@click.option("-d", "--document", default=None, help=_SCOPE_HELP["document"])
+@click.option("-n", "--limit", default="50", show_default=True, help="Most evidence chunks (1-50).")
+@click.option("--max-tokens", default=str(DEFAULT_ASK_MAX_TOKENS), show_default=True,
+              help="Evidence budget in tokens (up to the spec's 8000 and beyond; more is slower).")  # fmt: skip
+@click.option("--questions-file", type=click.File("r", encoding="utf-8"), default=None,
+              help="One question per line; prints one JSON line per question (models load once).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help='Print {"data": {answer, citations, gaps, meta, statements}}.')
+@click.pass_obj
+def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_file, as_json) -> int:
+    """Answer QUESTION from your documents, with quotations checked word for word.
+
+    \b
+    Examples:
+      localreason ask "How long is the inverter warranty, and what voids it?"
+      localreason ask "..." --collection work --limit 20 --max-tokens 4000
+      localreason ask "..." --document doc_... --json
+    """
+    from .errors import ValidationError
+
+    lib = obj.library()
+    scope = _scope_args(lib, collection, document)
+    if questions_file is not None:
+        if question:
+            raise ValidationError("Give either QUESTION or --questions-file, not both.")
+        failed = 0
+        for line in questions_file:
+            q = line.rstrip("\n")
+            if not q.strip():
+                continue
+            try:
+                a = lib.ask(q, limit=limit, max_tokens=max_tokens, **scope)
+                click.echo(json.dumps({"query": q, "data": a.to_dict()}, ensure_ascii=False))
+            except LocalReasonError as exc:
+                failed += 1
+                click.echo(json.dumps({"query": q, "error": exc.message}, ensure_ascii=False))
+        return 0 if not failed else 2
+    if question is None:
+        raise ValidationError("No question given.", hint='localreason ask "your question" (or --questions-file FILE)')
+    err = _console(stderr=True)
+    show = not as_json and sys.stderr.isatty()
+    with err.status("Searching ...") if show else nullcontext() as status:
+        def stage(name, **info):
+            if status is not None:
+                detail = f" {info['chunks']} chunks / {info['tokens']} tokens" if name == "reading" else ""
+                status.update(f"{name.capitalize()}{detail} ...")
+
+        answer = lib.ask(question, limit=limit, max_tokens=max_tokens, stage=stage, **scope)
+    if as_json:
+        _emit_json(answer.to_dict())
+    else:
+        print_answer(answer, _console())
+    return 0
+
+
 # ---------------------------------------------------------------- models / config / demo
 
 
@@ -517,7 +604,7 @@ def config(obj: _Ctx, as_json) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Print the ingest summary and library as JSON.")
 @click.pass_obj
 def demo(obj: _Ctx, as_json) -> int:
-    """Ingest the bundled sample documents into a demo library and show it."""
+    """Ingest the bundled sample documents into a demo library, show it, and answer a sample question."""
     from .demo import demo_library, samples_dir
 
     lib = demo_library(obj.home)
@@ -531,11 +618,15 @@ def demo(obj: _Ctx, as_json) -> int:
         report = lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True)
     if as_json:
         _emit_json({"ingest": report.to_dict(), "collections": [c.to_dict() for c in lib.collections()],
-                    "documents": [d.to_dict() for d in lib.documents()]})  # fmt: skip
+                    "documents": [d.to_dict() for d in lib.documents()], "question": DEMO_QUESTION,
+                    "answer": lib.ask(DEMO_QUESTION, max_tokens=DEFAULT_ASK_MAX_TOKENS).to_dict()})  # fmt: skip
         return 0 if report.ok else 1
     _print_report(report, verbose=False)
     print_library(lib, lib.collections(), lib.documents(), show_documents=True)
-    click.echo(f"\nThe demo library lives in {lib.home}. Try: localreason --home {lib.home} show <chunk or doc id>")
+    out = _console()
+    out.print(f"\n[bold]Sample question:[/] {DEMO_QUESTION}\n")
+    print_answer(lib.ask(DEMO_QUESTION, max_tokens=DEFAULT_ASK_MAX_TOKENS), out)
+    click.echo(f"\nThe demo library lives in {lib.home}. Ask your own: localreason --home {lib.home} ask \"...\"")
     return 0 if report.ok else 1
 
 

@@ -44,6 +44,8 @@ class Settings:
     max_file_mb: float = 50.0
     """Files larger than this are rejected with a message instead of being read."""
     embed_batch_size: int = 32
+    answer_style: str = "extract"
+    """``extract``: statement text is a run of words of its quotation (right for tiny models); ``free``: bounded free text."""
 
     @property
     def db_path(self) -> Path:
@@ -66,6 +68,8 @@ class Settings:
             )
         if self.section_max_tokens < self.chunk_tokens:
             raise ValidationError("section_max_tokens must be at least chunk_tokens.")
+        if self.answer_style not in ("extract", "free"):
+            raise ValidationError(f"answer_style must be 'extract' or 'free' (got {self.answer_style!r}).")
         if self.max_file_mb <= 0:
             raise ValidationError("max_file_mb must be positive.")
         return self

@@ -71,11 +71,13 @@ class _Prepared:
 class Library:
     """A local library of collections, documents and chunks under one data folder."""
 
-    def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None, embedder=None) -> None:
+    def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None, embedder=None,
+                 generator=None) -> None:  # fmt: skip
         self.settings = settings or load_settings(home)
         self._store: Store | None = None
         self._vectors: VectorIndex | None = None
         self._embedder = embedder
+        self._generator = generator
 
     # ------------------------------------------------------------ lifecycle
 
@@ -240,6 +242,26 @@ class Library:
         """Exactly the evidence packet ``reason`` would send to the model."""
         return retrieval.evidence_packet(self, query, document_id=document_id, collection_id=collection_id,
                                          limit=limit, max_tokens=max_tokens)  # fmt: skip
+
+    # ------------------------------------------------------------ reason
+
+    @property
+    def generator(self):
+        """The configured GGUF model, shared by every Library of this process and loaded on first use."""
+        if self._generator is None:
+            from .generate import shared_generator
+            from .models import resolve_gguf
+
+            self._generator = shared_generator(resolve_gguf(self.settings))
+        return self._generator
+
+    def ask(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
+            max_tokens: object = 8000, stage=None):  # fmt: skip
+        """Answer ``query`` from the library with verified citations (see reason.py). Read-only."""
+        from .reason import reason
+
+        return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
+                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style, stage=stage)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 

@@ -47,8 +47,12 @@ MIN_Z = 1.0
 """... or when it stands this many standard deviations above the candidate pool's mean."""
 ENOUGH_EVIDENCE = 3
 """Fewer passing chunks than this triggers the widening steps."""
-RELEVANCE_GUARD = 0.30
-"""The fixed guard: the best chunk's cosine similarity must reach this for unscoped evidence to be strong."""
+RELEVANCE_GUARD = 0.58
+"""The fixed guard on the relevance of the best evidence: unscoped evidence below it is weak."""
+COVERAGE_WEIGHT = 0.3
+"""Relevance = best cosine among the top 3 hits + this x the share (IDF-weighted) of the question's
+terms that the top 3 hits contain. A question naming things the library never mentions has low
+coverage even when some passage is loosely similar. Calibrated on SQuAD (scripts/eval_reason.py)."""
 
 UNSET: object = object()
 """Default of optional scope arguments: "omitted", as opposed to an explicit None or empty string."""
@@ -409,7 +413,7 @@ def progressive_search(lib, query: str, *, document_id: object = UNSET, collecti
     3. If fewer than ENOUGH_EVIDENCE pass, widen: a larger candidate pool; then the neighbours
        (previous/next paragraph) of the passing hits; then chunks containing all the query's
        rare terms (lexical-only matches), until enough evidence is found or nothing is left.
-    4. The evidence is strong when the best chunk's cosine similarity reaches RELEVANCE_GUARD.
+    4. The evidence is strong when its relevance (see ``relevance``) reaches RELEVANCE_GUARD.
     """
     q = clean_query(query)
     k = clamp_limit(limit, DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT)
@@ -434,10 +438,31 @@ def progressive_search(lib, query: str, *, document_id: object = UNSET, collecti
         rare = _rare_term_matches(lib, q, scope, exclude=set(order))
         order = (order + rare)[:k]
         steps.append(f"added {len(rare)} chunks containing the query's rarest terms")
-    best_cos = max((r.cosine for r in ranked[:3] if r.cosine is not None), default=None)
-    strong = bool(order) and best_cos is not None and best_cos >= RELEVANCE_GUARD
+    score = relevance(lib, q, ranked[:3])
+    strong = bool(order) and score >= RELEVANCE_GUARD
     steps.append("evidence is strong" if strong else "evidence is weak (below the relevance guard)")
     return Evidence(q, tuple(_hits(lib, order)), strong, scope.scoped, tuple(steps))
+
+
+def relevance(lib, query: str, top: list[_Ranked]) -> float:
+    """Best cosine + COVERAGE_WEIGHT x IDF-weighted share of the query's terms found in ``top`` (internal)."""
+    if not top:
+        return 0.0
+    best_cos = max((r.cosine for r in top if r.cosine is not None), default=0.0)
+    words = set(_WORD.findall(" ".join(h.content for h in _hits(lib, [r.rowid for r in top])).lower()))
+    total = lib.store.paragraph_count()
+    found = weight = 0.0
+    for term, df in _document_frequencies(lib, query_terms(query)):
+        idf = math.log((total + 1) / (df + 0.5))
+        weight += idf
+        found += idf if term in words else 0.0
+    return best_cos + COVERAGE_WEIGHT * (found / weight if weight else 0.0)
+
+
+def _document_frequencies(lib, terms: list[str]) -> list[tuple[str, int]]:
+    """(term, number of paragraph chunks containing it) for each term."""
+    sql = "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+    return [(t, lib.store.db.execute(sql, (_fts_quote(t),)).fetchone()[0]) for t in terms]
 
 
 def _passing(ranked: list[_Ranked], k: int) -> list[_Ranked]:
@@ -480,15 +505,9 @@ def _interleave_after(order: list[int], added: dict[int, list[int]]) -> list[int
 def _rare_term_matches(lib, query: str, scope: Scope, exclude: set[int], limit: int = 5) -> list[int]:
     """Chunks containing all of the query's rare terms (in at most 1% of chunks; else its rarest term)."""
     total = max(1, lib.store.paragraph_count())
-    dfs = []
-    for t in query_terms(query):
-        df = lib.store.db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (_fts_quote(t),))
-        n = df.fetchone()[0]
-        if n:
-            dfs.append((n, t))
+    dfs = sorted((n, t) for t, n in _document_frequencies(lib, query_terms(query)) if n)
     if not dfs:
         return []
-    dfs.sort()
     rare = [t for n, t in dfs if n <= max(1, total // 100)] or [dfs[0][1]]
     ranked = lexical_ranking(lib, query, limit + len(exclude), scope, all_terms=True, terms=rare)
     return [r for r, _ in ranked if r not in exclude][:limit]

@@ -68,3 +68,58 @@ def real_embedder():
     emb = SentenceTransformerEmbedder(info)
     emb.embed(["warm up"])
     return emb
+
+
+class FakeGenerator:
+    """A generator with scripted replies. By default it quotes the first quotation the grammar offers.
+
+    ``reply`` may be a string or a function (messages, grammar) -> string. Counts its calls.
+    """
+
+    name = "fake-gguf"
+
+    def __init__(self, reply=None, context_size: int = 8192, error: Exception | None = None) -> None:
+        self.reply = reply
+        self.context_size = context_size
+        self.error = error
+        self.calls = 0
+        self.last: tuple | None = None
+
+    def count_tokens(self, text: str) -> int:
+        from localreason.tokens import count_tokens
+
+        return count_tokens(text)
+
+    def prompt_tokens(self, messages: list[dict]) -> int:
+        return sum(self.count_tokens(m["content"]) + 4 for m in messages)
+
+    def complete(self, messages, grammar, max_tokens):
+        from localreason.generate import Completion
+
+        self.calls += 1
+        self.last = (messages, grammar, max_tokens)
+        if self.error is not None:
+            raise self.error
+        text = self.reply(messages, grammar) if callable(self.reply) else self.reply
+        if text is None:
+            text = grammar_choice(grammar, 0)
+        return Completion(text, self.prompt_tokens(messages), self.count_tokens(text), 0.01, 0.01)
+
+
+def grammar_statements(grammar: str) -> list[dict]:
+    """The statement objects a request's grammar allows, in the order offered."""
+    import json
+
+    out = []
+    for line in grammar.splitlines():
+        if line.startswith("stmt") and " ::= " in line and not line.startswith("stmt ::="):
+            out.append(json.loads(json.loads(line.split(" ::= ", 1)[1])))
+    return out
+
+
+def grammar_choice(grammar: str, *indices: int, limitations: list[str] | None = None) -> str:
+    """A reply made of the offered statements at ``indices`` (what an obedient model could write)."""
+    import json
+
+    allowed = grammar_statements(grammar)
+    return json.dumps({"statements": [allowed[i] for i in indices], "limitations": limitations or []})

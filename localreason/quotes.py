@@ -1,0 +1,90 @@
+"""Quotable spans: the sentences of the admitted chunks, ranked by how well they answer the question.
+
+The grammar lets the model quote only these spans, best first. The ranking combines
+the question-to-sentence cosine of the embedding model with lexical overlap (the
+share of the question's content words, weighted by rarity, that the sentence
+contains) and the rank of the chunk it came from; the weights were chosen by
+measurement (scripts/eval_reason.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .retrieval import query_terms
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+MIN_CHARS = 15
+MAX_CHARS = 320
+
+LEXICAL_WEIGHT = 0.35
+CHUNK_RANK_WEIGHT = 0.05
+
+
+@dataclass(frozen=True)
+class Quote:
+    chunk_id: str
+    text: str
+    start: int
+    """Character offset of the quote in its chunk's text."""
+    score: float
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) spans of the sentences of ``text``; long ones cut at a word boundary."""
+    spans = []
+    pos = 0
+    for m in list(_SENTENCE_END.finditer(text)) + [None]:
+        end = m.start() if m else len(text)
+        seg = text[pos:end]
+        lead = len(seg) - len(seg.lstrip())
+        s, e = pos + lead, pos + len(seg.rstrip())
+        if e - s > MAX_CHARS:
+            cut = text.rfind(" ", s, s + MAX_CHARS)
+            e = cut if cut > s + MIN_CHARS else s + MAX_CHARS
+        if e - s >= MIN_CHARS:
+            spans.append((s, e))
+        pos = m.end() if m else len(text)
+    return spans
+
+
+def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int) -> list[Quote]:
+    """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``."""
+    cands: list[tuple[int, str, int, str]] = []
+    for rank, (chunk_id, text) in enumerate(chunks):
+        for s, e in sentences(text):
+            cands.append((rank, chunk_id, s, text[s:e]))
+    if not cands:
+        return []
+    vecs = embed([question] + [c[3] for c in cands])
+    cos = vecs[1:] @ vecs[0]
+    terms = query_terms(question)
+    lowered = [c[3].lower() for c in cands]
+    # Rarity of each term among the candidate sentences: rare terms say more.
+    weights = {t: math.log(1 + len(cands) / (1 + sum(t in s for s in lowered))) for t in terms}
+    total = sum(weights.values()) or 1.0
+    scored = []
+    for (rank, chunk_id, start, text), c, low in zip(cands, cos, lowered):
+        words = set(re.findall(r"\w+", low))
+        lexical = sum(w for t, w in weights.items() if t in words) / total
+        score = float(c) + LEXICAL_WEIGHT * lexical + CHUNK_RANK_WEIGHT / (1 + rank)
+        scored.append(Quote(chunk_id, text, start, score))
+    scored.sort(key=lambda q: -q.score)
+    seen: set[str] = set()
+    out = []
+    for q in scored:
+        key = " ".join(q.text.split())
+        if key not in seen:
+            seen.add(key)
+            out.append(q)
+        if len(out) == limit:
+            break
+    return out
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs to one space, trimmed: the form quotations are compared in."""
+    return " ".join(text.split())
+

@@ -1,0 +1,422 @@
+"""reason: one cited answer from the library, with every quotation verified.
+
+    progressive search -> relevance gate -> evidence packet (fitted to the model's context)
+    -> quotable sentences ranked -> GBNF grammar for this request -> one model call
+    -> strict parse -> mechanical verification -> answer, citations, gaps, meta
+
+The contract is shared/spec/reasoning.md. Decisions it leaves open:
+- A statement left with no verified reference is dropped from the answer, and a gap
+  says how many were withheld (it is never shown as supported).
+- The model writes each statement's references before its text (JSON key order is
+  free), so the text is written with the quotation in view.
+- reason is read-only: it never writes to the library.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import retrieval as R
+from .generate import Completion, GenerationError, Generator
+from .quotes import Quote, collapse, rank_quotes
+from .types import EvidencePacket, PacketChunk
+
+NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this question within the requested "
+                      "scope and retrieval limits.")  # fmt: skip
+
+# Bounds that keep a small model from looping (and the output's worst case known).
+MAX_STATEMENTS = 2
+MAX_TEXT_CHARS = 160
+MAX_LIMITATIONS = 2
+MAX_LIMITATION_CHARS = 120
+QUOTE_CANDIDATES = 6
+"""Quotable sentences offered to the model, best first."""
+PAIR_MARGIN = 0.05
+"""When the second-best quotation is from another document and scores within this of the best,
+the answer must cite both (see build_grammar)."""
+
+SYSTEM_PROMPT = (
+    "You answer a question using only the evidence given. Reply with JSON. Each statement first quotes the "
+    "evidence sentence that answers the question, then gives the answer in a few words. If sources "
+    "disagree, make one statement per source. If the evidence does not fully answer the question, say so "
+    "in limitations."
+)
+
+
+# ---------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class Reference:
+    chunk_id: str
+    quotation: str
+    document_id: str
+    start: int
+    """Character offsets of the quotation in its document's stored text."""
+    end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunkId": self.chunk_id, "quotation": self.quotation, "documentId": self.document_id,
+                "start": self.start, "end": self.end}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    references: tuple[Reference, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "references": [r.to_dict() for r in self.references]}
+
+
+@dataclass(frozen=True)
+class Citation:
+    chunk_id: str
+    document_id: str
+    document_title: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunkId": self.chunk_id, "documentId": self.document_id, "documentTitle": self.document_title}
+
+
+@dataclass(frozen=True)
+class Timings:
+    search_ms: float = 0.0
+    packet_ms: float = 0.0
+    prompt_ms: float = 0.0
+    generate_ms: float = 0.0
+    verify_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The response of reason: answer, citations, gaps, meta, plus the verified statements."""
+
+    query: str
+    answer: str
+    citations: tuple[Citation, ...]
+    gaps: tuple[str, ...]
+    chunks_gathered: int
+    citations_dropped: int
+    latency_ms: int
+    statements: tuple[Statement, ...] = ()
+    no_evidence: bool = False
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def meta(self) -> dict[str, int]:
+        return {"chunksGathered": self.chunks_gathered, "citationsDropped": self.citations_dropped,
+                "latencyMs": self.latency_ms}  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"answer": self.answer, "citations": [c.to_dict() for c in self.citations], "gaps": list(self.gaps),
+                "meta": self.meta, "statements": [s.to_dict() for s in self.statements]}  # fmt: skip
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"**Q:** {self.query}", "", self.answer, ""]
+        if self.statements:
+            lines.append("**Sources**")
+            titles = {c.chunk_id: c.document_title for c in self.citations}
+            for st in self.statements:
+                for ref in st.references:
+                    lines.append(f"- *{titles.get(ref.chunk_id, '')}* `{ref.chunk_id}`: “{ref.quotation}”")
+            lines.append("")
+        if self.gaps:
+            lines.append("**Limitations**")
+            lines += [f"- {g}" for g in self.gaps]
+            lines.append("")
+        lines.append(f"*{self.chunks_gathered} chunks gathered · {self.citations_dropped} citations dropped · "
+                     f"{self.latency_ms} ms*")  # fmt: skip
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- grammar
+
+
+def _gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return '"' + out.replace("\t", "\\t") + '"'
+
+
+def _json_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+LIMITATION_CHOICES = (
+    "The evidence does not answer the question directly.",
+    "The evidence answers only part of the question.",
+    "The sources disagree.",
+)
+"""In the ``extract`` style the model may only pick among these (a small model's free text degenerates)."""
+
+
+def build_grammar(quotes: list[Quote], pair: bool = False, style: str = "extract",
+                  documents: dict[str, str] | None = None) -> str:
+    """A GBNF grammar for this request: quotations only from ``quotes``, each bound to its own chunk id.
+
+    Output shape (keys in this order, no free whitespace), one reference per statement so that
+    each claim stands on one source and disagreeing sources stay separate statements:
+    {"statements":[{"references":[{"quotation":Q,"chunkId":ID}],"text":T}],"limitations":[L]}
+
+    ``extract`` (default): the model selects quotations and T is empty: the statement's text is its
+    verified quotation, bound by the server (see ``verify``); L is one of LIMITATION_CHOICES. Nothing
+    a small model writes can drift from the evidence, and no decoding step is spent on text that a
+    135M model writes badly. ``free``: T and L are free text of bounded length, for larger models.
+    """
+    rules: list[str] = []
+    alts = []
+    for i, q in enumerate(quotes):
+        ref = '{"quotation":' + _json_str(q.text) + ',"chunkId":' + _json_str(q.chunk_id) + "}"
+        if style == "extract":
+            body = '{"references":[' + ref + '],"text":""}'
+            rules.append(f"stmt{i} ::= {_gbnf_literal(body)}")
+        else:
+            head = _gbnf_literal('{"references":[' + ref + '],"text":"')
+            rules.append(f'stmt{i} ::= {head} free "\\"}}"')
+        alts.append(f"stmt{i}")
+    if pair and documents:
+        # Two sources answer: the first statement quotes the best one's document, the second another
+        # document, so disagreeing sources become separate cited statements instead of one merged claim.
+        top_doc = documents[quotes[0].chunk_id]
+        mine = [f"stmt{i}" for i, q in enumerate(quotes) if documents[q.chunk_id] == top_doc]
+        other = [f"stmt{i}" for i, q in enumerate(quotes) if documents[q.chunk_id] != top_doc]
+        rules += ["first ::= " + " | ".join(mine), "second ::= " + " | ".join(other)]
+        stmts = 'first "," second'
+    else:
+        stmts = "stmt" + (f' ("," stmt){{0,{MAX_STATEMENTS - 1}}}' if MAX_STATEMENTS > 1 else "")
+    if style == "extract":
+        limit = " | ".join(_gbnf_literal(_json_str(c)) for c in LIMITATION_CHOICES)
+        limits = f"limits ::= ({limit})?"
+    else:
+        item = f'"\\"" lchar{{1,{MAX_LIMITATION_CHARS}}} "\\""'
+        limits = f'limits ::= ({item} ("," {item}){{0,{MAX_LIMITATIONS - 1}}})?'
+    return "\n".join([
+        f'root ::= "{{\\"statements\\":[" {stmts} "],\\"limitations\\":[" limits "]}}"',
+        "stmt ::= " + " | ".join(alts),
+        *rules,
+        limits,
+        f"free ::= char{{1,{MAX_TEXT_CHARS}}}",
+        r'char ::= [^"\\\x00-\x1f]',
+        r'lchar ::= [^"\\\x00-\x1f]',
+    ])  # fmt: skip
+
+
+def max_output_tokens(quotes: list[Quote], style: str = "extract") -> int:
+    """The longest output the grammar allows, counted as one token per character.
+
+    Under a grammar the sampler may spell forced text in pieces smaller than the tokenizer
+    would, so a token count of the text underestimates; a token is never less than a
+    character, so characters are a true upper bound.
+    """
+    longest = max((len('{"references":[{"quotation":' + _json_str(q.text) + ',"chunkId":' + _json_str(q.chunk_id)
+                       + '}],"text":""}') for q in quotes), default=0)  # fmt: skip
+    if style == "free":
+        longest += MAX_TEXT_CHARS
+        limits = MAX_LIMITATIONS * (MAX_LIMITATION_CHARS + 3)
+    else:
+        limits = max(len(_json_str(c)) for c in LIMITATION_CHOICES)
+    return len('{"statements":[],"limitations":[]}') + MAX_STATEMENTS * (longest + 1) + limits
+
+
+# ---------------------------------------------------------------- parsing and verification
+
+
+def parse_output(text: str) -> tuple[list[dict], list[str]]:
+    """Strictly parse the model's JSON: exactly the expected keys and types, or GenerationError."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GenerationError(f"The model's output is not valid JSON ({exc.msg} at character {exc.pos}).",
+                              hint="The output may have been cut off; this request failed rather than "
+                              "guess an answer.") from exc  # fmt: skip
+
+    def fail(why: str):
+        raise GenerationError(f"The model's output does not have the required shape: {why}.")
+
+    if not isinstance(data, dict) or set(data) != {"statements", "limitations"}:
+        fail("expected exactly the keys statements and limitations")
+    if not isinstance(data["statements"], list) or not isinstance(data["limitations"], list):
+        fail("statements and limitations must be lists")
+    for st in data["statements"]:
+        if not isinstance(st, dict) or set(st) != {"text", "references"}:
+            fail("each statement needs exactly text and references")
+        if not isinstance(st["text"], str) or not isinstance(st["references"], list):
+            fail("a statement's text must be a string and its references a list")
+        for ref in st["references"]:
+            if not isinstance(ref, dict) or set(ref) != {"chunkId", "quotation"}:
+                fail("each reference needs exactly chunkId and quotation")
+            if not isinstance(ref["chunkId"], str) or not isinstance(ref["quotation"], str):
+                fail("chunkId and quotation must be strings")
+    if not all(isinstance(x, str) for x in data["limitations"]):
+        fail("limitations must be strings")
+    return data["statements"], data["limitations"]
+
+
+def locate(quotation: str, content: str) -> tuple[int, int] | None:
+    """Where ``quotation`` occurs in ``content`` when whitespace runs are collapsed and both are trimmed."""
+    words = collapse(quotation).split(" ")
+    if not words or words == [""]:
+        return None
+    m = re.search(r"\s+".join(re.escape(w) for w in words), content)
+    return (m.start(), m.end()) if m else None
+
+
+def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_starts: dict[str, int]
+           ) -> tuple[list[Statement], int, int]:  # fmt: skip
+    """Keep only references whose quotation occurs in the admitted chunk they name.
+
+    Returns (statements with at least one verified reference, references dropped,
+    statements withheld). Retained duplicates are removed without being counted.
+    """
+    kept: list[Statement] = []
+    dropped = 0
+    withheld = 0
+    seen_statements: set[tuple] = set()
+    for st in raw_statements:
+        refs: list[Reference] = []
+        seen: set[tuple[str, str]] = set()
+        for ref in st["references"]:
+            chunk = admitted.get(ref["chunkId"])
+            quotation = html.unescape(ref["quotation"])  # the packet showed the text XML-escaped
+            span = locate(quotation, chunk.content) if chunk is not None else None
+            if span is None:
+                dropped += 1
+                continue
+            key = (ref["chunkId"], collapse(quotation))
+            if key in seen:
+                continue
+            seen.add(key)
+            base = chunk_starts[chunk.chunk_id]
+            refs.append(Reference(chunk.chunk_id, chunk.content[span[0]:span[1]], chunk.document_id,
+                                  base + span[0], base + span[1]))  # fmt: skip
+        text = collapse(st["text"]) or " ".join(collapse(r.quotation) for r in refs)
+        if not refs or not text:
+            withheld += 1
+            continue
+        signature = (text, tuple((r.chunk_id, r.start) for r in refs))
+        if signature in seen_statements:
+            continue
+        seen_statements.add(signature)
+        kept.append(Statement(text, tuple(refs)))
+    return kept, dropped, withheld
+
+
+def compose(statements: list[Statement], titles: dict[str, tuple[str, str]]) -> tuple[str, tuple[Citation, ...]]:
+    """Answer prose with server-bound [[chunkId]] tokens, and each cited chunk once."""
+    parts = []
+    cited: dict[str, Citation] = {}
+    for st in statements:
+        ids = list(dict.fromkeys(r.chunk_id for r in st.references))
+        text = st.text if st.text.endswith((".", "!", "?")) else st.text + "."
+        parts.append(text + " " + " ".join(f"[[{i}]]" for i in ids))
+        for i in ids:
+            doc_id, title = titles[i]
+            cited.setdefault(i, Citation(i, doc_id, title))
+    return " ".join(parts), tuple(cited.values())
+
+
+# ---------------------------------------------------------------- the pipeline
+
+
+def messages_for(query: str, packet_text: str) -> list[dict]:
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": f"Evidence:\n{packet_text}\nQuestion: {query}"}]  # fmt: skip
+
+
+def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNSET,
+           collection_id: object = R.UNSET, limit: object = R.DEFAULT_EVIDENCE_LIMIT,
+           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", stage=None) -> Answer:  # fmt: skip
+    """Answer ``query`` from the library. ``stage(name, **info)`` is called as the work progresses."""
+    t0 = time.perf_counter()
+    say = stage or (lambda *a, **k: None)
+    q = R.clean_query(query)
+    k = R.clamp_limit(limit, R.DEFAULT_EVIDENCE_LIMIT, R.MAX_EVIDENCE_LIMIT)
+    budget = R.clean_max_tokens(max_tokens)
+    say("searching")
+    evidence = R.progressive_search(lib, q, document_id=document_id, collection_id=collection_id, limit=k)
+    t_search = time.perf_counter()
+    gaps: list[str] = []
+
+    def no_evidence() -> Answer:
+        elapsed = int((time.perf_counter() - t0) * 1000)
+        return Answer(q, NO_EVIDENCE_ANSWER, (), (), evidence.chunks_gathered, 0, elapsed, no_evidence=True,
+                      timings=Timings(search_ms=(t_search - t0) * 1000))  # fmt: skip
+
+    # The relevance gate: empty evidence, or weak unscoped evidence, skips synthesis.
+    if not evidence.hits or (not evidence.scoped and not evidence.strong):
+        return no_evidence()
+    if not evidence.strong:
+        gaps.append("The evidence in the requested scope matches the question only weakly.")
+    packet = R.build_packet(evidence, budget)
+    if packet.empty:
+        return no_evidence()
+    say("reading", chunks=len(packet.chunks), tokens=packet.tokens)
+    quotes = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed, QUOTE_CANDIDATES)
+    if not quotes:
+        return no_evidence()
+    # Fit the packet, the instructions and the longest possible output in the model's context.
+    out_tokens = max_output_tokens(quotes, style)
+    msgs = messages_for(q, packet.text)
+    room = generator.context_size - out_tokens
+    if generator.prompt_tokens(msgs) > room:
+        packet = _shrink_to_context(evidence, packet, q, generator, room)
+        gaps.append("Part of the evidence was left out to fit the model's context window.")
+        if packet.empty:
+            raise GenerationError(
+                f"The model's context ({generator.context_size} tokens) is too small for the instructions and "
+                "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
+        quotes = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed,
+                             QUOTE_CANDIDATES)  # fmt: skip
+        msgs = messages_for(q, packet.text)
+    if packet.truncated and packet.chunks_gathered > len(packet.chunks):
+        gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
+                    f"budget of {packet.max_tokens} tokens.")  # fmt: skip
+    t_packet = time.perf_counter()
+    say("writing")
+    doc_of = {c.chunk_id: c.document_id for c in packet.chunks}
+    pair = len(quotes) > 1 and doc_of[quotes[0].chunk_id] != doc_of[quotes[1].chunk_id] \
+        and quotes[1].score >= quotes[0].score - PAIR_MARGIN  # fmt: skip
+    grammar = build_grammar(quotes, pair=pair, style=style, documents=doc_of)
+    completion: Completion = generator.complete(msgs, grammar, out_tokens)
+    t_gen = time.perf_counter()
+    say("verifying")
+    raw_statements, limitations = parse_output(completion.text)
+    admitted = {c.chunk_id: c for c in packet.chunks}
+    starts = {c.chunk_id: h.start for c in packet.chunks for h in evidence.hits if h.chunk_id == c.chunk_id}
+    statements, dropped, withheld = verify(raw_statements, admitted, starts)
+    if withheld:
+        gaps.append(f"{withheld} statement(s) withheld: none of their quotations could be verified in the evidence.")
+    gaps = [collapse(x) for x in limitations if collapse(x)] + gaps
+    titles = {c.chunk_id: (c.document_id, c.document_title) for c in packet.chunks}
+    if not statements:
+        answer_text, citations = "None of the generated statements could be verified against the evidence.", ()
+    else:
+        answer_text, citations = compose(statements, titles)
+    t_end = time.perf_counter()
+    timings = Timings(
+        search_ms=(t_search - t0) * 1000, packet_ms=(t_packet - t_search) * 1000,
+        prompt_ms=completion.prompt_seconds * 1000, generate_ms=completion.generate_seconds * 1000,
+        verify_ms=(t_end - t_gen) * 1000, prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+    )  # fmt: skip
+    return Answer(q, answer_text, citations, tuple(dict.fromkeys(gaps)), evidence.chunks_gathered, dropped,
+                  int((t_end - t0) * 1000), tuple(statements), False, timings)  # fmt: skip
+
+
+def _shrink_to_context(evidence, packet: EvidencePacket, query: str, generator: Generator, room: int) -> EvidencePacket:
+    """Rebuild the packet with smaller budgets until the prompt fits in ``room`` model tokens."""
+    budget = packet.max_tokens
+    while budget > 0:
+        budget = int(budget * 0.8)
+        smaller = R.build_packet(evidence, budget)
+        if smaller.empty or generator.prompt_tokens(messages_for(query, smaller.text)) <= room:
+            return smaller
+    return R.build_packet(evidence, 0)

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Latency of `reason` with the default models, against the pure llama.cpp cost in the same run.
+
+For a fixed sample of SQuAD v1.1 dev questions (library: all 48 articles, built by
+eval_reason.py's cache or here), at each evidence budget (maxTokens 1000, 2000, 4000,
+8000) this reports p50/p95 of the end-to-end latency split into search, packet
+(packet + quotation ranking + grammar), prompt evaluation, generation and
+verification; and, for the same prompt and output token counts, the pure llama.cpp
+cost (evaluate that many prompt tokens, then greedily decode that many tokens, no
+grammar, KV cache cleared). The ratio end-to-end / pure is the pipeline's overhead.
+It also reports answer support at each budget: the curve the CLI default comes from.
+
+    python scripts/bench_reason.py                   # 20 questions x 4 budgets (~25 minutes)
+    python scripts/bench_reason.py --questions 8 --budgets 1000 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_reason import build, norm  # noqa: E402
+from squad import load_squad, write_corpus  # noqa: E402
+
+
+def pct(xs: list[float], p: int) -> float:
+    if len(xs) == 1:
+        return xs[0]
+    return statistics.quantiles(xs, n=100, method="inclusive")[p - 1]
+
+
+def pure_cost(llm, n_prompt: int, n_out: int) -> tuple[float, float]:
+    """Seconds to evaluate ``n_prompt`` tokens and then decode ``n_out`` tokens greedily, no grammar."""
+    tokens = llm.tokenize(b"The quick brown fox jumps over the lazy dog. " * (n_prompt // 10 + 2))[:n_prompt]
+    llm.reset()
+    t0 = time.perf_counter()
+    llm.eval(tokens)
+    t1 = time.perf_counter()
+    for _ in range(n_out):
+        tok = llm.sample(temp=0.0)
+        llm.eval([tok])
+    t2 = time.perf_counter()
+    llm.reset()
+    return t1 - t0, t2 - t1
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
+    ap.add_argument("--questions", type=int, default=20)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
+    args = ap.parse_args()
+
+    from localreason.config import load_settings
+    from localreason.embed import SentenceTransformerEmbedder
+    from localreason.generate import LlamaGenerator
+    from localreason.models import resolve_embedding_model, resolve_gguf
+    from localreason.reason import reason
+
+    articles = load_squad(args.data_dir)
+    corpus = args.data_dir / "corpus"
+    write_corpus(articles, corpus)
+    settings = load_settings(args.data_dir / "lib-all")
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings))
+    lib = build(args.data_dir / "lib-all", corpus, [a["title"] for a in articles], embedder)
+    qs = [(qa["question"], [a["text"] for a in qa["answers"]]) for a in articles for p in a["paragraphs"]
+          for qa in p["qas"]]  # fmt: skip
+    qs = random.Random(99).sample(qs, args.questions)
+    gen = LlamaGenerator(resolve_gguf(settings))
+    t = time.perf_counter()
+    gen.llm
+    print(f"model load {time.perf_counter() - t:.2f} s; {args.questions} questions; n_ctx {gen.context_size}")
+    reason(lib, qs[0][0], generator=gen, max_tokens=500)  # warm up both models
+
+    print(f"\n{'budget':>6} {'support':>8} {'e2e p50':>8} {'e2e p95':>8} {'search':>7} {'packet':>7} {'prompt':>7} "
+          f"{'gen':>6} {'verify':>7} {'pure':>7} {'ratio':>6} {'prompt tok':>10} {'out tok':>7}")  # fmt: skip
+    for budget in args.budgets:
+        rows = []
+        support = 0
+        for q, golds in qs:
+            t = time.perf_counter()
+            a = reason(lib, q, generator=gen, max_tokens=budget)
+            total = time.perf_counter() - t
+            quotes = [r.quotation for s in a.statements for r in s.references]
+            support += any(norm(g) in norm(x) for g in golds for x in quotes)
+            tm = a.timings
+            if a.no_evidence:
+                continue
+            p_s, g_s = pure_cost(gen.llm, tm.prompt_tokens, tm.completion_tokens)
+            rows.append((total, tm.search_ms / 1000, tm.packet_ms / 1000, tm.prompt_ms / 1000,
+                         tm.generate_ms / 1000, tm.verify_ms / 1000, p_s + g_s, tm.prompt_tokens,
+                         tm.completion_tokens))  # fmt: skip
+        cols = list(zip(*rows))
+        med = [statistics.median(c) for c in cols]
+        ratio = statistics.median([r[0] / r[6] for r in rows])
+        print(f"{budget:>6} {support / len(qs):>8.3f} {med[0]:>7.2f}s {pct(list(cols[0]), 95):>7.2f}s "
+              f"{med[1]:>6.2f}s {med[2]:>6.2f}s {med[3]:>6.2f}s {med[4]:>5.2f}s {med[5]:>6.3f}s {med[6]:>6.2f}s "
+              f"{ratio:>6.2f} {med[7]:>10.0f} {med[8]:>7.0f}", flush=True)  # fmt: skip
+    print("\nColumns are medians over answered questions (e2e p95 too); ratio = median of e2e / pure per question.")
+    print("Targets: ratio <= 1.15; p50 under 8 s at the CLI default budget.")
+
+
+if __name__ == "__main__":
+    main()

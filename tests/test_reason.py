@@ -1,0 +1,232 @@
+"""reason with a scripted generator: the spec's rules on gate, verification, response, failures."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from localreason.errors import ValidationError
+from localreason.generate import GenerationError
+from localreason.reason import NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
+from localreason.types import Evidence
+
+from conftest import FakeGenerator, grammar_choice, grammar_statements
+
+VENDOR = "# Router manual (vendor)\n\n## Warranty\n\nThe router warranty lasts two years from the date of purchase.\n\n" \
+         "## Reset\n\nTo reset the router hold the pinhole button for thirty seconds.\n"  # fmt: skip
+SHOP = "# Router offer (shop)\n\n## Warranty\n\nThe router warranty lasts five years when bought in our shop.\n"
+
+
+@pytest.fixture
+def library(lib, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vendor.md").write_text(VENDOR)
+    (docs / "shop.md").write_text(SHOP)
+    lib.ingest([docs], "work")
+    return lib
+
+
+def doc(lib, title_start):
+    return next(d for d in lib.documents() if d.title.startswith(title_start))
+
+
+def reply_with(statements, limitations=()):
+    return json.dumps({"statements": statements, "limitations": list(limitations)})
+
+
+def test_answer_citations_and_offsets_are_bound_by_the_server(library):
+    gen = FakeGenerator()
+    a = reason(library, "How long is the router warranty?", generator=gen)
+    assert gen.calls == 1
+    [st] = a.statements
+    [ref] = st.references
+    assert f"[[{ref.chunk_id}]]" in a.answer
+    d = library.document(ref.document_id)
+    assert library.document_text(d.id)[ref.start:ref.end] == ref.quotation
+    assert [c.to_dict() for c in a.citations] == [{"chunkId": ref.chunk_id, "documentId": d.id, "documentTitle": d.title}]
+    assert a.meta["citationsDropped"] == 0 and a.meta["chunksGathered"] >= 1 and a.meta["latencyMs"] >= 0
+    data = a.to_dict()
+    assert set(data) == {"answer", "citations", "gaps", "meta", "statements"}
+    assert "score" not in json.dumps(data).lower()
+
+
+def test_grammar_only_offers_admitted_chunks_and_their_own_text(library):
+    gen = FakeGenerator()
+    a = reason(library, "How long is the router warranty?", generator=gen)
+    _, grammar, _ = gen.last
+    offered = grammar_statements(grammar)
+    assert offered
+    for st in offered:
+        [ref] = st["references"]
+        chunk = library.chunk(ref["chunkId"])
+        assert ref["quotation"] in chunk.text
+    assert a.chunks_gathered >= 1
+
+
+def test_forged_quotation_is_dropped_counted_and_its_statement_withheld(library):
+    def forge(messages, grammar):
+        real = grammar_statements(grammar)[0]["references"][0]
+        return reply_with([{"text": "It lasts ten years.", "references": [
+            {"chunkId": real["chunkId"], "quotation": "The router warranty lasts ten years."}]}])
+
+    a = reason(library, "How long is the router warranty?", generator=FakeGenerator(forge))
+    assert a.citations_dropped == 1 and a.statements == () and a.citations == ()
+    assert "ten years" not in a.answer
+    assert any("withheld" in g for g in a.gaps)
+
+
+def test_wrong_chunk_and_unknown_chunk_are_dropped_but_valid_reference_kept(library):
+    reset = next(c for c in library.chunks(doc(library, "Router manual").id, 2) if "pinhole" in c.text)
+
+    def mixed(messages, grammar):
+        real = grammar_statements(grammar)[0]["references"][0]
+        return reply_with([{"text": "", "references": [
+            real,
+            {"chunkId": "chk_aaaaaaaaaaaaaaaa", "quotation": real["quotation"]},    # not admitted
+            {"chunkId": reset.id, "quotation": real["quotation"]},                 # not in that chunk (or not admitted)
+            dict(real),                                                           # retained duplicate
+        ]}])
+
+    a = reason(library, "How long is the router warranty?", generator=FakeGenerator(mixed))
+    assert a.citations_dropped == 2
+    [st] = a.statements
+    assert len(st.references) == 1
+
+
+def test_whitespace_is_collapsed_and_trimmed_when_verifying(library):
+    def spaced(messages, grammar):
+        real = grammar_statements(grammar)[0]["references"][0]
+        q = "  " + real["quotation"].replace(" ", " \n\t ") + "  "
+        return reply_with([{"text": "Two years.", "references": [{"chunkId": real["chunkId"], "quotation": q}]}])
+
+    a = reason(library, "How long is the router warranty?", generator=FakeGenerator(spaced))
+    assert a.citations_dropped == 0 and len(a.statements) == 1
+    assert a.statements[0].text == "Two years."
+    assert a.answer.startswith("Two years. [[")
+
+
+def test_disagreeing_sources_become_separate_cited_statements(library):
+    gen = FakeGenerator(lambda m, g: grammar_choice(g, *range(len(grammar_statements(g)))))
+    a = reason(library, "How long is the router warranty?", generator=gen)
+    _, grammar, _ = gen.last
+    assert 'first "," second' in grammar, "two documents answer: the grammar asks for one statement each"
+    texts = " ".join(s.text for s in a.statements)
+    assert "two years" in texts and "five years" in texts
+    cited_docs = {c.document_id for c in a.citations}
+    assert cited_docs == {doc(library, "Router manual").id, doc(library, "Router offer").id}
+    assert all(len({r.document_id for r in s.references}) == 1 for s in a.statements)
+
+
+def test_limitations_become_gaps(library):
+    gen = FakeGenerator(lambda m, g: grammar_choice(g, 0, limitations=["The sources disagree."]))
+    a = reason(library, "How long is the router warranty?", generator=gen)
+    assert a.gaps[0] == "The sources disagree."
+
+
+# ------------------------------------------------------------ the relevance gate
+
+
+def test_empty_scope_skips_synthesis_with_the_fixed_answer(library):
+    gen = FakeGenerator()
+    a = reason(library, "How long is the router warranty?", generator=gen, document_id="doc_aaaaaaaaaaaaaaaa")
+    assert a.answer == NO_EVIDENCE_ANSWER
+    assert a.answer == ("No sufficiently relevant evidence was retrieved for this question within the requested "
+                        "scope and retrieval limits.")  # fmt: skip
+    assert gen.calls == 0 and a.citations == () and a.gaps == () and a.meta["chunksGathered"] == 0
+
+
+def test_weak_unscoped_evidence_skips_synthesis_but_scoped_evidence_is_used(library):
+    gen = FakeGenerator()
+    q = "quantum chromodynamics lattice gluon"
+    a = reason(library, q, generator=gen)
+    assert a.answer == NO_EVIDENCE_ANSWER and gen.calls == 0
+    a = reason(library, q, generator=gen, document_id=doc(library, "Router offer").id)
+    assert gen.calls == 1 and a.answer != NO_EVIDENCE_ANSWER
+    assert any("only weakly" in g for g in a.gaps)
+    a = reason(library, q, generator=gen, collection_id=library.collection("work").id)
+    assert gen.calls == 2 and a.statements
+
+
+def test_zero_token_budget_means_no_evidence(library):
+    gen = FakeGenerator()
+    a = reason(library, "How long is the router warranty?", generator=gen, max_tokens=-5)
+    assert a.answer == NO_EVIDENCE_ANSWER and gen.calls == 0
+
+
+# ------------------------------------------------------------ failures are failures
+
+
+@pytest.mark.parametrize("reply", [
+    "", "not json", '{"statements": []}', '{"statements": [], "limitations": [], "extra": 1}',
+    '{"statements": [{"text": "x"}], "limitations": []}',
+    '{"statements": [{"text": 1, "references": []}], "limitations": []}',
+    '{"statements": [{"text": "x", "references": [{"chunkId": "chk_aaaaaaaaaaaaaaaa"}]}], "limitations": []}',
+    '{"statements": [], "limitations": [3]}', '[1, 2]', '{"statements": [], "limitations": []',
+])  # fmt: skip
+def test_output_that_fails_strict_parsing_fails_the_request(library, reply):
+    gen = FakeGenerator(reply)
+    with pytest.raises(GenerationError):
+        reason(library, "How long is the router warranty?", generator=gen)
+    assert gen.calls == 1, "one synthesis call, zero retries"
+
+
+def test_generation_errors_propagate_instead_of_claiming_no_evidence(library):
+    gen = FakeGenerator(error=GenerationError("llama.cpp decode failed"))
+    with pytest.raises(GenerationError, match="decode failed"):
+        reason(library, "How long is the router warranty?", generator=gen)
+    assert gen.calls == 1
+
+
+def test_reason_is_read_only(library):
+    db = library.store.db
+    before = (db.total_changes, library.store.generation(), library.settings.db_path.stat().st_mtime_ns)
+    reason(library, "How long is the router warranty?", generator=FakeGenerator())
+    reason(library, "quantum gluon", generator=FakeGenerator())
+    assert (db.total_changes, library.store.generation(), library.settings.db_path.stat().st_mtime_ns) == before
+
+
+def test_packet_is_shrunk_to_fit_a_small_context(library):
+    probe = FakeGenerator()
+    reason(library, "How long is the router warranty?", generator=probe, max_tokens=8000)
+    messages, _, reserve = probe.last
+    needed = probe.prompt_tokens(messages) + reserve
+    gen = FakeGenerator(context_size=needed - 30)  # the full packet no longer fits
+    a = reason(library, "How long is the router warranty?", generator=gen, max_tokens=8000)
+    messages, _, max_tokens = gen.last
+    assert gen.prompt_tokens(messages) + max_tokens <= needed - 30
+    assert any("context window" in g for g in a.gaps)
+    with pytest.raises(GenerationError, match="context"):
+        reason(library, "How long is the router warranty?", generator=FakeGenerator(context_size=150))
+
+
+@pytest.mark.parametrize("kwargs", [{"query": "  "}, {"query": "ok", "limit": -1}, {"query": "ok", "document_id": ""},
+                                    {"query": "ok", "collection_id": None}, {"query": "ok", "max_tokens": "nan"}])  # fmt: skip
+def test_bad_input_is_refused_before_any_work(library, kwargs):
+    gen = FakeGenerator()
+    query = kwargs.pop("query")
+    with pytest.raises(ValidationError):
+        reason(library, query, generator=gen, **kwargs)
+    assert gen.calls == 0
+
+
+def test_notebook_rendering_shows_answer_sources_limitations_and_meta(library):
+    a = reason(library, "How long is the router warranty?",
+               generator=FakeGenerator(lambda m, g: grammar_choice(g, 0, limitations=["The sources disagree."])))  # fmt: skip
+    md = a._repr_markdown_()
+    assert a.statements[0].references[0].quotation in md
+    assert "**Limitations**" in md and "citations dropped" in md
+
+
+def test_parse_output_and_grammar_units():
+    statements, limitations = parse_output('{"statements":[{"references":[{"quotation":"a","chunkId":"chk_x"}],'
+                                           '"text":""}],"limitations":["l"]}')  # fmt: skip
+    assert statements[0]["references"][0]["quotation"] == "a" and limitations == ["l"]
+    from localreason.quotes import Quote
+
+    g = build_grammar([Quote("chk_aaaaaaaaaaaaaaaa", 'He said "hi" \\ bye.', 0, 1.0)])
+    [st] = grammar_statements(g)
+    assert st["references"][0]["quotation"] == 'He said "hi" \\ bye.'
+    assert re.search(r"\{0,1\}", g)

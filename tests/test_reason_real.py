@@ -1,0 +1,99 @@
+"""End to end with the real default models: all-MiniLM-L6-v2 and SmolLM2-135M-Instruct (GGUF)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from localreason.config import load_settings
+from localreason.errors import ModelError
+from localreason.library import Library
+from localreason.reason import NO_EVIDENCE_ANSWER
+
+from test_cli import run
+
+pytestmark = pytest.mark.real_model
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory, real_embedder):
+    from localreason.demo import samples_dir
+
+    home = tmp_path_factory.mktemp("reason-home")
+    docs = tmp_path_factory.mktemp("disagree")
+    (docs / "vendor.md").write_text("# Router manual (vendor)\n\n## Warranty\n\n"
+                                    "The router warranty lasts two years from the date of purchase.\n")  # fmt: skip
+    (docs / "shop.md").write_text("# Router offer (shop)\n\n## Warranty\n\n"
+                                  "The router warranty lasts five years when bought in our shop.\n")  # fmt: skip
+    lib = Library(settings=load_settings(home), embedder=real_embedder)
+    lib.ingest([samples_dir()], "samples", exclude=["LICENSES*"])
+    lib.ingest([docs], "router")
+    yield lib
+    lib.close()
+
+
+def test_answers_with_a_verified_quotation(demo):
+    a = demo.ask("Where did the Black Death originate?", max_tokens=1000)
+    assert a.answer != NO_EVIDENCE_ANSWER and a.citations_dropped == 0
+    quotes = [r.quotation for s in a.statements for r in s.references]
+    assert any("Central Asia" in q for q in quotes)
+    assert {c.document_title for c in a.citations} == {"Black Death"}
+    for st in a.statements:
+        for ref in st.references:
+            assert demo.document_text(ref.document_id)[ref.start:ref.end] == ref.quotation
+            assert f"[[{ref.chunk_id}]]" in a.answer
+    t = a.timings
+    assert t.prompt_tokens > 100 and t.completion_tokens > 10
+
+
+def test_disagreeing_documents_are_both_cited(demo):
+    a = demo.ask("How long is the router warranty?", collection_id=demo.collection("router").id)
+    assert a.citations_dropped == 0
+    quotes = " ".join(r.quotation for s in a.statements for r in s.references)
+    assert "two years" in quotes and "five years" in quotes
+    assert len({c.document_id for c in a.citations}) == 2
+
+
+def test_off_topic_question_gets_the_fixed_answer(demo):
+    a = demo.ask("What is the best recipe for sourdough bread?")
+    assert a.answer == NO_EVIDENCE_ANSWER and a.statements == ()
+
+
+def test_missing_and_corrupt_gguf_name_the_file(isolated_home, tmp_path, real_embedder):
+    lib = Library(settings=load_settings(isolated_home, generation_model=str(tmp_path / "gone.gguf")),
+                  embedder=real_embedder)  # fmt: skip
+    with pytest.raises(ModelError, match="gone.gguf"):
+        lib.ask("anything at all?")
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * 5000)  # right magic, garbage after it
+    from localreason.generate import LlamaGenerator
+
+    with pytest.raises(ModelError, match="broken.gguf"):
+        LlamaGenerator(broken).llm
+    from localreason.models import resolve_gguf
+
+    truncated = tmp_path / "truncated.gguf"
+    truncated.write_bytes(resolve_gguf(load_settings(isolated_home)).read_bytes()[:3_000_000])
+    with pytest.raises(ModelError, match="truncated.gguf"):
+        LlamaGenerator(truncated).llm
+
+
+def test_cli_ask_json_human_and_questions_file(capsys, tmp_path):
+    from localreason.demo import samples_dir
+
+    run(capsys, "ingest", str(samples_dir()), "-c", "samples", "--exclude", "LICENSES*", "-q")
+    code, out, err = run(capsys, "ask", "What is the Python Software Foundation?", "--json")
+    assert code == 0, err
+    data = json.loads(out)["data"]
+    assert set(data) == {"answer", "citations", "gaps", "meta", "statements"}
+    assert data["citations"] and data["meta"]["citationsDropped"] == 0
+    code, out, _ = run(capsys, "ask", "What is the Python Software Foundation?")
+    assert "Answer" in out and "Sources" in out and "Meta:" in out and "[[chk_" in out
+    questions = tmp_path / "q.txt"
+    questions.write_text("What is the Python Software Foundation?\n\nHow do I bake sourdough bread?\n")
+    code, out, _ = run(capsys, "ask", "--questions-file", str(questions))
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert len(lines) == 2 and lines[1]["data"]["answer"] == NO_EVIDENCE_ANSWER
+    code, out, err = run(capsys, "ask", "   ")
+    assert code == 2 and "blank" in err
