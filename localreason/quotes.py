@@ -3,8 +3,8 @@
 The grammar lets the model quote only these spans, best first. The ranking combines
 the question-to-sentence cosine of the embedding model with lexical overlap (the
 share of the question's content words, weighted by rarity, that the sentence
-contains) and the rank of the chunk it came from; the weights were chosen by
-measurement (scripts/eval_reason.py).
+contains), the rank of the chunk it came from, and for quantity or date questions
+the presence of a number; the weights were chosen by measurement (see below).
 """
 
 from __future__ import annotations
@@ -17,10 +17,15 @@ from .retrieval import query_terms
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 MIN_CHARS = 15
-MAX_CHARS = 320
+MAX_CHARS = 600
 
-LEXICAL_WEIGHT = 0.35
-CHUNK_RANK_WEIGHT = 0.05
+# Tuned on 300 SQuAD questions (not the evaluation's sample): share of questions whose gold answer
+# is in the top 1 / 2 / 3 sentences, 1,000-token packet: cosine alone 0.71 / 0.80 / 0.84, this 0.73 / 0.81 / 0.85.
+LEXICAL_WEIGHT = 0.7
+CHUNK_RANK_WEIGHT = 0.1
+NUMBER_WEIGHT = 0.1
+"""Bonus for sentences with a digit when the question asks how many / much / long / old / far, or when."""
+_NUMBER_QUESTION = re.compile(r"^\W*(how (many|much|long|old|far|large|big|tall)|what year|in what year|when)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,8 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int)
     cands: list[tuple[int, str, int, str]] = []
     for rank, (chunk_id, text) in enumerate(chunks):
         for s, e in sentences(text):
-            cands.append((rank, chunk_id, s, text[s:e]))
+            if not text[s:e].rstrip().endswith("?"):  # a question (a FAQ heading, say) answers nothing
+                cands.append((rank, chunk_id, s, text[s:e]))
     if not cands:
         return []
     vecs = embed([question] + [c[3] for c in cands])
@@ -65,11 +71,14 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int)
     # Rarity of each term among the candidate sentences: rare terms say more.
     weights = {t: math.log(1 + len(cands) / (1 + sum(t in s for s in lowered))) for t in terms}
     total = sum(weights.values()) or 1.0
+    numeric = bool(_NUMBER_QUESTION.match(question))
     scored = []
     for (rank, chunk_id, start, text), c, low in zip(cands, cos, lowered):
         words = set(re.findall(r"\w+", low))
         lexical = sum(w for t, w in weights.items() if t in words) / total
         score = float(c) + LEXICAL_WEIGHT * lexical + CHUNK_RANK_WEIGHT / (1 + rank)
+        if numeric and any(ch.isdigit() for ch in text):
+            score += NUMBER_WEIGHT
         scored.append(Quote(chunk_id, text, start, score))
     scored.sort(key=lambda q: -q.score)
     seen: set[str] = set()

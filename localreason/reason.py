@@ -31,14 +31,13 @@ NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this 
 
 # Bounds that keep a small model from looping (and the output's worst case known).
 MAX_STATEMENTS = 2
+LEAD_STATEMENTS = 2
+"""Statements that always quote the best-ranked sentences, in rank order."""
 MAX_TEXT_CHARS = 160
 MAX_LIMITATIONS = 2
 MAX_LIMITATION_CHARS = 120
-QUOTE_CANDIDATES = 6
+QUOTE_CANDIDATES = 5
 """Quotable sentences offered to the model, best first."""
-PAIR_MARGIN = 0.05
-"""When the second-best quotation is from another document and scores within this of the best,
-the answer must cite both (see build_grammar)."""
 
 SYSTEM_PROMPT = (
     "You answer a question using only the evidence given. Reply with JSON. Each statement first quotes the "
@@ -158,21 +157,23 @@ LIMITATION_CHOICES = (
 """In the ``extract`` style the model may only pick among these (a small model's free text degenerates)."""
 
 
-def build_grammar(quotes: list[Quote], pair: bool = False, style: str = "extract",
-                  documents: dict[str, str] | None = None) -> str:
+def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_STATEMENTS) -> str:
     """A GBNF grammar for this request: quotations only from ``quotes``, each bound to its own chunk id.
 
     Output shape (keys in this order, no free whitespace), one reference per statement so that
     each claim stands on one source and disagreeing sources stay separate statements:
     {"statements":[{"references":[{"quotation":Q,"chunkId":ID}],"text":T}],"limitations":[L]}
 
-    ``extract`` (default): the model selects quotations and T is empty: the statement's text is its
-    verified quotation, bound by the server (see ``verify``); L is one of LIMITATION_CHOICES. Nothing
-    a small model writes can drift from the evidence, and no decoding step is spent on text that a
-    135M model writes badly. ``free``: T and L are free text of bounded length, for larger models.
+    The first ``lead`` statements quote the best-ranked sentences in rank order (measured: the
+    ranking's order beats the 135M model's own choice); the model may add one more statement
+    quoting any of the remaining candidates, and chooses the limitations.
+
+    ``extract`` (default): T is empty, and the statement's text is its verified quotation, bound by
+    the server (see ``verify``); L is one of LIMITATION_CHOICES. Nothing a small model writes can
+    drift from the evidence, and no decoding step is spent on text a 135M model writes badly.
+    ``free``: T and L are free text of bounded length, for larger models.
     """
     rules: list[str] = []
-    alts = []
     for i, q in enumerate(quotes):
         ref = '{"quotation":' + _json_str(q.text) + ',"chunkId":' + _json_str(q.chunk_id) + "}"
         if style == "extract":
@@ -181,17 +182,12 @@ def build_grammar(quotes: list[Quote], pair: bool = False, style: str = "extract
         else:
             head = _gbnf_literal('{"references":[' + ref + '],"text":"')
             rules.append(f'stmt{i} ::= {head} free "\\"}}"')
-        alts.append(f"stmt{i}")
-    if pair and documents:
-        # Two sources answer: the first statement quotes the best one's document, the second another
-        # document, so disagreeing sources become separate cited statements instead of one merged claim.
-        top_doc = documents[quotes[0].chunk_id]
-        mine = [f"stmt{i}" for i, q in enumerate(quotes) if documents[q.chunk_id] == top_doc]
-        other = [f"stmt{i}" for i, q in enumerate(quotes) if documents[q.chunk_id] != top_doc]
-        rules += ["first ::= " + " | ".join(mine), "second ::= " + " | ".join(other)]
-        stmts = 'first "," second'
-    else:
-        stmts = "stmt" + (f' ("," stmt){{0,{MAX_STATEMENTS - 1}}}' if MAX_STATEMENTS > 1 else "")
+    lead = max(1, min(lead, len(quotes)))
+    stmts = ' "," '.join(f"stmt{i}" for i in range(lead))
+    rest = [f"stmt{i}" for i in range(lead, len(quotes))]
+    if rest and MAX_STATEMENTS > lead:
+        rules.append("extra ::= " + " | ".join(rest))
+        stmts += ' ("," extra)?'
     if style == "extract":
         limit = " | ".join(_gbnf_literal(_json_str(c)) for c in LIMITATION_CHOICES)
         limits = f"limits ::= ({limit})?"
@@ -200,7 +196,6 @@ def build_grammar(quotes: list[Quote], pair: bool = False, style: str = "extract
         limits = f'limits ::= ({item} ("," {item}){{0,{MAX_LIMITATIONS - 1}}})?'
     return "\n".join([
         f'root ::= "{{\\"statements\\":[" {stmts} "],\\"limitations\\":[" limits "]}}"',
-        "stmt ::= " + " | ".join(alts),
         *rules,
         limits,
         f"free ::= char{{1,{MAX_TEXT_CHARS}}}",
@@ -381,10 +376,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
                     f"budget of {packet.max_tokens} tokens.")  # fmt: skip
     t_packet = time.perf_counter()
     say("writing")
-    doc_of = {c.chunk_id: c.document_id for c in packet.chunks}
-    pair = len(quotes) > 1 and doc_of[quotes[0].chunk_id] != doc_of[quotes[1].chunk_id] \
-        and quotes[1].score >= quotes[0].score - PAIR_MARGIN  # fmt: skip
-    grammar = build_grammar(quotes, pair=pair, style=style, documents=doc_of)
+    grammar = build_grammar(quotes, style=style)
     completion: Completion = generator.complete(msgs, grammar, out_tokens)
     t_gen = time.perf_counter()
     say("verifying")

@@ -102,7 +102,7 @@ class FakeGenerator:
             raise self.error
         text = self.reply(messages, grammar) if callable(self.reply) else self.reply
         if text is None:
-            text = grammar_choice(grammar, 0)
+            text = grammar_choice(grammar, *grammar_lead(grammar))
         return Completion(text, self.prompt_tokens(messages), self.count_tokens(text), 0.01, 0.01)
 
 
@@ -123,3 +123,11 @@ def grammar_choice(grammar: str, *indices: int, limitations: list[str] | None = 
 
     allowed = grammar_statements(grammar)
     return json.dumps({"statements": [allowed[i] for i in indices], "limitations": limitations or []})
+
+
+def grammar_lead(grammar: str) -> list[int]:
+    """Indices of the statements the grammar's root requires (the lead), in order."""
+    import re
+
+    root = next(line for line in grammar.splitlines() if line.startswith("root ::="))
+    return [int(i) for i in re.findall(r"\bstmt(\d+)\b", root)]
