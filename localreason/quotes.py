@@ -52,6 +52,13 @@ def sentences(text: str) -> list[tuple[int, int]]:
         if e - s >= MIN_CHARS:
             spans.append((s, e))
         pos = m.end() if m else len(text)
+    if not spans and text.strip():  # no sentence-like span (short lines, code): the passage itself, capped
+        s = len(text) - len(text.lstrip())
+        e = len(text.rstrip())
+        if e - s > MAX_CHARS:
+            cut = text.rfind(" ", s, s + MAX_CHARS)
+            e = cut if cut > s else s + MAX_CHARS
+        spans.append((s, e))
     return spans
 
 

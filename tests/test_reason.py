@@ -235,3 +235,13 @@ def test_parse_output_and_grammar_units():
     assert re.search(r'root ::= .*\[" stmt0 "\]', g), "one candidate: exactly one statement"
     many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"])
     assert 'stmt0 "," stmt1 "]' in many, "the two best quotations, in rank order, and no more"
+
+
+def test_short_lines_without_sentences_are_still_quotable():
+    from localreason.quotes import sentences
+
+    text = "x = 1\ny = 2"
+    assert [text[s:e] for s, e in sentences(text)] == ["x = 1\ny = 2"]
+    long = "word " * 300
+    [(s, e)] = sentences(long)
+    assert e - s <= 600 and long[s:e].endswith("word")
