@@ -321,6 +321,22 @@ def _scope_args(lib, collection: str | None, document: str | None) -> dict:
     return kw
 
 
+def _each_line(lines, run) -> int:
+    """One JSON line per non-blank input line: {"query", ...run(query)} or {"query", "error"}; exit 2 if any failed."""
+    failed = 0
+    for line in lines:
+        q = line.rstrip("\n")
+        if not q.strip():
+            continue
+        try:
+            record = {"query": q, **run(q)}
+        except LocalReasonError as exc:
+            failed += 1
+            record = {"query": q, "error": exc.message}
+        click.echo(json.dumps(record, ensure_ascii=False))
+    return 0 if not failed else 2
+
+
 def _print_hits(hits, out) -> None:
     if not hits:
         out.print("No matching passages.")
@@ -380,18 +396,8 @@ def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json)
     if queries_file is not None:
         if query:
             raise ValidationError("Give either QUERY or --queries-file, not both.")
-        failed = 0
-        for line in queries_file:
-            q = line.rstrip("\n")
-            if not q.strip():
-                continue
-            try:
-                hits = lib.deep_search(q, limit=limit, **scope)
-                click.echo(json.dumps({"query": q, "hits": [h.to_dict() for h in hits]}, ensure_ascii=False))
-            except LocalReasonError as exc:
-                failed += 1
-                click.echo(json.dumps({"query": q, "error": exc.message}, ensure_ascii=False))
-        return 0 if not failed else 2
+        return _each_line(queries_file, lambda q: {"hits": [h.to_dict() for h in
+                                                         lib.deep_search(q, limit=limit, **scope)]})
     if query is None:
         raise ValidationError("No query given.", hint="localreason search \"your question\" (or --queries-file FILE)")
     hits = lib.deep_search(query, limit=limit, **scope)
@@ -527,18 +533,8 @@ def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_
     if questions_file is not None:
         if question:
             raise ValidationError("Give either QUESTION or --questions-file, not both.")
-        failed = 0
-        for line in questions_file:
-            q = line.rstrip("\n")
-            if not q.strip():
-                continue
-            try:
-                a = lib.ask(q, limit=limit, max_tokens=max_tokens, **scope)
-                click.echo(json.dumps({"query": q, "data": a.to_dict()}, ensure_ascii=False))
-            except LocalReasonError as exc:
-                failed += 1
-                click.echo(json.dumps({"query": q, "error": exc.message}, ensure_ascii=False))
-        return 0 if not failed else 2
+        return _each_line(questions_file, lambda q: {"data": lib.ask(q, limit=limit, max_tokens=max_tokens,
+                                                                     **scope).to_dict()})
     if question is None:
         raise ValidationError("No question given.", hint='localreason ask "your question" (or --questions-file FILE)')
     err = _console(stderr=True)

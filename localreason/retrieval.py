@@ -84,18 +84,24 @@ def clean_query(query: object) -> str:
     return q
 
 
+def _number(value: object, name: str, kind: str) -> float:
+    """``value`` as a finite float, or ValidationError (booleans, non-numbers, NaN and infinities)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValidationError(f"{name} must be {kind}, not {value!r}.")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValidationError(f"{name} must be {kind}, not {value!r}.") from None
+    if not math.isfinite(number):
+        raise ValidationError(f"{name} must be a finite number, not {value!r}.")
+    return number
+
+
 def clamp_limit(limit: object, default: int, maximum: int, name: str = "limit") -> int:
     """An integer in 1..maximum. Zero and values above ``maximum`` are clamped; negatives and non-numbers refused."""
     if limit is None:
         return default
-    if isinstance(limit, bool) or not isinstance(limit, (int, float, str)):
-        raise ValidationError(f"{name} must be a whole number, not {limit!r}.")
-    try:
-        value = float(limit)
-    except ValueError:
-        raise ValidationError(f"{name} must be a whole number, not {limit!r}.") from None
-    if not math.isfinite(value):
-        raise ValidationError(f"{name} must be a finite number, not {limit!r}.")
+    value = _number(limit, name, "a whole number")
     if value < 0:
         raise ValidationError(f"{name} cannot be negative (got {limit!r}).", hint=f"Use 1 to {maximum}.")
     return max(1, min(int(value), maximum))
@@ -105,15 +111,7 @@ def clean_max_tokens(max_tokens: object) -> int:
     """The packet budget: finite values truncated toward zero, negatives become 0, non-numbers refused."""
     if max_tokens is None:
         return DEFAULT_MAX_TOKENS
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, float, str)):
-        raise ValidationError(f"maxTokens must be a number, not {max_tokens!r}.")
-    try:
-        value = float(max_tokens)
-    except ValueError:
-        raise ValidationError(f"maxTokens must be a number, not {max_tokens!r}.") from None
-    if not math.isfinite(value):
-        raise ValidationError(f"maxTokens must be finite, not {max_tokens!r}.")
-    return max(0, int(value))
+    return max(0, int(_number(max_tokens, "maxTokens", "a number")))
 
 
 @dataclass(frozen=True)
