@@ -52,7 +52,7 @@ RELEVANCE_GUARD = 0.58
 COVERAGE_WEIGHT = 0.3
 """Relevance = best cosine among the top 3 hits + this x the share (IDF-weighted) of the question's
 terms that the top 3 hits contain. A question naming things the library never mentions has low
-coverage even when some passage is loosely similar. Calibrated on SQuAD (scripts/eval_reason.py)."""
+coverage even when some passage is loosely similar. Calibrated on SQuAD (scripts/tune_reason.py)."""
 
 UNSET: object = object()
 """Default of optional scope arguments: "omitted", as opposed to an explicit None or empty string."""
