@@ -130,11 +130,8 @@ def _print_report(report, verbose: bool) -> None:
 def _run_ingest(ctx_obj: _Ctx, fn, as_json: bool, quiet: bool, verbose: bool) -> int:
     bar, update = _progress_callback(not (quiet or as_json) and sys.stderr.isatty())
     try:
-        if bar is not None:
-            with bar:
-                reports = fn(update)
-        else:
-            reports = fn(None)
+        with bar or nullcontext():
+            reports = fn(update)
     except Interrupted as exc:
         reports = [exc.report]
         click.echo("Interrupted. What was finished is kept; run the same command again to continue.", err=True)
@@ -295,11 +292,8 @@ def reindex(obj: _Ctx, quiet) -> int:
     """Re-embed every chunk with the configured embedding model (after changing models)."""
     lib = obj.library()
     bar, update = _progress_callback(not quiet and sys.stderr.isatty())
-    if bar is not None:
-        with bar:
-            n = lib.reindex(progress=update)
-    else:
-        n = lib.reindex()
+    with bar or nullcontext():
+        n = lib.reindex(progress=update)
     click.echo(f"Re-embedded {n} chunks with {lib.embedder.name}.")
     return 0
 
@@ -606,12 +600,8 @@ def demo(obj: _Ctx, as_json) -> int:
     lib = demo_library(obj.home)
     obj._lib = lib
     bar, update = _progress_callback(not as_json and sys.stderr.isatty())
-    if bar is not None:
-        with bar:
-            report = lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True,
-                                progress=update)  # fmt: skip
-    else:
-        report = lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True)
+    with bar or nullcontext():
+        report = lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True, progress=update)
     if as_json:
         _emit_json({"ingest": report.to_dict(), "collections": [c.to_dict() for c in lib.collections()],
                     "documents": [d.to_dict() for d in lib.documents()], "question": DEMO_QUESTION,

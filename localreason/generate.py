@@ -132,7 +132,6 @@ class LlamaGenerator:
         start = time.perf_counter()
         first: float | None = None
         pieces: list[str] = []
-        usage_prompt = 0
         try:
             stream = llm.create_chat_completion(messages=messages, grammar=compiled, max_tokens=max_tokens,
                                                 temperature=0.0, stream=True)  # fmt: skip
@@ -146,8 +145,8 @@ class LlamaGenerator:
             raise GenerationError(f"The model failed while generating: {exc.__class__.__name__}: {exc}") from exc
         end = time.perf_counter()
         text = "".join(pieces)
-        usage_prompt = self.prompt_tokens(messages)
-        return Completion(text, usage_prompt, self.count_tokens(text), (first or end) - start, end - (first or end))
+        return Completion(text, self.prompt_tokens(messages), self.count_tokens(text), (first or end) - start,
+                          end - (first or end))  # fmt: skip
 
 
 _SHARED: dict[str, LlamaGenerator] = {}

@@ -28,8 +28,8 @@ from .errors import Interrupted, IngestFileError, LibraryError, NotFoundError, V
 from .ids import check_id, derived_id, id_kind, random_id
 from .ingest.chunk import ChunkParams, chunk_document
 from .ingest.parse import parse_bytes
-from .ingest.walk import Candidate, discover
-from .store.db import Store
+from .ingest.walk import Candidate, discover, os_reason
+from .store.db import Store, now
 from .store.vectors import VectorIndex
 from . import retrieval
 from .retrieval import UNSET
@@ -118,9 +118,6 @@ class Library:
 
     # ------------------------------------------------------------ embedding model identity
 
-    def _identity(self) -> str:
-        return self.embedder.fingerprint
-
     def check_embedding_model(self) -> None:
         """Refuse to mix vectors: the configured model must be the one that built this library."""
         store = self.store
@@ -148,12 +145,12 @@ class Library:
             self.check_embedding_model()
             dim = self.store.get_meta("embedding_dim")
             dim = int(dim) if dim else int(self.embedder.dim)
-            self._vectors = VectorIndex.open(self.settings.vectors_path, self.store, dim, self._identity())
+            self._vectors = VectorIndex.open(self.settings.vectors_path, self.store, dim, self.embedder.fingerprint)
         return self._vectors
 
     def _save_vectors(self) -> None:
         if self._vectors is not None:
-            self._vectors.save(self.store.generation(), self._identity())
+            self._vectors.save(self.store.generation(), self.embedder.fingerprint)
 
     # ------------------------------------------------------------ lookup
 
@@ -510,9 +507,7 @@ def _prepare(cand: Candidate, collection_id: str, known: dict, params: ChunkPara
             return FileResult(path, "skipped", "empty file")
         data = cand.path.read_bytes()
     except OSError as exc:
-        from .ingest.walk import _os_reason
-
-        return FileResult(path, "failed", _os_reason(exc, cand.path))
+        return FileResult(path, "failed", os_reason(exc, cand.path))
     content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
     previous = known.get(path)
     if previous and previous[1] == content_hash:
@@ -527,7 +522,7 @@ def _prepare(cand: Candidate, collection_id: str, known: dict, params: ChunkPara
         return FileResult(path, "failed", f"could not be parsed ({exc.__class__.__name__}: {exc})")
     doc_id = derived_id("doc", collection_id, path)
     chunks = chunk_document(parsed, doc_id, params)
-    stamp = _now()
+    stamp = now()
     doc = {
         "id": doc_id, "collection_id": collection_id, "title": parsed.title or cand.path.name,
         "source_path": path, "format": parsed.format, "content_hash": content_hash, "size_bytes": size,
@@ -536,9 +531,3 @@ def _prepare(cand: Candidate, collection_id: str, known: dict, params: ChunkPara
         "updated_at": stamp,
     }  # fmt: skip
     return _Prepared(cand, doc, chunks, "updated" if previous else "added", parsed.notes)
-
-
-def _now() -> str:
-    from .store.db import now
-
-    return now()

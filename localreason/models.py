@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,6 +159,3 @@ def describe_models(settings: Settings) -> list[dict]:
             rows.append({"kind": kind, "setting": setting, "path": "", "ok": False, "problem": str(exc)})
     return rows
 
-
-def embedding_identity(info: EmbeddingModelInfo, dim: int) -> str:
-    return json.dumps({"name": info.name, "fingerprint": info.fingerprint, "dim": dim}, sort_keys=True)

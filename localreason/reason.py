@@ -382,7 +382,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     say("verifying")
     raw_statements, limitations = parse_output(completion.text)
     admitted = {c.chunk_id: c for c in packet.chunks}
-    starts = {c.chunk_id: h.start for c in packet.chunks for h in evidence.hits if h.chunk_id == c.chunk_id}
+    starts = {h.chunk_id: h.start for h in evidence.hits}
     statements, dropped, withheld = verify(raw_statements, admitted, starts)
     if withheld:
         gaps.append(f"{withheld} statement(s) withheld: none of their quotations could be verified in the evidence.")

@@ -55,7 +55,7 @@ def discover(paths: list[str | Path], include: list[str] | None = None, exclude:
         try:
             st = path.stat()
         except OSError as exc:
-            problems.append(Problem(path, "failed", _os_reason(exc, path)))
+            problems.append(Problem(path, "failed", os_reason(exc, path)))
             continue
         if path.is_dir():
             roots.append(path)
@@ -71,7 +71,7 @@ def _walk(root: Path, include: list[str], exclude: list[str], found: dict, probl
     visited: set[tuple[int, int]] = set()
 
     def onerror(exc: OSError) -> None:
-        problems.append(Problem(Path(exc.filename or root), "failed", _os_reason(exc, Path(exc.filename or root))))
+        problems.append(Problem(Path(exc.filename or root), "failed", os_reason(exc, Path(exc.filename or root))))
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=onerror):
         here = Path(dirpath)
@@ -97,7 +97,7 @@ def _walk(root: Path, include: list[str], exclude: list[str], found: dict, probl
             except OSError as exc:
                 # A dangling or looping link inside a folder is noise, not a failure of the ingest.
                 status = "skipped" if exc.errno in (errno.ELOOP, errno.ENOENT) else "failed"
-                problems.append(Problem(path, status, _os_reason(exc, path)))
+                problems.append(Problem(path, status, os_reason(exc, path)))
                 continue
             if not path.is_file():
                 problems.append(Problem(path, "skipped", f"not a regular file (mode {oct(fst.st_mode)})"))
@@ -105,7 +105,7 @@ def _walk(root: Path, include: list[str], exclude: list[str], found: dict, probl
             found.setdefault(path, Candidate(path, detect_format(path), root))
 
 
-def _os_reason(exc: OSError, path: Path) -> str:
+def os_reason(exc: OSError, path: Path) -> str:
     if exc.errno == errno.ELOOP:
         return "symbolic link loop: the link points back to itself"
     if exc.errno == errno.ENOENT:
