@@ -16,10 +16,9 @@ from pathlib import Path
 import click
 
 from .errors import Interrupted, LocalReasonError
+from .reason import DEFAULT_ANSWER_BUDGET as DEFAULT_ASK_MAX_TOKENS
 
-DEFAULT_ASK_MAX_TOKENS = 1000
 DEMO_QUESTION = "Where did the Black Death originate?"
-"""The CLI's evidence budget for ask, chosen from the latency/support curve in docs/benchmarks.md."""
 
 EXAMPLES_INGEST = """
 \b
@@ -592,9 +591,11 @@ def config(obj: _Ctx, as_json) -> int:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the ingest summary and library as JSON.")
+@click.option("--tui/--no-tui", default=None,
+              help="End in the TUI over the demo library (default: when run in a terminal).")
 @click.pass_obj
-def demo(obj: _Ctx, as_json) -> int:
-    """Ingest the bundled sample documents into a demo library, show it, and answer a sample question."""
+def demo(obj: _Ctx, as_json, tui) -> int:
+    """Ingest the bundled sample documents, answer a sample question, then open the TUI over them."""
     from .demo import demo_library, samples_dir
 
     lib = demo_library(obj.home)
@@ -611,9 +612,32 @@ def demo(obj: _Ctx, as_json) -> int:
     print_library(lib, lib.collections(), lib.documents(), show_documents=True)
     out = _console()
     out.print(f"\n[bold]Sample question:[/] {DEMO_QUESTION}\n")
-    print_answer(lib.ask(DEMO_QUESTION, max_tokens=DEFAULT_ASK_MAX_TOKENS), out)
-    click.echo(f"\nThe demo library lives in {lib.home}. Ask your own: localreason --home {lib.home} ask \"...\"")
+    answer = lib.ask(DEMO_QUESTION, max_tokens=DEFAULT_ASK_MAX_TOKENS)
+    print_answer(answer, out)
+    if tui is None:
+        tui = sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("CI")
+    if tui:
+        from .session import Scope, Turn
+        from .tui import run
+
+        run(lib, first_turn=Turn(DEMO_QUESTION, Scope(), answer))
+        click.echo(f"The demo library lives in {lib.home}. Open it again: localreason --home {lib.home} tui")
+    else:
+        click.echo(f"\nThe demo library lives in {lib.home}. Explore it: localreason --home {lib.home} tui, "
+                   f"or ask: localreason --home {lib.home} ask \"...\"")  # fmt: skip
     return 0 if report.ok else 1
+
+
+@cli.command()
+@click.pass_obj
+def tui(obj: _Ctx) -> int:
+    """Open the terminal UI over your library: ask, read citations in context, search, manage files."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise click.UsageError("The TUI needs a terminal. Use `localreason ask` or `search` in scripts.")
+    from .tui import run
+
+    run(obj.library())
+    return 0
 
 
 # ---------------------------------------------------------------- entry point

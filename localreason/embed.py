@@ -72,6 +72,10 @@ class SentenceTransformerEmbedder:
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(get_dim())
 
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

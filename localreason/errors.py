@@ -71,3 +71,13 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, report) -> None:
         super().__init__()
         self.report = report
+
+
+class Cancelled(LocalReasonError):
+    """The user cancelled a running request (Escape in the TUI). Nothing was written."""
+
+    title = "Cancelled"
+    exit_code = 130
+
+    def __init__(self, message: str = "The request was cancelled.") -> None:
+        super().__init__(message)

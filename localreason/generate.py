@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .errors import LocalReasonError, ModelError
+from .errors import Cancelled, LocalReasonError, ModelError
 
 
 class GenerationError(LocalReasonError):
@@ -47,8 +47,13 @@ class Generator(Protocol):
         """Tokens of the chat prompt built from ``messages`` (template included)."""
         ...
 
-    def complete(self, messages: list[dict], grammar: str, max_tokens: int) -> Completion:
-        """One completion constrained by the GBNF ``grammar``."""
+    def complete(self, messages: list[dict], grammar: str, max_tokens: int, prefix: str = "",
+                 cancel=None) -> Completion:  # fmt: skip
+        """One completion: the reply starts with ``prefix``; what follows is constrained by ``grammar``.
+
+        ``Completion.text`` is the whole reply, prefix included. When ``cancel`` (an Event) is set,
+        the call stops as soon as it can and raises :class:`~localreason.errors.Cancelled`.
+        """
         ...
 
 
@@ -64,6 +69,7 @@ class LlamaGenerator:
         self.batch = batch
         self._llm = None
         self._lock = threading.Lock()
+        self._cancel = None
 
     @property
     def llm(self):
@@ -79,7 +85,7 @@ class LlamaGenerator:
             raise ModelError("llama-cpp-python is not installed.", hint="Run `pip install -e .`.") from exc
         try:
             # n_ctx=0 asks llama.cpp for the context length the model was trained with.
-            return Llama(
+            llm = Llama(
                 model_path=str(self.path), n_ctx=self._requested_ctx or 0, n_batch=self.batch, n_ubatch=self.batch,
                 n_threads=self.threads, n_threads_batch=self.threads, flash_attn=True, verbose=False,
             )  # fmt: skip
@@ -89,6 +95,17 @@ class LlamaGenerator:
                 hint="The file may be truncated or corrupt, or not a llama.cpp model. Replace it, or set "
                 "LOCALREASON_GENERATION_MODEL to another .gguf file (`localreason models` checks it).",
             ) from exc
+        # Let a cancelled request stop llama.cpp between graph nodes, even in the middle of the prompt.
+        import llama_cpp
+
+        self._abort = llama_cpp.ggml_abort_callback(lambda _data: bool(self._cancel is not None
+                                                                      and self._cancel.is_set()))  # fmt: skip
+        llama_cpp.llama_set_abort_callback(llm._ctx.ctx, self._abort, None)
+        return llm
+
+    @property
+    def loaded(self) -> bool:
+        return self._llm is not None
 
     @property
     def context_size(self) -> int:
@@ -120,7 +137,23 @@ class LlamaGenerator:
                                                 bos_token=text(self.llm.token_bos()), add_generation_prompt=True)  # fmt: skip
         return self._fmt
 
-    def complete(self, messages: list[dict], grammar: str, max_tokens: int) -> Completion:
+    def _prompt(self, messages: list[dict], prefix: str) -> tuple[list[int], list[str]]:
+        """Token ids of the chat prompt with the reply's ``prefix`` already in place, and stop strings."""
+        llm = self.llm
+        formatter = self._formatter()
+        if formatter is None:  # no template in the file: a plain transcript
+            text = "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant: "
+            tokens, stop = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False), []
+        else:
+            result = formatter(messages=messages)
+            tokens = llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
+            stop = [] if result.stop is None else [result.stop] if isinstance(result.stop, str) else list(result.stop)
+        if prefix:  # the reply's opening is evidence text: never read it as special tokens
+            tokens += llm.tokenize(prefix.encode("utf-8"), add_bos=False, special=False)
+        return tokens, stop
+
+    def complete(self, messages: list[dict], grammar: str, max_tokens: int, prefix: str = "",
+                 cancel=None) -> Completion:  # fmt: skip
         from llama_cpp import LlamaGrammar
 
         llm = self.llm
@@ -131,21 +164,29 @@ class LlamaGenerator:
                                   hint="This is a bug in localreason; please report it.") from exc  # fmt: skip
         start = time.perf_counter()
         first: float | None = None
-        pieces: list[str] = []
+        pieces: list[str] = [prefix]
+        self._cancel = cancel
         try:
-            stream = llm.create_chat_completion(messages=messages, grammar=compiled, max_tokens=max_tokens,
-                                                temperature=0.0, stream=True)  # fmt: skip
+            tokens, stop = self._prompt(messages, prefix)
+            stream = llm.create_completion(prompt=tokens, grammar=compiled, max_tokens=max_tokens, temperature=0.0,
+                                           stop=stop, stream=True)  # fmt: skip
             for chunk in stream:
                 if first is None:
                     first = time.perf_counter()
-                delta = chunk["choices"][0].get("delta", {})
-                if delta.get("content"):
-                    pieces.append(delta["content"])
+                pieces.append(chunk["choices"][0].get("text") or "")
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled()
+        except Cancelled:
+            raise
         except Exception as exc:
+            if cancel is not None and cancel.is_set():  # llama.cpp stopped mid-batch at our request
+                raise Cancelled() from exc
             raise GenerationError(f"The model failed while generating: {exc.__class__.__name__}: {exc}") from exc
+        finally:
+            self._cancel = None
         end = time.perf_counter()
         text = "".join(pieces)
-        return Completion(text, self.prompt_tokens(messages), self.count_tokens(text), (first or end) - start,
+        return Completion(text, len(tokens), self.count_tokens(text[len(prefix):]), (first or end) - start,
                           end - (first or end))  # fmt: skip
 
 

@@ -253,12 +253,13 @@ class Library:
         return self._generator
 
     def ask(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
-            max_tokens: object = 8000, stage=None):  # fmt: skip
+            max_tokens: object = 8000, stage=None, cancel=None):  # fmt: skip
         """Answer ``query`` from the library with verified citations (see reason.py). Read-only."""
         from .reason import reason
 
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
-                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style, stage=stage)  # fmt: skip
+                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style, stage=stage,
+                      cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 

@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from .retrieval import query_terms
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:[A-Z]|ca|c|cf|approx|e\.g|i\.e|etc|vs|viz|al|Mr|Mrs|Ms|Dr|Prof|St|Mt|Jr|Sr|Co|Corp|Inc|Ltd|No|Nos|"
+    r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
+"""A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
 MIN_CHARS = 15
 MAX_CHARS = 600
 
@@ -43,6 +47,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
     spans = []
     pos = 0
     for m in list(_SENTENCE_END.finditer(text)) + [None]:
+        if m is not None and m.group(0).strip() == "" and _ABBREVIATION.search(text, max(0, m.start() - 8), m.start()):
+            continue
         end = m.start() if m else len(text)
         seg = text[pos:end]
         lead = len(seg) - len(seg.lstrip())

@@ -22,16 +22,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import retrieval as R
+from .errors import Cancelled
 from .generate import Completion, GenerationError, Generator
 from .quotes import Quote, collapse, rank_quotes
 from .types import EvidencePacket, PacketChunk
+
+DEFAULT_ANSWER_BUDGET = 1000
+"""The evidence budget (maxTokens) front ends use by default, chosen from the latency/support curve in
+docs/benchmarks.md; the API accepts up to the spec's 8,000."""
 
 NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this question within the requested "
                       "scope and retrieval limits.")  # fmt: skip
 
 # Bounds that keep a small model from looping (and the output's worst case known).
-MAX_STATEMENTS = 2
-LEAD_STATEMENTS = 2
+MAX_STATEMENTS = 4
+LEAD_STATEMENTS = 3
 """Statements that always quote the best-ranked sentences, in rank order."""
 MAX_TEXT_CHARS = 160
 MAX_LIMITATIONS = 2
@@ -157,8 +162,14 @@ LIMITATION_CHOICES = (
 """In the ``extract`` style the model may only pick among these (a small model's free text degenerates)."""
 
 
-def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_STATEMENTS) -> str:
-    """A GBNF grammar for this request: quotations only from ``quotes``, each bound to its own chunk id.
+def _statement_json(q: Quote) -> str:
+    """An extract-style statement quoting ``q``, exactly as the model's output spells it."""
+    ref = '{"quotation":' + _json_str(q.text) + ',"chunkId":' + _json_str(q.chunk_id) + "}"
+    return '{"references":[' + ref + '],"text":""}'
+
+
+def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_STATEMENTS) -> tuple[str, str]:
+    """The output's forced opening and a GBNF grammar for the rest: quotations only from ``quotes``.
 
     Output shape (keys in this order, no free whitespace), one reference per statement so that
     each claim stands on one source and disagreeing sources stay separate statements:
@@ -171,37 +182,49 @@ def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_
     ``extract`` (default): T is empty, and the statement's text is its verified quotation, bound by
     the server (see ``verify``); L is one of LIMITATION_CHOICES. Nothing a small model writes can
     drift from the evidence, and no decoding step is spent on text a 135M model writes badly.
-    ``free``: T and L are free text of bounded length, for larger models.
+    Because the lead statements admit exactly one spelling, they are returned as the *prefix*:
+    the generator places it at the start of the model's reply (evaluated like the prompt, in one
+    batch) and the grammar constrains only what follows. The output is the same as if the grammar
+    forced those characters one decoding step at a time, at a fraction of the cost.
+    ``free``: T and L are free text of bounded length, for larger models; no prefix.
+
+    Every candidate keeps its own ``stmtN`` rule (the lead ones unused after a prefix), so the
+    grammar also documents the whole offer.
     """
     rules: list[str] = []
     for i, q in enumerate(quotes):
-        ref = '{"quotation":' + _json_str(q.text) + ',"chunkId":' + _json_str(q.chunk_id) + "}"
         if style == "extract":
-            body = '{"references":[' + ref + '],"text":""}'
-            rules.append(f"stmt{i} ::= {_gbnf_literal(body)}")
+            rules.append(f"stmt{i} ::= {_gbnf_literal(_statement_json(q))}")
         else:
+            ref = '{"quotation":' + _json_str(q.text) + ',"chunkId":' + _json_str(q.chunk_id) + "}"
             head = _gbnf_literal('{"references":[' + ref + '],"text":"')
             rules.append(f'stmt{i} ::= {head} free "\\"}}"')
     lead = max(1, min(lead, len(quotes)))
-    stmts = ' "," '.join(f"stmt{i}" for i in range(lead))
     rest = [f"stmt{i}" for i in range(lead, len(quotes))]
+    extra = ""
     if rest and MAX_STATEMENTS > lead:
         rules.append("extra ::= " + " | ".join(rest))
-        stmts += ' ("," extra)?'
+        extra = ' ("," extra)?'
     if style == "extract":
         limit = " | ".join(_gbnf_literal(_json_str(c)) for c in LIMITATION_CHOICES)
         limits = f"limits ::= ({limit})?"
+        prefix = '{"statements":[' + ",".join(_statement_json(q) for q in quotes[:lead])
+        root = f'root ::={extra} "],\\"limitations\\":[" limits "]}}"'
     else:
         item = f'"\\"" lchar{{1,{MAX_LIMITATION_CHARS}}} "\\""'
         limits = f'limits ::= ({item} ("," {item}){{0,{MAX_LIMITATIONS - 1}}})?'
-    return "\n".join([
-        f'root ::= "{{\\"statements\\":[" {stmts} "],\\"limitations\\":[" limits "]}}"',
+        prefix = ""
+        stmts = ' "," '.join(f"stmt{i}" for i in range(lead))
+        root = f'root ::= "{{\\"statements\\":[" {stmts}{extra} "],\\"limitations\\":[" limits "]}}"'
+    grammar = "\n".join([
+        root,
         *rules,
         limits,
         f"free ::= char{{1,{MAX_TEXT_CHARS}}}",
         r'char ::= [^"\\\x00-\x1f]',
         r'lchar ::= [^"\\\x00-\x1f]',
     ])  # fmt: skip
+    return prefix, grammar
 
 
 def max_output_tokens(quotes: list[Quote], style: str = "extract") -> int:
@@ -328,10 +351,21 @@ def messages_for(query: str, packet_text: str) -> list[dict]:
 
 def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNSET,
            collection_id: object = R.UNSET, limit: object = R.DEFAULT_EVIDENCE_LIMIT,
-           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", stage=None) -> Answer:  # fmt: skip
-    """Answer ``query`` from the library. ``stage(name, **info)`` is called as the work progresses."""
+           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", stage=None,
+           cancel=None) -> Answer:  # fmt: skip
+    """Answer ``query`` from the library. ``stage(name, **info)`` is called as the work progresses.
+
+    ``cancel`` (a ``threading.Event``) stops the request between stages and inside the model call;
+    the request then raises :class:`Cancelled`.
+    """
     t0 = time.perf_counter()
-    say = stage or (lambda *a, **k: None)
+
+    def say(name: str, **info) -> None:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        if stage is not None:
+            stage(name, **info)
+
     q = R.clean_query(query)
     k = R.clamp_limit(limit, R.DEFAULT_EVIDENCE_LIMIT, R.MAX_EVIDENCE_LIMIT)
     budget = R.clean_max_tokens(max_tokens)
@@ -376,8 +410,8 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
                     f"budget of {packet.max_tokens} tokens (a larger --max-tokens reads more, more slowly).")  # fmt: skip
     t_packet = time.perf_counter()
     say("writing")
-    grammar = build_grammar(quotes, style=style)
-    completion: Completion = generator.complete(msgs, grammar, out_tokens)
+    prefix, grammar = build_grammar(quotes, style=style)
+    completion: Completion = generator.complete(msgs, grammar, out_tokens, prefix=prefix, cancel=cancel)
     t_gen = time.perf_counter()
     say("verifying")
     raw_statements, limitations = parse_output(completion.text)

@@ -93,16 +93,17 @@ class FakeGenerator:
     def prompt_tokens(self, messages: list[dict]) -> int:
         return sum(self.count_tokens(m["content"]) + 4 for m in messages)
 
-    def complete(self, messages, grammar, max_tokens):
+    def complete(self, messages, grammar, max_tokens, prefix="", cancel=None):
         from localreason.generate import Completion
 
         self.calls += 1
         self.last = (messages, grammar, max_tokens)
+        self.last_prefix = prefix
         if self.error is not None:
             raise self.error
         text = self.reply(messages, grammar) if callable(self.reply) else self.reply
-        if text is None:
-            text = grammar_choice(grammar, *grammar_lead(grammar))
+        if text is None:  # what an obedient model adds to the forced opening: nothing more
+            text = prefix + '],"limitations":[]}' if prefix else grammar_choice(grammar, *grammar_lead(grammar))
         return Completion(text, self.prompt_tokens(messages), self.count_tokens(text), 0.01, 0.01)
 
 

@@ -112,10 +112,9 @@ def test_whitespace_is_collapsed_and_trimmed_when_verifying(library):
 
 
 def test_disagreeing_sources_become_separate_cited_statements(library):
-    gen = FakeGenerator(lambda m, g: grammar_choice(g, *range(len(grammar_statements(g)))))
+    gen = FakeGenerator()  # the forced opening, nothing added
     a = reason(library, "How long is the router warranty?", generator=gen)
-    _, grammar, _ = gen.last
-    assert 'stmt0 "," stmt1' in grammar, "the two best quotations always lead, one statement each"
+    assert len(json.loads(gen.last_prefix + "]}")["statements"]) == 2, "the two best quotations always lead"
     texts = " ".join(s.text for s in a.statements)
     assert "two years" in texts and "five years" in texts
     cited_docs = {c.document_id for c in a.citations}
@@ -229,12 +228,20 @@ def test_parse_output_and_grammar_units():
     assert statements[0]["references"][0]["quotation"] == "a" and limitations == ["l"]
     from localreason.quotes import Quote
 
-    g = build_grammar([Quote("chk_aaaaaaaaaaaaaaaa", 'He said "hi" \\ bye.', 0, 1.0)])
+    prefix, g = build_grammar([Quote("chk_aaaaaaaaaaaaaaaa", 'He said "hi" \\ bye.', 0, 1.0)])
     [st] = grammar_statements(g)
     assert st["references"][0]["quotation"] == 'He said "hi" \\ bye.'
-    assert re.search(r'root ::= .*\[" stmt0 "\]', g), "one candidate: exactly one statement"
-    many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"])
-    assert 'stmt0 "," stmt1 "]' in many, "the two best quotations, in rank order, and no more"
+    assert prefix == '{"statements":[' + json.dumps(st, separators=(",", ":")), "the one candidate is forced"
+    assert g.startswith('root ::= "],'), "after the forced opening only the limitations remain"
+    prefix, many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"])
+    assert [s["references"][0]["quotation"] for s in json.loads(prefix + "]}")["statements"]] == \
+        ["Sentence a.", "Sentence b."], "the two best quotations, in rank order, and no more"
+    assert "stmt" not in many.splitlines()[0]
+    # The prefix plus anything the grammar allows is the contract's JSON.
+    full = prefix + '],"limitations":["The sources disagree."]}'
+    assert parse_output(full)[1] == ["The sources disagree."]
+    free_prefix, free = build_grammar([Quote("chk_aaaaaaaaaaaaaaaa", "A.", 0, 1.0)], style="free")
+    assert free_prefix == "" and 'root ::= "{\\"statements\\":[" stmt0' in free
 
 
 def test_short_lines_without_sentences_are_still_quotable():

@@ -44,7 +44,7 @@ def test_answers_with_a_verified_quotation(demo):
             assert demo.document_text(ref.document_id)[ref.start:ref.end] == ref.quotation
             assert f"[[{ref.chunk_id}]]" in a.answer
     t = a.timings
-    assert t.prompt_tokens > 100 and t.completion_tokens > 10
+    assert t.prompt_tokens > 100 and t.completion_tokens >= 1  # the lead is prefilled; the model adds the rest
 
 
 def test_disagreeing_documents_are_both_cited(demo):

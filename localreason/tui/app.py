@@ -1,0 +1,639 @@
+"""The Textual app: library tree, ask, answer with selectable citations, search, library management.
+
+Every slow call (model load, search, generation, ingestion) runs in a thread worker
+through :class:`~localreason.session.Session`; the UI thread only draws. Models load
+on first use, so the first screen appears before torch or llama.cpp are imported.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Input, ListItem, ListView, ProgressBar, Static, Tree
+
+from ..errors import Cancelled, Interrupted, LocalReasonError
+from ..reason import NO_EVIDENCE_ANSWER
+from ..session import Session, Turn, default_export_name, elapsed_text
+from .screens import (AddScreen, ConfirmScreen, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen,
+                      ReportScreen, SourceScreen)  # fmt: skip
+
+STAGES = {
+    "waiting": "Waiting for the library (a change is being written)",
+    "loading-embedder": "Loading the embedding model (first question only)",
+    "loading-generator": "Loading the language model (first question only)",
+    "searching": "Searching the library",
+    "reading": "Reading {chunks} passages ({tokens} tokens)",
+    "writing": "Writing the answer",
+    "verifying": "Verifying the quotations",
+}
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SEARCH_DEBOUNCE = 0.25
+WELCOME = (
+    "Ask a question about your documents and press Enter.\n\n"
+    "Every statement in an answer is a quotation checked word for word against the cited passage. "
+    "Select a statement or a source (↑ ↓ Enter, a click, or its number) to read it in its document.\n\n"
+    "F1 help · F3 search · F6 add files · Enter on the library tree scopes questions to a collection or document."
+)
+
+
+class LibraryTree(Tree):
+    """Collections and their documents, with passage counts. Enter scopes; Delete removes."""
+
+    BINDINGS = [
+        Binding("delete", "remove", "Remove"),
+        Binding("x", "app.clear_scope", "Clear scope"),
+    ]
+
+    def action_remove(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.data:
+            self.app.confirm_remove(node.data)
+
+
+class RefItem(ListItem):
+    """A list row that opens citation ``ref`` (a statement or a source)."""
+
+    def __init__(self, body, ref: int) -> None:
+        super().__init__(Static(body, markup=False))
+        self.ref = ref
+
+
+class NoteItem(ListItem):
+    """A row that is read, not selected."""
+
+    def __init__(self, body, classes: str = "") -> None:
+        super().__init__(Static(body, markup=False), classes=classes, disabled=True)
+
+
+class AnswerView(ListView):
+    """The answer: statements with citation markers, then sources, limitations and meta."""
+
+    BINDINGS = [Binding(str(n), f"app.open_ref({n})", show=False) for n in range(1, 10)]
+
+
+class LocalReasonApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "localreason"
+    BINDINGS = [
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
+        Binding("f2", "mode('ask')", "Ask"),
+        Binding("f3", "mode('search')", "Search"),
+        Binding("f4", "history", "History"),
+        Binding("f5", "sync", "Sync"),
+        Binding("f6", "add", "Add"),
+        Binding("ctrl+e", "export", "Export"),
+        Binding("ctrl+l", "focus_library", "Library", show=False),
+        Binding("ctrl+x", "clear_scope", "Clear scope", show=False),
+        Binding("escape", "cancel", "Cancel", show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, library, *, first_turn: Turn | None = None, trace: str | None = None) -> None:
+        super().__init__()
+        self.session = Session(library)
+        self.first_turn = first_turn
+        self.turn: Turn | None = None
+        self.mode = "ask"
+        self.busy: str | None = None
+        """``ask`` or ``library`` while such work runs (one of each kind at a time)."""
+        self.cancel_event = threading.Event()
+        self.started = 0.0
+        self.stage_text = ""
+        self.stages_seen: list[str] = []
+        self.search_seq = 0
+        self._search_timer = None
+        self._tick = None
+        self._trace_path = trace or os.environ.get("LOCALREASON_TUI_TRACE")
+        self.sub_title = str(library.home)
+
+    # ------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            with Vertical(id="library-pane"):
+                tree = LibraryTree("Library", id="library")
+                tree.auto_expand = False
+                tree.show_root = False
+                yield tree
+            with Vertical(id="main"):
+                yield Static(id="scope")
+                yield Input(placeholder="Ask a question and press Enter", id="ask")
+                yield Input(placeholder="Search passages as you type", id="search", classes="hidden")
+                yield AnswerView(NoteItem(WELCOME, classes="welcome"), id="answer")
+                yield ListView(id="results", classes="hidden")
+                with Horizontal(id="statusbar"):
+                    yield Static(id="status")
+                    yield ProgressBar(id="progress", show_eta=False, classes="hidden")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.main("#library-pane").border_title = "Library"
+        self.main("#answer").border_title = "Answer"
+        self.main("#results").border_title = "Search results"
+        self.show_scope()
+        self.set_status("Ready.")
+        self.main("#ask", Input).focus()
+        self.call_after_refresh(self.trace, "first-paint")
+        self.load_tree()
+        if self.first_turn is not None:
+            self.session.history.append(self.first_turn)
+            self.call_after_refresh(self.show_turn, self.first_turn)
+
+    def ui(self, fn, *args, **kwargs):
+        """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed."""
+        try:
+            return self.call_from_thread(fn, *args, **kwargs)
+        except RuntimeError:
+            return None
+
+    async def action_quit(self) -> None:
+        self.cancel_event.set()  # a running question or ingest stops instead of finishing unseen
+        self.exit()
+
+    def main(self, selector, expect=None):
+        """A widget of the main screen, whichever screen is on top (dialogs, the source viewer)."""
+        screen = self.screen_stack[0] if self.screen_stack else self.screen
+        return screen.query_one(selector, expect) if expect else screen.query_one(selector)
+
+    def trace(self, event: str) -> None:
+        """For scripts/bench_tui.py: when things reached the screen (wall clock)."""
+        if self._trace_path:
+            with open(self._trace_path, "a", encoding="utf-8") as fh:
+                fh.write(f"{event} {time.time():.6f}\n")
+
+    # ------------------------------------------------------------ library tree and scope
+
+    @work(thread=True, exclusive=True, group="tree")
+    def load_tree(self) -> None:
+        lib = self.session.library
+        try:
+            with self.session.lock.read():
+                cols = lib.collections()
+                docs = {c.id: lib.documents(c.id) for c in cols}
+        except LocalReasonError as exc:
+            self.ui(self.show_error, exc)
+            return
+        self.ui(self._fill_tree, cols, docs)
+
+    def _fill_tree(self, cols, docs) -> None:
+        tree = self.main(LibraryTree)
+        tree.clear()
+        for col in cols:
+            node = tree.root.add(Text.assemble((col.name, "bold"), (f"  {col.document_count} docs", "dim")),
+                                 data=("collection", col.id, col.name), expand=True)  # fmt: skip
+            for doc in docs[col.id]:
+                node.add_leaf(Text.assemble(doc.title, (f"  {doc.chunk_count}", "dim")),
+                              data=("document", doc.id, doc.title))  # fmt: skip
+        if not cols:
+            tree.root.add_leaf(Text("(empty: F6 adds files)", style="dim italic"))
+        self.library_size = (sum(c.document_count for c in cols), sum(c.chunk_count for c in cols))
+        if not self.busy:
+            self.set_status("Ready.")
+
+    @on(Tree.NodeSelected, "#library")
+    def _node_selected(self, event: Tree.NodeSelected) -> None:
+        if event.node.data:
+            kind, id_, _ = event.node.data
+            self.scope_to(kind, id_)
+
+    @work(thread=True, group="scope")
+    def scope_to(self, kind: str, id_: str) -> None:
+        try:
+            self.session.scope_to(kind, id_)
+        except LocalReasonError as exc:
+            self.ui(self.show_error, exc)
+            return
+        self.ui(self.show_scope)
+
+    def action_clear_scope(self) -> None:
+        self.session.clear_scope()
+        self.show_scope()
+
+    def show_scope(self) -> None:
+        scope = self.session.scope
+        text = Text("Scope: ", style="bold")
+        if scope.kind == "all":
+            text.append("the whole library")
+            text.append("  (Enter on the tree narrows it)", style="dim")
+        else:
+            text.append(f"{scope.kind} ", style="dim")
+            text.append(scope.label, style="bold reverse")
+            text.append("  Ctrl+X clears", style="dim")
+        self.main("#scope", Static).update(text)
+        self.main("#ask", Input).placeholder = (
+            "Ask a question and press Enter" if scope.kind == "all" else f"Ask about {scope.label} and press Enter")
+
+    def action_focus_library(self) -> None:
+        self.main(LibraryTree).focus()
+
+    # ------------------------------------------------------------ modes
+
+    def action_mode(self, mode: str) -> None:
+        self.mode = mode
+        ask = mode == "ask"
+        self.main("#ask").set_class(not ask, "hidden")
+        self.main("#answer").set_class(not ask, "hidden")
+        self.main("#search").set_class(ask, "hidden")
+        self.main("#results").set_class(ask, "hidden")
+        self.main("#ask" if ask else "#search", Input).focus()
+
+    # ------------------------------------------------------------ ask
+
+    @on(Input.Submitted, "#ask")
+    def _submitted(self, event: Input.Submitted) -> None:
+        question = event.value.strip()
+        if not question:
+            self.notify("Type a question first.", severity="warning")
+            return
+        if self.busy == "ask":
+            self.notify("A question is already running; Escape cancels it.", severity="warning")
+            return
+        self.trace("enter")
+        self.busy = "ask"
+        self.cancel_event = threading.Event()
+        self.started = time.perf_counter()
+        self.stages_seen = []
+        self.set_stage("waiting" if self.session.lock.writing else "searching")
+        self.call_after_refresh(self.trace, "progress")
+        self._tick = self.set_interval(0.1, self._refresh_stage)
+        self.run_ask(question, self.cancel_event)
+
+    @work(thread=True, group="ask")
+    def run_ask(self, question: str, cancel: threading.Event) -> None:
+        def stage(name: str, **info) -> None:
+            self.ui(self.set_stage, name, **info)
+
+        try:
+            turn = self.session.ask(question, stage=stage, cancel=cancel)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message, never a crash
+            self.ui(self.ask_done, None, exc)
+        else:
+            self.ui(self.ask_done, turn, None)
+
+    def set_stage(self, name: str, **info) -> None:
+        self.stages_seen.append(name)
+        template = STAGES.get(name, name)
+        try:
+            self.stage_text = template.format(**info)
+        except (KeyError, IndexError):
+            self.stage_text = template
+        self._refresh_stage()
+
+    def _refresh_stage(self) -> None:
+        if self.busy != "ask":
+            return
+        spent = time.perf_counter() - self.started
+        spin = SPINNER[int(spent * 10) % len(SPINNER)]
+        cancelling = self.cancel_event.is_set()
+        self.set_status(Text.assemble((f"{spin} ", "bold"), "Cancelling" if cancelling else self.stage_text,
+                                      f"… {elapsed_text(spent)}", ("" if cancelling else "   Esc cancels", "dim")))
+
+    def ask_done(self, turn: Turn | None, error: Exception | None) -> None:
+        spent = time.perf_counter() - self.started
+        self.busy = None
+        if self._tick is not None:
+            self._tick.stop()
+        if isinstance(error, Cancelled):
+            self.set_status(f"Cancelled after {elapsed_text(spent)}.")
+            self.notify("The question was cancelled.")
+            return
+        if error is not None:
+            self.set_status(f"The question failed after {elapsed_text(spent)}.")
+            self.show_error(error)
+            return
+        assert turn is not None
+        self.set_status(f"Answered in {elapsed_text(spent)}.")
+        self.call_later(self.show_turn, turn)
+        self.main("#ask", Input).value = ""
+
+    def action_cancel(self) -> None:
+        if self.busy == "ask" and not self.cancel_event.is_set():
+            self.cancel_event.set()
+            self._refresh_stage()
+        elif self.busy == "library" and not self.cancel_event.is_set():
+            self.cancel_event.set()
+            self.set_status("Cancelling after the current file…")
+        elif self.mode == "search":
+            self.action_mode("ask")
+
+    # ------------------------------------------------------------ the answer
+
+    async def show_turn(self, turn: Turn) -> None:
+        self.turn = turn
+        self.refs: list = []
+        a = turn.answer
+        view = self.main(AnswerView)
+        await view.clear()
+        items: list[ListItem] = [NoteItem(Text.assemble(("Q ", "bold"), turn.question,
+                                                        (f"   ({turn.scope.describe()})", "dim")), classes="question")]  # fmt: skip
+        if a.no_evidence:
+            items.append(NoteItem(Text(NO_EVIDENCE_ANSWER, style="italic"), classes="no-evidence"))
+            items.append(NoteItem(Text("Try other words, widen the scope (Ctrl+X), or add documents (F6).",
+                                       style="dim"), classes="hint"))  # fmt: skip
+        else:
+            titles = {c.chunk_id: c.document_title for c in a.citations}
+            for st in a.statements:
+                first = len(self.refs) + 1
+                body = Text(st.text)
+                for ref in st.references:
+                    self.refs.append((ref, titles.get(ref.chunk_id, "")))
+                    body.append(" ")
+                    body.append(f"[{len(self.refs)}]", style="bold reverse")
+                items.append(RefItem(body, first))
+            if not a.statements:
+                items.append(NoteItem(Text(a.answer, style="italic")))
+            if self.refs:
+                items.append(NoteItem(Text("Sources", style="bold"), classes="heading"))
+            for n, (ref, title) in enumerate(self.refs, 1):
+                body = Text.assemble((f"[{n}] ", "bold"), (title, "bold"), (f"  {ref.chunk_id}\n", "dim"),
+                                     ("“" + ref.quotation + "”", "italic"))  # fmt: skip
+                items.append(RefItem(body, n))
+        if a.gaps:
+            items.append(NoteItem(Text("Limitations", style="bold"), classes="heading"))
+            items += [NoteItem(Text("• " + g), classes="gap") for g in a.gaps]
+        items.append(NoteItem(Text(f"{a.chunks_gathered} chunks gathered · {a.citations_dropped} citations "
+                                   f"dropped · {a.latency_ms / 1000:.1f} s", style="dim"), classes="meta"))  # fmt: skip
+        await view.extend(items)
+        first_ref = next((i for i, it in enumerate(items) if isinstance(it, RefItem)), None)
+        view.index = first_ref
+        if first_ref is not None:
+            view.focus()
+
+    @on(ListView.Selected, "#answer")
+    def _answer_selected(self, event: ListView.Selected) -> None:
+        if isinstance(event.item, RefItem):
+            self.action_open_ref(event.item.ref)
+
+    def action_open_ref(self, n: int) -> None:
+        refs = getattr(self, "refs", [])
+        if not 1 <= n <= len(refs):
+            self.notify(f"There is no citation [{n}].", severity="warning")
+            return
+        ref, title = refs[n - 1]
+        self.push_screen(SourceScreen(self.session, ref.chunk_id, quote=(ref.start, ref.end), title=title))
+
+    # ------------------------------------------------------------ search mode
+
+    @on(Input.Changed, "#search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self.search_seq += 1
+        seq, query = self.search_seq, event.value.strip()
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        if not query:
+            self.main("#results", ListView).clear()
+            return
+        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self.run_search(query, seq))
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self) -> None:
+        results = self.main("#results", ListView)
+        if results.children:
+            results.focus()
+            results.index = 0
+
+    @work(thread=True, group="search")
+    def run_search(self, query: str, seq: int) -> None:
+        if seq != self.search_seq:
+            return  # typed on; a newer search is due
+        try:
+            passages, documents = self.session.search(query)
+        except LocalReasonError as exc:
+            self.ui(self.show_results, seq, query, [], [], exc)
+            return
+        except Exception as exc:  # noqa: BLE001
+            self.ui(self.show_error, exc)
+            return
+        self.ui(self.show_results, seq, query, passages, documents, None)
+
+    async def show_results(self, seq: int, query: str, passages, documents, error) -> None:
+        if seq != self.search_seq:
+            return  # a stale query: its results are dropped
+        view = self.main("#results", ListView)
+        await view.clear()
+        items: list[ListItem] = []
+        if error is not None:
+            items.append(NoteItem(Text(error.message, style="italic")))
+        for d in documents:
+            item = ListItem(Static(Text.assemble(("Document  ", "bold"), (d.title, "bold"),
+                                                 ("  Enter scopes questions to it", "dim")), markup=False))  # fmt: skip
+            item.hit = ("document", d.id, d.title)
+            items.append(item)
+        for h in passages:
+            where = " › ".join(h.section_path)
+            snippet = " ".join(h.content.split())
+            item = ListItem(Static(Text.assemble((h.document_title, "bold"), (f"  {where}\n" if where else "\n", "dim"),
+                                                 snippet[:220] + ("…" if len(snippet) > 220 else "")), markup=False))  # fmt: skip
+            item.hit = ("passage", h.chunk_id, h.document_title)
+            items.append(item)
+        if not items:
+            items.append(NoteItem(Text(f"Nothing found for “{query}”.", style="italic")))
+        await view.extend(items)
+        view.border_title = f"Search results for “{query}”"
+
+    @on(ListView.Selected, "#results")
+    def _result_selected(self, event: ListView.Selected) -> None:
+        hit = getattr(event.item, "hit", None)
+        if hit is None:
+            return
+        kind, id_, title = hit
+        if kind == "passage":
+            self.push_screen(SourceScreen(self.session, id_, title=title))
+        else:
+            self.scope_to("document", id_)
+            self.select_in_tree(id_)
+            self.notify(f"Questions now go to {title}.", title="Scoped")
+
+    def select_in_tree(self, id_: str) -> None:
+        tree = self.main(LibraryTree)
+        for node in tree.root.children:
+            for child in [node, *node.children]:
+                if child.data and child.data[1] == id_:
+                    node.expand()
+                    tree.move_cursor(child)
+                    return
+
+    # ------------------------------------------------------------ library management
+
+    def _library_busy(self) -> bool:
+        if self.busy == "library":
+            self.notify("The library is already being changed; wait for it to finish.", severity="warning")
+            return True
+        return False
+
+    def action_add(self) -> None:
+        if self._library_busy():
+            return
+        scope = self.session.scope
+        default = scope.label if scope.kind == "collection" else "default"
+        self.push_screen(AddScreen(default), self._add_chosen)
+
+    def _add_chosen(self, choice) -> None:
+        if choice:
+            path, collection = choice
+            self.start_library_work(f"Adding {path}")
+            self.run_ingest(path, collection, self.cancel_event)
+
+    def action_sync(self) -> None:
+        if self._library_busy():
+            return
+        scope = self.session.scope
+        collection = scope.label if scope.kind == "collection" else None
+        self.start_library_work(f"Re-syncing {collection or 'every collection'}")
+        self.run_sync(collection, self.cancel_event)
+
+    def start_library_work(self, label: str) -> None:
+        self.busy_label = label
+        if self.busy != "ask":
+            self.busy = "library"
+            self.cancel_event = threading.Event()
+        bar = self.main("#progress", ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.remove_class("hidden")
+        self.set_status(f"{label}…")
+
+    def _progress(self, cancel: threading.Event):
+        def callback(p) -> None:
+            if cancel.is_set():
+                raise KeyboardInterrupt  # the library stops after the current file and reports what it did
+            self.ui(self._show_progress, p)
+        return callback
+
+    def _show_progress(self, p) -> None:
+        bar = self.main("#progress", ProgressBar)
+        bar.update(total=max(p.total, 1), progress=p.done)
+        name = Path(p.path).name if p.path else ""
+        self.set_status(f"{self.busy_label}: {p.done}/{p.total} files, {p.chunks} passages  {name}")
+
+    @work(thread=True, group="library")
+    def run_ingest(self, path: str, collection: str, cancel: threading.Event) -> None:
+        def job():
+            return [self.session.library.ingest([path], collection, progress=self._progress(cancel))]
+        self._library_job(job, f"Added to {collection}")
+
+    @work(thread=True, group="library")
+    def run_sync(self, collection: str | None, cancel: threading.Event) -> None:
+        def job():
+            return self.session.library.sync(collection, progress=self._progress(cancel))
+        self._library_job(job, "Re-sync")
+
+    def _library_job(self, job, title: str) -> None:
+        try:
+            with self.session.lock.write():
+                reports = job()
+        except Interrupted as stop:
+            self.ui(self.library_done, title + " (cancelled)", [stop.report] if stop.report else [],
+                                  "Cancelled: what was finished is kept. Run it again to continue.", None)  # fmt: skip
+        except Exception as exc:  # noqa: BLE001
+            self.ui(self.library_done, title, [], "", exc)
+        else:
+            self.ui(self.library_done, title, reports, "", None)
+
+    def library_done(self, title: str, reports, note: str, error) -> None:
+        if self.busy == "library":
+            self.busy = None
+        self.main("#progress", ProgressBar).add_class("hidden")
+        self.set_status("Ready.")
+        self.load_tree()
+        if error is not None:
+            self.show_error(error)
+        elif not reports:
+            self.notify("There was nothing to re-sync: no folders or files were added yet.")
+        else:
+            failed = sum(r.counts.get("failed", 0) for r in reports)
+            self.push_screen(ReportScreen(title + (f" — {failed} failed" if failed else ""), reports, note))
+
+    def confirm_remove(self, data) -> None:
+        if self._library_busy():
+            return
+        kind, id_, label = data
+        what = (f"the document “{label}”" if kind == "document"
+                else f"the collection “{label}” and all its documents")  # fmt: skip
+        self.push_screen(ConfirmScreen(f"Remove {what} from the library?\nThe files on disk are not touched."),
+                         lambda yes: yes and self.run_remove(kind, id_, label))  # fmt: skip
+
+    @work(thread=True, group="library")
+    def run_remove(self, kind: str, id_: str, label: str) -> None:
+        try:
+            with self.session.lock.write():
+                self.session.library.remove(id_)
+        except Exception as exc:  # noqa: BLE001
+            self.ui(self.show_error, exc)
+            return
+        self.ui(self._removed, id_, label)
+
+    def _removed(self, id_: str, label: str) -> None:
+        if self.session.scope.id == id_:
+            self.action_clear_scope()
+        self.notify(f"Removed {label}.")
+        self.load_tree()
+
+    # ------------------------------------------------------------ history, export, help
+
+    def action_history(self) -> None:
+        self.push_screen(HistoryScreen(self.session.history), self._history_chosen)
+
+    def _history_chosen(self, index) -> None:
+        if index is None:
+            return
+        turn = self.session.history[index]
+        if turn.answer is None:
+            self.notify(f"That question failed: {turn.error}", severity="warning")
+            return
+        self.action_mode("ask")
+        self.call_later(self.show_turn, turn)
+
+    def action_export(self) -> None:
+        if self.turn is None or self.turn.answer is None:
+            self.notify("Ask a question first; then Ctrl+E saves its answer.", severity="warning")
+            return
+        self.push_screen(ExportScreen(str(Path.cwd() / default_export_name(self.turn))), self._export_to)
+
+    def _export_to(self, path) -> None:
+        if not path:
+            return
+        try:
+            target = self.session.export(self.turn, path)
+        except LocalReasonError as exc:
+            self.show_error(exc)
+        except OSError as exc:
+            self.show_error(LocalReasonError(f"Could not write {path}: {exc.strerror or exc}.",
+                                             hint="Choose a folder you can write to."))  # fmt: skip
+        else:
+            self.notify(f"Saved to {target}", title="Exported")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    # ------------------------------------------------------------ status and errors
+
+    def set_status(self, text) -> None:
+        if text == "Ready." and hasattr(self, "library_size"):
+            docs, chunks = self.library_size
+            text = f"Ready. {docs} documents, {chunks} passages."
+        self.main("#status", Static).update(text)
+
+    def show_error(self, exc: Exception) -> None:
+        if isinstance(exc, LocalReasonError):
+            self.push_screen(ErrorScreen(exc.title, exc.message, exc.hint or ""))
+            return
+        log = self.session.library.home / "logs" / "tui.log"
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as fh:
+                fh.write("".join(traceback.format_exception(exc)))
+        except OSError:
+            pass
+        self.push_screen(ErrorScreen("Unexpected error", f"{exc.__class__.__name__}: {exc}",
+                                     f"The details are in {log}. Please report it; your library is unchanged."))  # fmt: skip
