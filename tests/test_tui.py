@@ -277,6 +277,28 @@ async def test_add_a_folder_with_progress_and_a_per_file_summary_including_failu
         assert app.query_one("#progress").has_class("hidden")
 
 
+async def test_escape_stops_an_ingest_after_the_current_file_and_keeps_what_was_done(tui_lib, tmp_path):
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(300):
+        (many / f"note{i:03}.md").write_text(f"# Note {i}\n\nThis is note number {i} about topic {i % 7}.\n")
+    app = LocalReasonApp(tui_lib)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app._add_chosen((str(many), "many"))
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, ReportScreen)
+        assert "cancelled" in str(app.screen.query_one("#report-title").render())
+        kept = len(tui_lib.documents("many"))
+        assert kept < 300, "stopped before the end"
+        assert tui_lib.collection("many").document_count == kept, "the library stays consistent"
+        await pilot.press("enter")
+        await pilot.press("f5")  # re-sync picks up the rest
+        await settle(pilot)
+        assert len(tui_lib.documents("many")) == 300
+
+
 async def test_add_refuses_a_missing_path_inside_the_dialog(tui_lib, tmp_path):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
@@ -381,6 +403,25 @@ async def test_errors_appear_in_a_modal_and_the_app_carries_on(tui_lib):
         assert app.turn is None
 
 
+async def test_ids_typed_in_search_open_their_item_and_bad_ids_explain_themselves(tui_lib):
+    chunk = tui_lib.chunks(next(d.id for d in tui_lib.documents() if d.title == "Black Death"), level=2)[3]
+    app = LocalReasonApp(tui_lib)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        for value, expected in [(chunk.id, SourceScreen), ("chk_nothinghere", ErrorScreen),
+                                ("doc_aaaaaaaaaaaaaaaa", ErrorScreen)]:  # fmt: skip
+            app.query_one("#search").value = value
+            app.query_one("#search").focus()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert isinstance(app.screen, expected), value
+            if expected is ErrorScreen:
+                message = str(app.screen.query_one("#error-message").render())
+                assert ("not a valid" in message or "No document" in message), message
+            await pilot.press("escape")
+            await settle(pilot)
+
+
 async def test_missing_model_file_names_the_fix(isolated_home, tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALREASON_GENERATION_MODEL", str(tmp_path / "missing.gguf"))
     lib = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
@@ -408,7 +449,7 @@ async def test_history_revisits_answers_and_export_writes_markdown(tui_lib, tmp_
         await pilot.press("enter")
         await settle(pilot)
         assert app.turn.question == "Where did the Black Death originate?"
-        await pilot.press("ctrl+e")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ExportScreen)
         target = tmp_path / "out" / "answer.md"
@@ -431,7 +472,7 @@ async def test_help_screen_and_footer_bindings(tui_lib):
         await pilot.press("escape")
         await pilot.pause()
         keys = {b.key for b in app.BINDINGS if b.show}
-        assert {"f1", "f2", "f3", "f4", "f5", "f6", "ctrl+e", "ctrl+q"} <= keys
+        assert {"f1", "f2", "f3", "f4", "f5", "f6", "ctrl+s", "ctrl+q"} <= keys
 
 
 def test_tui_command_refuses_without_a_terminal(capsys):

@@ -83,6 +83,7 @@ class AnswerView(ListView):
 class LocalReasonApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "localreason"
+    ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("f1", "help", "Help"),
         Binding("question_mark", "help", "Help", show=False),
@@ -91,7 +92,7 @@ class LocalReasonApp(App):
         Binding("f4", "history", "History"),
         Binding("f5", "sync", "Sync"),
         Binding("f6", "add", "Add"),
-        Binding("ctrl+e", "export", "Export"),
+        Binding("ctrl+s", "export", "Save"),
         Binding("ctrl+l", "focus_library", "Library", show=False),
         Binding("ctrl+x", "clear_scope", "Clear scope", show=False),
         Binding("escape", "cancel", "Cancel", show=False),
@@ -105,8 +106,12 @@ class LocalReasonApp(App):
         self.turn: Turn | None = None
         self.mode = "ask"
         self.busy: str | None = None
-        """``ask`` or ``library`` while such work runs (one of each kind at a time)."""
+        """``ask`` while a question runs (one at a time)."""
         self.cancel_event = threading.Event()
+        """Set by Escape to stop the running question."""
+        self.library_cancel = threading.Event()
+        """Set by Escape (when no question runs) to stop an ingest or re-sync after the current file."""
+        self.library_busy = False
         self.started = 0.0
         self.stage_text = ""
         self.stages_seen: list[str] = []
@@ -159,6 +164,7 @@ class LocalReasonApp(App):
 
     async def action_quit(self) -> None:
         self.cancel_event.set()  # a running question or ingest stops instead of finishing unseen
+        self.library_cancel.set()
         self.exit()
 
     def main(self, selector, expect=None):
@@ -225,11 +231,11 @@ class LocalReasonApp(App):
         text = Text("Scope: ", style="bold")
         if scope.kind == "all":
             text.append("the whole library")
-            text.append("  (Enter on the tree narrows it)", style="dim")
+            text.append(" · Enter on the tree narrows it", style="dim")
         else:
             text.append(f"{scope.kind} ", style="dim")
             text.append(scope.label, style="bold reverse")
-            text.append("  Ctrl+X clears", style="dim")
+            text.append(" · Ctrl+X clears", style="dim")
         self.main("#scope", Static).update(text)
         self.main("#ask", Input).placeholder = (
             "Ask a question and press Enter" if scope.kind == "all" else f"Ask about {scope.label} and press Enter")
@@ -301,6 +307,7 @@ class LocalReasonApp(App):
 
     def ask_done(self, turn: Turn | None, error: Exception | None) -> None:
         spent = time.perf_counter() - self.started
+        self.trace("done")
         self.busy = None
         if self._tick is not None:
             self._tick.stop()
@@ -321,8 +328,8 @@ class LocalReasonApp(App):
         if self.busy == "ask" and not self.cancel_event.is_set():
             self.cancel_event.set()
             self._refresh_stage()
-        elif self.busy == "library" and not self.cancel_event.is_set():
-            self.cancel_event.set()
+        elif self.library_busy and not self.library_cancel.is_set():
+            self.library_cancel.set()
             self.set_status("Cancelling after the current file…")
         elif self.mode == "search":
             self.action_mode("ask")
@@ -394,14 +401,39 @@ class LocalReasonApp(App):
         if not query:
             self.main("#results", ListView).clear()
             return
-        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self.run_search(query, seq))
+        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self._start_search(query, seq))
+
+    def _start_search(self, query: str, seq: int) -> None:
+        if not self.busy:
+            self.set_status(f"Searching for “{query}”…")
+        self.run_search(query, seq)
 
     @on(Input.Submitted, "#search")
-    def _search_submitted(self) -> None:
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if value[:4] in ("col_", "doc_", "chk_") and " " not in value:
+            self.open_id(value)  # an id typed or pasted: go straight to it
+            return
         results = self.main("#results", ListView)
         if results.children:
             results.focus()
             results.index = 0
+
+    @work(thread=True, group="search")
+    def open_id(self, value: str) -> None:
+        try:
+            with self.session.lock.read():
+                item = self.session.library.get(value)
+        except Exception as exc:  # noqa: BLE001 - a bad or unknown id is a message
+            self.ui(self.show_error, exc)
+            return
+        if value.startswith("chk_"):
+            title = self.session.library.document(item.document_id).title
+            self.ui(self.push_screen, SourceScreen(self.session, item.id, title=title))
+        else:
+            kind = "collection" if value.startswith("col_") else "document"
+            self.scope_to(kind, item.id)
+            self.ui(self.select_in_tree, item.id)
 
     @work(thread=True, group="search")
     def run_search(self, query: str, seq: int) -> None:
@@ -431,7 +463,8 @@ class LocalReasonApp(App):
             item.hit = ("document", d.id, d.title)
             items.append(item)
         for h in passages:
-            where = " › ".join(h.section_path)
+            path = list(h.section_path)
+            where = " › ".join(path[1:] if path and path[0] == h.document_title else path)
             snippet = " ".join(h.content.split())
             item = ListItem(Static(Text.assemble((h.document_title, "bold"), (f"  {where}\n" if where else "\n", "dim"),
                                                  snippet[:220] + ("…" if len(snippet) > 220 else "")), markup=False))  # fmt: skip
@@ -441,6 +474,9 @@ class LocalReasonApp(App):
             items.append(NoteItem(Text(f"Nothing found for “{query}”.", style="italic")))
         await view.extend(items)
         view.border_title = f"Search results for “{query}”"
+        if not self.busy:
+            self.set_status(f"{len(passages)} passages, {len(documents)} documents for “{query}”. "
+                            "Enter opens; Tab moves to the list.")
 
     @on(ListView.Selected, "#results")
     def _result_selected(self, event: ListView.Selected) -> None:
@@ -467,7 +503,7 @@ class LocalReasonApp(App):
     # ------------------------------------------------------------ library management
 
     def _library_busy(self) -> bool:
-        if self.busy == "library":
+        if self.library_busy:
             self.notify("The library is already being changed; wait for it to finish.", severity="warning")
             return True
         return False
@@ -483,7 +519,7 @@ class LocalReasonApp(App):
         if choice:
             path, collection = choice
             self.start_library_work(f"Adding {path}")
-            self.run_ingest(path, collection, self.cancel_event)
+            self.run_ingest(path, collection, self.library_cancel)
 
     def action_sync(self) -> None:
         if self._library_busy():
@@ -491,13 +527,12 @@ class LocalReasonApp(App):
         scope = self.session.scope
         collection = scope.label if scope.kind == "collection" else None
         self.start_library_work(f"Re-syncing {collection or 'every collection'}")
-        self.run_sync(collection, self.cancel_event)
+        self.run_sync(collection, self.library_cancel)
 
     def start_library_work(self, label: str) -> None:
         self.busy_label = label
-        if self.busy != "ask":
-            self.busy = "library"
-            self.cancel_event = threading.Event()
+        self.library_busy = True
+        self.library_cancel = threading.Event()
         bar = self.main("#progress", ProgressBar)
         bar.update(total=None, progress=0)
         bar.remove_class("hidden")
@@ -541,10 +576,10 @@ class LocalReasonApp(App):
             self.ui(self.library_done, title, reports, "", None)
 
     def library_done(self, title: str, reports, note: str, error) -> None:
-        if self.busy == "library":
-            self.busy = None
+        self.library_busy = False
         self.main("#progress", ProgressBar).add_class("hidden")
-        self.set_status("Ready.")
+        if not self.busy:
+            self.set_status("Ready.")
         self.load_tree()
         if error is not None:
             self.show_error(error)
@@ -596,7 +631,7 @@ class LocalReasonApp(App):
 
     def action_export(self) -> None:
         if self.turn is None or self.turn.answer is None:
-            self.notify("Ask a question first; then Ctrl+E saves its answer.", severity="warning")
+            self.notify("Ask a question first; then Ctrl+S saves its answer.", severity="warning")
             return
         self.push_screen(ExportScreen(str(Path.cwd() / default_export_name(self.turn))), self._export_to)
 

@@ -139,32 +139,32 @@ class SourceScreen(Screen):
 # ---------------------------------------------------------------- help
 
 HELP = """\
-[b]localreason[/b] — ask your documents, read the evidence.
+[b]localreason[/b]: ask your documents, read the evidence.
 
-[b]Everywhere[/b]
-  F1 / ?        this help              Ctrl+Q   quit
-  F2            ask mode               F3       search mode
-  F4            history                F5       re-sync folders
-  F6            add a file or folder   Ctrl+E   export the answer (Markdown)
-  Ctrl+L        focus the library      Ctrl+X   clear the scope
-  Escape        cancel the running question / close a dialog
-  Tab           next pane              Shift+Tab previous pane
+[b]Anywhere[/b]
+  F1 ?     this help            Ctrl+Q   quit
+  F2       ask                  F3       search as you type
+  F4       history              F5       re-sync added folders
+  F6       add file or folder   Ctrl+S   save answer as Markdown
+  Ctrl+L   library tree         Ctrl+X   clear the scope
+  Tab      next pane            Escape   cancel / close
 
 [b]Library tree[/b]
-  ↑ ↓ ← →       move, fold, unfold     Enter    scope to the collection/document
-  Delete        remove a document or collection (asks first)
+  ↑ ↓      move                 Space    fold / unfold
+  Enter    scope questions and searches to this item
+  Delete   remove it from the library (asks first)
 
 [b]Answer[/b]
-  ↑ ↓           move between statements and sources
-  Enter / click open the cited passage   1-9      open citation [n]
+  ↑ ↓      statements, sources  Enter    open the cited passage
+  1-9      open citation \\[n]   click    open it too
 
 [b]Source viewer[/b]
-  p / ←  previous   n / →  next   u  up (section)   d  down   s  around
-  c  back to the cited passage    Escape / q  back to the answer
+  p ←  previous   n →  next   u  up   d  down   s  around
+  c    back to the cited passage         Escape q  back
 
-[b]Search mode[/b]
-  Type: passages appear as you type. Enter on a passage opens it;
-  Enter on a document scopes questions to it.
+[b]Search[/b]
+  Enter on a passage opens it; on a document, scopes to it.
+  Type or paste a chk_/doc_/col_ id and press Enter to go to it.
 """
 
 

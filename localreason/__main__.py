@@ -1,0 +1,5 @@
+"""python -m localreason: the same as the localreason command."""
+
+from .cli import main
+
+main()

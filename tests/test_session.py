@@ -1,0 +1,69 @@
+"""The headless core behind the TUI: locking, scope, history, export."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from localreason.errors import NotFoundError, ValidationError
+from localreason.session import ReadWriteLock, Session
+
+from conftest import FakeGenerator
+
+
+def test_writer_waits_for_readers_and_blocks_new_ones():
+    lock = ReadWriteLock()
+    events = []
+    reader_in = threading.Event()
+
+    def reader(name, hold):
+        with lock.read():
+            events.append(f"{name} in")
+            reader_in.set()
+            time.sleep(hold)
+            events.append(f"{name} out")
+
+    def writer():
+        with lock.write():
+            events.append("writer in")
+            time.sleep(0.05)
+            events.append("writer out")
+
+    r1 = threading.Thread(target=reader, args=("r1", 0.15))
+    r1.start()
+    reader_in.wait()
+    w = threading.Thread(target=writer)
+    w.start()
+    time.sleep(0.03)
+    r2 = threading.Thread(target=reader, args=("r2", 0))
+    r2.start()
+    for t in (r1, w, r2):
+        t.join(5)
+    assert events == ["r1 in", "r1 out", "writer in", "writer out", "r2 in", "r2 out"]
+
+
+def test_scope_history_and_export(lib, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Router\n\nThe router warranty lasts two years from the date of purchase.\n")
+    lib.ingest([docs], "work")
+    lib._generator = FakeGenerator()
+    s = Session(lib)
+    with pytest.raises(ValidationError):
+        s.scope_to("chunk", "chk_aaaaaaaaaaaaaaaa")
+    with pytest.raises(NotFoundError):
+        s.scope_to("collection", "nope")
+    assert s.scope_to("collection", "work").label == "work"
+    turn = s.ask("How long is the router warranty?")
+    assert turn.scope.kind == "collection" and s.history == [turn]
+    with pytest.raises(ValidationError):
+        s.ask("   ")
+    assert len(s.history) == 1, "a blank question is not history"
+    (tmp_path / "exports").mkdir()
+    out = s.export(turn, tmp_path / "exports")  # an existing folder: a file name is made up
+    text = out.read_text()
+    assert out.suffix == ".md" and out.parent == tmp_path / "exports"
+    assert "two years" in text and turn.answer.citations[0].chunk_id in text and "collection work" in text
+    assert s.export(turn, tmp_path / "x.txt").name == "x.txt.md"
