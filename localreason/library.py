@@ -78,6 +78,8 @@ class Library:
         self._vectors: VectorIndex | None = None
         self._embedder = embedder
         self._generator = generator
+        self._init_lock = threading.RLock()
+        """Lazy parts are created once even when front ends call from several threads (the TUI does)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -88,12 +90,18 @@ class Library:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store(self.settings.db_path)
+            with self._init_lock:
+                if self._store is None:
+                    self._store = Store(self.settings.db_path)
         return self._store
 
     @property
     def embedder(self):
         """The embedding backend, created on first use (the model itself loads on first embed)."""
+        with self._init_lock:
+            return self._embedder_locked()
+
+    def _embedder_locked(self):
         if self._embedder is None:
             from .embed import SentenceTransformerEmbedder
             from .models import resolve_embedding_model
@@ -141,6 +149,12 @@ class Library:
     @property
     def vectors(self) -> VectorIndex:
         """The FAISS index, loaded (or rebuilt from SQLite) on first use."""
+        if self._vectors is not None:
+            return self._vectors
+        with self._init_lock:
+            return self._vectors_locked()
+
+    def _vectors_locked(self) -> VectorIndex:
         if self._vectors is None:
             self.check_embedding_model()
             dim = self.store.get_meta("embedding_dim")
@@ -245,6 +259,10 @@ class Library:
     @property
     def generator(self):
         """The configured GGUF model, shared by every Library of this process and loaded on first use."""
+        with self._init_lock:
+            return self._generator_locked()
+
+    def _generator_locked(self):
         if self._generator is None:
             from .generate import shared_generator
             from .models import resolve_gguf

@@ -8,7 +8,8 @@
    ones stopped. Cosine alone is the weight-0 row.
 2. The quotable-sentence ranking: for 300 answerable questions, the share whose gold answer
    is in the top 1 / 2 / 3 / 4 sentences of the packet, for ranking weights around the
-   chosen ones (quotes.py), with a 1,000- and a 2,000-token packet.
+   chosen ones (quotes.py), including the weights of the "read with the previous sentence"
+   terms, with a 1,000- and a 2,000-token packet.
 
 Uses the libraries eval_reason.py builds and caches in --data-dir.
 
@@ -65,36 +66,53 @@ def ranking_study(lib, answerable, budget: int) -> None:
     rows = []
     for q, golds in answerable:
         packet = R.build_packet(R.progressive_search(lib, q), budget)
-        cands = [(rank, c.content[s:e]) for rank, c in enumerate(packet.chunks) for s, e in Q.sentences(c.content)
-                 if not c.content[s:e].rstrip().endswith("?")]  # fmt: skip
+        cands = []  # (chunk rank, sentence, previous sentence), as quotes.rank_quotes builds them
+        for rank, c in enumerate(packet.chunks):
+            spans = Q.sentences(c.content)
+            for i, (s, e) in enumerate(spans):
+                if not c.content[s:e].rstrip().endswith("?"):
+                    cands.append((rank, c.content[s:e], c.content[spans[i - 1][0]:spans[i - 1][1]] if i else ""))
+        cands = [c for c in cands if c[1].rstrip().endswith((".", "!", ":", ";", '"', "”"))
+                 or len(c[1].split()) > 8] or cands  # fmt: skip
         if not cands:
             rows.append(None)
             continue
-        vecs = lib.embedder.embed([q] + [t for _, t in cands])
-        low = [t.lower() for _, t in cands]
+        n = len(cands)
+        vecs = lib.embedder.embed([q] + [t for _, t, _ in cands] + [f"{p} {t}".strip() for _, t, p in cands])
+        low = [t.lower() for _, t, _ in cands]
         terms = R.query_terms(q)
-        w = {t: math.log(1 + len(cands) / (1 + sum(t in s for s in low))) for t in terms}
+        w = {t: math.log(1 + n / (1 + sum(t in s for s in low))) for t in terms}
         total = sum(w.values()) or 1.0
-        lex = [sum(v for t, v in w.items() if t in set(re.findall(r"\w+", s))) / total for s in low]
-        rows.append((vecs[1:] @ vecs[0], np.array(lex), np.array([r for r, _ in cands]),
-                     np.array([any(norm(g) in norm(t) for g in golds) for _, t in cands]),
-                     np.array([any(ch.isdigit() for ch in t) for _, t in cands]), bool(Q._NUMBER_QUESTION.match(q))))
+
+        def lexical(text: str) -> float:
+            words = set(re.findall(r"\w+", text.lower()))
+            return sum(v for t, v in w.items() if t in words) / total
+
+        lex = np.array([lexical(t) for _, t, _ in cands])
+        rows.append((vecs[1:n + 1] @ vecs[0], lex, np.array([r for r, _, _ in cands]),
+                     np.array([any(norm(g) in norm(t) for g in golds) for _, t, _ in cands]),
+                     np.array([any(ch.isdigit() for ch in t) for _, t, _ in cands]), bool(Q._NUMBER_QUESTION.match(q)),
+                     vecs[n + 1:] @ vecs[0], np.array([lexical(f"{p} {t}") for _, t, p in cands])))  # fmt: skip
     avail = sum(r is not None and r[3].any() for r in rows) / len(rows)
     print(f"\n2. Sentence ranking, {budget}-token packet ({len(rows)} questions; gold in some sentence: {avail:.3f})")
-    print(f"{'lexical':>8} {'rank':>5} {'number':>7} {'top1':>6} {'top2':>6} {'top3':>6} {'top4':>6}")
-    chosen = (Q.LEXICAL_WEIGHT, Q.CHUNK_RANK_WEIGHT, Q.NUMBER_WEIGHT)
-    grid = [(0, 0, 0), (0.35, 0.05, 0), (1.0, 0.1, 0.1), (0.7, 0.2, 0.1)]
-    for lw, rw, nw in [g for g in grid if g != chosen] + [chosen]:
+    print(f"{'lexical':>8} {'rank':>5} {'number':>7} {'ctx cos':>8} {'ctx lex':>8} {'top1':>6} {'top2':>6} "
+          f"{'top3':>6} {'top4':>6}")  # fmt: skip
+    chosen = (Q.LEXICAL_WEIGHT, Q.CHUNK_RANK_WEIGHT, Q.NUMBER_WEIGHT, Q.CONTEXT_COSINE_WEIGHT,
+              Q.CONTEXT_LEXICAL_WEIGHT)  # fmt: skip
+    grid = [(0, 0, 0, 0, 0), (0.35, 0.05, 0, 0, 0), (1.0, 0.1, 0.1, 0, 0), (0.7, 0.2, 0.1, 0, 0), (0.7, 0.1, 0.1, 0, 0),
+            (0.7, 0.1, 0.1, 0.25, 0.2), (0.7, 0.1, 0.1, 0.5, 0.2), (0.7, 0.1, 0.1, 1.0, 0.2), (0.7, 0.1, 0.1, 0.5, 0.7)]
+    for lw, rw, nw, cw, xw in [g for g in grid if g != chosen] + [chosen]:
         tops = [0, 0, 0, 0]
         for r in rows:
             if r is None:
                 continue
-            cos, lex, rank, gold, num, numeric = r
-            order = np.argsort(-(cos + lw * lex + rw / (1 + rank) + (nw * num if numeric else 0)))
+            cos, lex, rank, gold, num, numeric, cos_ctx, lex_ctx = r
+            score = cos + lw * lex + rw / (1 + rank) + (nw * num if numeric else 0)
+            order = np.argsort(-(score + cw * (cos_ctx - cos) + xw * (lex_ctx - lex)), kind="stable")
             for k in range(4):
                 tops[k] += bool(gold[order[:k + 1]].any())
-        label = "  <- quotes.py" if (lw, rw, nw) == chosen else ""
-        print(f"{lw:>8} {rw:>5} {nw:>7} " + " ".join(f"{t / len(rows):>6.3f}" for t in tops) + label)
+        label = "  <- quotes.py" if (lw, rw, nw, cw, xw) == chosen else ""
+        print(f"{lw:>8} {rw:>5} {nw:>7} {cw:>8} {xw:>8} " + " ".join(f"{t / len(rows):>6.3f}" for t in tops) + label)
 
 
 def main() -> None:

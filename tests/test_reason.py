@@ -9,7 +9,7 @@ import pytest
 
 from localreason.errors import ValidationError
 from localreason.generate import GenerationError
-from localreason.reason import NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
+from localreason.reason import LEAD_STATEMENTS, NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
 from localreason.types import Evidence
 
 from conftest import FakeGenerator, grammar_choice, grammar_statements
@@ -41,7 +41,8 @@ def test_answer_citations_and_offsets_are_bound_by_the_server(library):
     gen = FakeGenerator()
     a = reason(library, "How long is the router warranty?", generator=gen)
     assert gen.calls == 1
-    assert len(a.statements) == 2, "the two best quotations lead"
+    assert len(a.statements) == LEAD_STATEMENTS, "the best quotations lead"
+    assert all(st.text.endswith(".") for st in a.statements), "sentences, not headings"
     expected = []
     for st in a.statements:
         [ref] = st.references
@@ -114,7 +115,7 @@ def test_whitespace_is_collapsed_and_trimmed_when_verifying(library):
 def test_disagreeing_sources_become_separate_cited_statements(library):
     gen = FakeGenerator()  # the forced opening, nothing added
     a = reason(library, "How long is the router warranty?", generator=gen)
-    assert len(json.loads(gen.last_prefix + "]}")["statements"]) == 2, "the two best quotations always lead"
+    assert len(json.loads(gen.last_prefix + "]}")["statements"]) == LEAD_STATEMENTS, "the best quotations lead"
     texts = " ".join(s.text for s in a.statements)
     assert "two years" in texts and "five years" in texts
     cited_docs = {c.document_id for c in a.citations}
@@ -235,7 +236,7 @@ def test_parse_output_and_grammar_units():
     assert g.startswith('root ::= "],'), "after the forced opening only the limitations remain"
     prefix, many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"])
     assert [s["references"][0]["quotation"] for s in json.loads(prefix + "]}")["statements"]] == \
-        ["Sentence a.", "Sentence b."], "the two best quotations, in rank order, and no more"
+        [f"Sentence {c}." for c in "abcd"[:LEAD_STATEMENTS]], "the best quotations, in rank order, and no more"
     assert "stmt" not in many.splitlines()[0]
     # The prefix plus anything the grammar allows is the contract's JSON.
     full = prefix + '],"limitations":["The sources disagree."]}'
