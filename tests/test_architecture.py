@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 CORE = ["localreason.library", "localreason.ingest.parse", "localreason.ingest.chunk", "localreason.store.db",
-        "localreason.store.vectors", "localreason.models", "localreason.config", "localreason.embed"]  # fmt: skip
+        "localreason.store.vectors", "localreason.models", "localreason.config", "localreason.embed",
+        "localreason.reason", "localreason.session", "localreason.generate", "localreason.quotes"]  # fmt: skip
 
 
 def test_core_imports_no_front_end_and_no_heavy_model_libraries():

@@ -96,6 +96,8 @@ async def test_ask_shows_statements_markers_sources_gaps_and_meta(tui_lib):
         assert "chunks gathered" in rows[-1] and "citations dropped" in rows[-1]
         assert isinstance(app.query_one(AnswerView).highlighted_child, RefItem), "a marker is selected"
         assert "Answered in" in str(app.query_one("#status").render())
+        await pilot.press("W", "h", "o")  # typing while the answer has focus starts the next question
+        assert app.focused is app.query_one("#ask") and app.query_one("#ask").value == "Who"
 
 
 async def test_citation_opens_the_source_with_the_quotation_highlighted_and_tree_navigation(tui_lib):

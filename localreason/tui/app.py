@@ -79,6 +79,16 @@ class AnswerView(ListView):
 
     BINDINGS = [Binding(str(n), f"app.open_ref({n})", show=False) for n in range(1, 10)]
 
+    def on_key(self, event) -> None:
+        """Typing a letter here starts the next question: focus moves to the question box."""
+        ch = event.character
+        if ch and ch.isprintable() and not ch.isdigit() and ch not in " ?":
+            box = self.app.main("#ask", Input)
+            box.focus()
+            box.insert_text_at_cursor(ch)
+            event.stop()
+            event.prevent_default()
+
 
 class LocalReasonApp(App):
     CSS_PATH = "app.tcss"
@@ -133,7 +143,7 @@ class LocalReasonApp(App):
                 yield tree
             with Vertical(id="main"):
                 yield Static(id="scope")
-                yield Input(placeholder="Ask a question and press Enter", id="ask")
+                yield Input(placeholder="Ask a question and press Enter", id="ask", select_on_focus=False)
                 yield Input(placeholder="Search passages as you type", id="search", classes="hidden")
                 yield AnswerView(NoteItem(WELCOME, classes="welcome"), id="answer")
                 yield ListView(id="results", classes="hidden")
@@ -457,9 +467,11 @@ class LocalReasonApp(App):
         items: list[ListItem] = []
         if error is not None:
             items.append(NoteItem(Text(error.message, style="italic")))
+        with_passages = {h.document_id for h in passages}
+        documents = [d for d in documents if d.id in with_passages][:2] or documents[:1]
         for d in documents:
-            item = ListItem(Static(Text.assemble(("Document  ", "bold"), (d.title, "bold"),
-                                                 ("  Enter scopes questions to it", "dim")), markup=False))  # fmt: skip
+            item = ListItem(Static(Text.assemble(("Document: ", "dim"), (d.title, "bold"), ("  (Enter: ask it)", "dim")),
+                                   markup=False))  # fmt: skip
             item.hit = ("document", d.id, d.title)
             items.append(item)
         for h in passages:
@@ -475,8 +487,7 @@ class LocalReasonApp(App):
         await view.extend(items)
         view.border_title = f"Search results for “{query}”"
         if not self.busy:
-            self.set_status(f"{len(passages)} passages, {len(documents)} documents for “{query}”. "
-                            "Enter opens; Tab moves to the list.")
+            self.set_status(f"{len(passages)} passages. Tab: to the list, Enter: open.")
 
     @on(ListView.Selected, "#results")
     def _result_selected(self, event: ListView.Selected) -> None:

@@ -99,7 +99,8 @@ class SourceScreen(Screen):
         self.current = focus
         main = next(c for c in chunks if c.id == focus)
         crumbs = Text(doc.title, style="bold")
-        for part in main.section_path:
+        path = list(main.section_path)
+        for part in path[1:] if path and path[0] == doc.title else path:
             crumbs.append("  ›  ", style="dim")
             crumbs.append(part)
         self.query_one("#crumbs", Static).update(crumbs)
