@@ -407,7 +407,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
         msgs = messages_for(q, packet.text)
     if packet.truncated and packet.chunks_gathered > len(packet.chunks):
         gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
-                    f"budget of {packet.max_tokens} tokens (a larger --max-tokens reads more, more slowly).")  # fmt: skip
+                    f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, reads more, more slowly).")  # fmt: skip
     t_packet = time.perf_counter()
     say("writing")
     prefix, grammar = build_grammar(quotes, style=style)

@@ -96,8 +96,12 @@ async def test_ask_shows_statements_markers_sources_gaps_and_meta(tui_lib):
         assert "chunks gathered" in rows[-1] and "citations dropped" in rows[-1]
         assert isinstance(app.query_one(AnswerView).highlighted_child, RefItem), "a marker is selected"
         assert "Answered in" in str(app.query_one("#status").render())
-        await pilot.press("W", "h", "o")  # typing while the answer has focus starts the next question
-        assert app.focused is app.query_one("#ask") and app.query_one("#ask").value == "Who"
+        # typing while the answer has focus starts the next question, digits and spaces included
+        app.query_one(AnswerView).focus()
+        await pilot.pause()
+        await pilot.press("W", "h", "o", "space", "1", "9", "question_mark")
+        assert app.focused is app.query_one("#ask") and app.query_one("#ask").value == "Who 19?"
+        assert not isinstance(app.screen, (SourceScreen, HelpScreen))
 
 
 async def test_citation_opens_the_source_with_the_quotation_highlighted_and_tree_navigation(tui_lib):

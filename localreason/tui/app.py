@@ -79,15 +79,22 @@ class AnswerView(ListView):
 
     BINDINGS = [Binding(str(n), f"app.open_ref({n})", show=False) for n in range(1, 10)]
 
+    typing = False
+    """True from the first letter typed here until the question box has the focus (keys of a burst follow)."""
+
     def on_key(self, event) -> None:
         """Typing a letter here starts the next question: focus moves to the question box."""
         ch = event.character
-        if ch and ch.isprintable() and not ch.isdigit() and ch not in " ?":
+        if ch and ch.isprintable() and (self.typing or not ch.isdigit()):
+            self.typing = True
             box = self.app.main("#ask", Input)
             box.focus()
             box.insert_text_at_cursor(ch)
             event.stop()
             event.prevent_default()
+
+    def on_blur(self) -> None:
+        self.typing = False
 
 
 class LocalReasonApp(App):
