@@ -45,6 +45,9 @@ class Settings:
     """Files larger than this are rejected with a message instead of being read."""
     embed_batch_size: int = 32
     answer_style: str = "extract"
+    answer_quotes: int = 3
+    """How many best-ranked quotations lead every answer (1-5): more answers contain what was asked, at
+    the price of longer answers (docs/benchmarks.md: support 0.875 with 3, 0.890 with 4)."""
     """``extract``: statement text is a run of words of its quotation (right for tiny models); ``free``: bounded free text."""
 
     @property
@@ -68,6 +71,8 @@ class Settings:
             )
         if self.section_max_tokens < self.chunk_tokens:
             raise ValidationError("section_max_tokens must be at least chunk_tokens.")
+        if not 1 <= self.answer_quotes <= 5:
+            raise ValidationError(f"answer_quotes must be between 1 and 5 (got {self.answer_quotes}).")
         if self.answer_style not in ("extract", "free"):
             raise ValidationError(f"answer_style must be 'extract' or 'free' (got {self.answer_style!r}).")
         if self.max_file_mb <= 0:

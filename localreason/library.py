@@ -276,7 +276,7 @@ class Library:
         from .reason import reason
 
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
-                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style, stage=stage,
+                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style, lead=self.settings.answer_quotes, stage=stage,
                       cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections

@@ -35,14 +35,15 @@ NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this 
                       "scope and retrieval limits.")  # fmt: skip
 
 # Bounds that keep a small model from looping (and the output's worst case known).
-MAX_STATEMENTS = 4
 LEAD_STATEMENTS = 3
-"""Statements that always quote the best-ranked sentences, in rank order."""
+"""Statements that always quote the best-ranked sentences, in rank order (Settings.answer_quotes)."""
+EXTRA_STATEMENTS = 1
+"""Statements the model may add, each quoting one of the remaining candidates."""
 MAX_TEXT_CHARS = 160
 MAX_LIMITATIONS = 2
 MAX_LIMITATION_CHARS = 120
-QUOTE_CANDIDATES = 5
-"""Quotable sentences offered to the model, best first."""
+EXTRA_CANDIDATES = 2
+"""Quotable sentences offered beyond the lead ones, best first."""
 
 SYSTEM_PROMPT = (
     "You answer a question using only the evidence given. Reply with JSON. Each statement first quotes the "
@@ -202,7 +203,7 @@ def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_
     lead = max(1, min(lead, len(quotes)))
     rest = [f"stmt{i}" for i in range(lead, len(quotes))]
     extra = ""
-    if rest and MAX_STATEMENTS > lead:
+    if rest and EXTRA_STATEMENTS:
         rules.append("extra ::= " + " | ".join(rest))
         extra = ' ("," extra)?'
     if style == "extract":
@@ -227,7 +228,7 @@ def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_
     return prefix, grammar
 
 
-def max_output_tokens(quotes: list[Quote], style: str = "extract") -> int:
+def max_output_tokens(quotes: list[Quote], style: str = "extract", lead: int = LEAD_STATEMENTS) -> int:
     """The longest output the grammar allows, counted as one token per character.
 
     Under a grammar the sampler may spell forced text in pieces smaller than the tokenizer
@@ -241,7 +242,8 @@ def max_output_tokens(quotes: list[Quote], style: str = "extract") -> int:
         limits = MAX_LIMITATIONS * (MAX_LIMITATION_CHARS + 3)
     else:
         limits = max(len(_json_str(c)) for c in LIMITATION_CHOICES)
-    return len('{"statements":[],"limitations":[]}') + MAX_STATEMENTS * (longest + 1) + limits
+    statements = min(len(quotes), max(1, lead) + EXTRA_STATEMENTS)
+    return len('{"statements":[],"limitations":[]}') + statements * (longest + 1) + limits
 
 
 # ---------------------------------------------------------------- parsing and verification
@@ -351,8 +353,8 @@ def messages_for(query: str, packet_text: str) -> list[dict]:
 
 def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNSET,
            collection_id: object = R.UNSET, limit: object = R.DEFAULT_EVIDENCE_LIMIT,
-           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", stage=None,
-           cancel=None) -> Answer:  # fmt: skip
+           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", lead: int = LEAD_STATEMENTS,
+           stage=None, cancel=None) -> Answer:  # fmt: skip
     """Answer ``query`` from the library. ``stage(name, **info)`` is called as the work progresses.
 
     ``cancel`` (a ``threading.Event``) stops the request between stages and inside the model call;
@@ -388,11 +390,12 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     if packet.empty:
         return no_evidence()
     say("reading", chunks=len(packet.chunks), tokens=packet.tokens)
-    quotes = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed, QUOTE_CANDIDATES)
+    candidates = lead + EXTRA_CANDIDATES
+    quotes = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed, candidates)
     if not quotes:
         return no_evidence()
     # Fit the packet, the instructions and the longest possible output in the model's context.
-    out_tokens = max_output_tokens(quotes, style)
+    out_tokens = max_output_tokens(quotes, style, lead)
     msgs = messages_for(q, packet.text)
     room = generator.context_size - out_tokens
     if generator.prompt_tokens(msgs) > room:
@@ -403,14 +406,14 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
                 f"The model's context ({generator.context_size} tokens) is too small for the instructions and "
                 "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
         quotes = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed,
-                             QUOTE_CANDIDATES)  # fmt: skip
+                             candidates)  # fmt: skip
         msgs = messages_for(q, packet.text)
     if packet.truncated and packet.chunks_gathered > len(packet.chunks):
         gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
                     f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, reads more, more slowly).")  # fmt: skip
     t_packet = time.perf_counter()
     say("writing")
-    prefix, grammar = build_grammar(quotes, style=style)
+    prefix, grammar = build_grammar(quotes, style=style, lead=lead)
     completion: Completion = generator.complete(msgs, grammar, out_tokens, prefix=prefix, cancel=cancel)
     t_gen = time.perf_counter()
     say("verifying")

@@ -253,3 +253,18 @@ def test_short_lines_without_sentences_are_still_quotable():
     long = "word " * 300
     [(s, e)] = sentences(long)
     assert e - s <= 600 and long[s:e].endswith("word")
+
+
+def test_answer_quotes_setting_sets_how_many_quotations_lead(library, isolated_home, monkeypatch):
+    one = reason(library, "How long is the router warranty?", generator=FakeGenerator(), lead=1)
+    assert len(one.statements) == 1
+    library._generator = FakeGenerator()
+    import dataclasses
+
+    library.settings = dataclasses.replace(library.settings, answer_quotes=2)
+    assert len(library.ask("How long is the router warranty?").statements) == 2
+    from localreason.config import load_settings
+
+    monkeypatch.setenv("LOCALREASON_ANSWER_QUOTES", "0")
+    with pytest.raises(ValidationError, match="answer_quotes"):
+        load_settings(isolated_home)

@@ -238,10 +238,21 @@ class ConfirmScreen(ModalScreen[bool]):
 # ---------------------------------------------------------------- add files
 
 
-class AddScreen(ModalScreen[tuple[str, str] | None]):
-    """Ask for a path and a collection; returns (path, collection)."""
+class _Dialog(ModalScreen):
+    """A dialog that Escape, or its Cancel / Close button, dismisses with None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#cancel, #close")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class AddScreen(_Dialog):
+    """Ask for a path and a collection; returns (path, collection)."""
 
     def __init__(self, collection: str) -> None:
         super().__init__()
@@ -258,9 +269,6 @@ class AddScreen(ModalScreen[tuple[str, str] | None]):
                 yield Button("Add", id="go", variant="primary")
                 yield Button("Cancel", id="cancel")
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
     @on(Input.Submitted)
     @on(Button.Pressed, "#go")
     def _go(self) -> None:
@@ -275,10 +283,6 @@ class AddScreen(ModalScreen[tuple[str, str] | None]):
             problem.update(f"{path} does not exist. Check the spelling, or give the full path.")
             return
         self.dismiss((str(path), collection))
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
 
 
 class ReportScreen(ModalScreen):
@@ -327,10 +331,8 @@ class ReportScreen(ModalScreen):
 # ---------------------------------------------------------------- history and export
 
 
-class HistoryScreen(ModalScreen[int | None]):
+class HistoryScreen(_Dialog):
     """The session's questions, newest first; Enter shows that answer again."""
-
-    BINDINGS = [Binding("escape", "cancel", "Close")]
 
     def __init__(self, history) -> None:
         super().__init__()
@@ -356,16 +358,9 @@ class HistoryScreen(ModalScreen[int | None]):
     def _selected(self, event: ListView.Selected) -> None:
         self.dismiss(int(event.item.name))
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
-    @on(Button.Pressed, "#close")
-    def _close(self) -> None:
-        self.dismiss(None)
-
-
-class ExportScreen(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+class ExportScreen(_Dialog):
+    """Ask where to save the answer; returns the path typed."""
 
     def __init__(self, default: str) -> None:
         super().__init__()
@@ -384,10 +379,3 @@ class ExportScreen(ModalScreen[str | None]):
     def _go(self) -> None:
         value = self.query_one("#export-path", Input).value.strip()
         self.dismiss(value or None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
