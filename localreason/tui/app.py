@@ -172,6 +172,14 @@ class LocalReasonApp(App):
             self.session.history.append(self.first_turn)
             self.call_after_refresh(self.show_turn, self.first_turn)
 
+    MAIN_SCREEN_ACTIONS = {"mode", "history", "sync", "add", "export", "focus_library", "clear_scope", "help"}
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Main-screen keys are off (and out of the footer) while the viewer or a dialog is on top."""
+        if action in self.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        return True
+
     def ui(self, fn, *args, **kwargs):
         """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed."""
         try:
