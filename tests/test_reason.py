@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from localreason.errors import ValidationError
 from localreason.generate import GenerationError
 from localreason.reason import LEAD_STATEMENTS, NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
-from localreason.types import Evidence
 
 from conftest import FakeGenerator, grammar_choice, grammar_statements
 
