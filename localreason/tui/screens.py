@@ -140,32 +140,18 @@ class SourceScreen(Screen):
 # ---------------------------------------------------------------- help
 
 HELP = """\
-[b]localreason[/b]: ask your documents, read the evidence.
-
-[b]Anywhere[/b]
-  F1 ?     this help            Ctrl+Q   quit
-  F2       ask                  F3       search as you type
-  F4       history              F5       re-sync added folders
-  F6       add file or folder   Ctrl+S   save answer as Markdown
-  Ctrl+L   library tree         Ctrl+X   clear the scope
-  Tab      next pane            Escape   cancel / close
-
-[b]Library tree[/b]
-  ↑ ↓      move                 Space    fold / unfold
-  Enter    scope questions and searches to this item
-  Delete   remove it from the library (asks first)
-
-[b]Answer[/b]
-  ↑ ↓      statements, sources  Enter    open the cited passage
-  1-9      open citation \\[n]   click    open it too
-
-[b]Source viewer[/b]
-  p ←  previous   n →  next   u  up   d  down   s  around
-  c    back to the cited passage         Escape q  back
-
-[b]Search[/b]
-  Enter on a passage opens it; on a document, scopes to it.
-  Type or paste a chk_/doc_/col_ id and press Enter to go to it.
+[b]localreason[/b]: ask your documents, read the evidence. [dim]Esc closes[/dim]
+[b]Anywhere[/b]  F1 ? help       F2 ask            F3 search as you type
+          F4 history    F5 re-sync        F6 add file or folder
+          Ctrl+S save answer as Markdown  Ctrl+Q quit
+          Ctrl+L library  Ctrl+X clear scope  Esc cancel, close
+[b]Library[/b]   ↑ ↓ move  Space fold  Enter scope to it  Del remove it
+[b]Answer[/b]    ↑ ↓ statements, sources   Enter/click open the source
+          1-9 open citation \\[n]   typing starts a new question
+[b]Viewer[/b]    p ← previous  n → next  u up  d down  s around
+          c the cited passage again      Esc or q back
+[b]Search[/b]    Enter on a passage opens it; on a document, scopes
+          to it. A pasted chk_/doc_/col_ id opens that item.
 """
 
 
@@ -175,11 +161,6 @@ class HelpScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", classes="dialog"):
             yield Static(HELP)
-            yield Button("Close", id="close", variant="primary")
-
-    @on(Button.Pressed, "#close")
-    def _close(self) -> None:
-        self.dismiss()
 
 
 # ---------------------------------------------------------------- errors
