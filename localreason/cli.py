@@ -629,14 +629,19 @@ def demo(obj: _Ctx, as_json, tui) -> int:
 
 
 @cli.command()
+@click.option("--max-tokens", default=str(DEFAULT_ASK_MAX_TOKENS), show_default=True,
+              help="Evidence budget of each question (more reads more, more slowly).")
 @click.pass_obj
-def tui(obj: _Ctx) -> int:
+def tui(obj: _Ctx, max_tokens) -> int:
     """Open the terminal UI over your library: ask, read citations in context, search, manage files."""
+    from .retrieval import clean_max_tokens
+
+    budget = clean_max_tokens(max_tokens)  # a bad value is refused before the screen opens
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise click.UsageError("The TUI needs a terminal. Use `localreason ask` or `search` in scripts.")
     from .tui import run
 
-    run(obj.library())
+    run(obj.library(), max_tokens=budget)
     return 0
 
 

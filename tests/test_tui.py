@@ -481,13 +481,25 @@ async def test_help_screen_and_footer_bindings(tui_lib):
         assert {"f1", "f2", "f3", "f4", "f5", "f6", "ctrl+s", "ctrl+q"} <= keys
 
 
-def test_tui_command_refuses_without_a_terminal(capsys):
+def test_tui_command_refuses_without_a_terminal_or_with_a_bad_budget(capsys):
     from localreason.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["tui"])
     assert exit_info.value.code == 2
     assert "needs a terminal" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["tui", "--max-tokens", "lots"])
+    assert exit_info.value.code == 2
+    assert "maxTokens" in capsys.readouterr().err
+
+
+async def test_the_evidence_budget_reaches_every_question(tui_lib):
+    app = LocalReasonApp(tui_lib, max_tokens=300)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, "Where did the Black Death originate?")
+        assert app.session.max_tokens == 300
+        assert any("budget of 300 tokens" in g for g in app.turn.answer.gaps)
 
 
 @pytest.mark.real_model

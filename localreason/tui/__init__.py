@@ -38,10 +38,10 @@ def _stderr_to(log: Path):
         terminal.close()
 
 
-def run(library, *, first_turn=None) -> None:
+def run(library, *, first_turn=None, max_tokens: int | None = None) -> None:
     """Open the TUI over ``library`` (optionally showing an answered question first)."""
     from .app import LocalReasonApp
 
-    app = LocalReasonApp(library, first_turn=first_turn)
+    app = LocalReasonApp(library, first_turn=first_turn, max_tokens=max_tokens)
     with _stderr_to(library.home / "logs" / "native-stderr.log"):
         app.run()

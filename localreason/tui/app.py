@@ -116,9 +116,10 @@ class LocalReasonApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, library, *, first_turn: Turn | None = None, trace: str | None = None) -> None:
+    def __init__(self, library, *, first_turn: Turn | None = None, trace: str | None = None,
+                 max_tokens: int | None = None) -> None:  # fmt: skip
         super().__init__()
-        self.session = Session(library)
+        self.session = Session(library, max_tokens=max_tokens)
         self.first_turn = first_turn
         self.turn: Turn | None = None
         self.mode = "ask"
