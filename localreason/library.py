@@ -87,28 +87,31 @@ class Library:
     def home(self) -> Path:
         return self.settings.home
 
+    def _lazy(self, attr: str, make):
+        """``self.<attr>``, made by ``make()`` the first time (once, whichever thread asks first)."""
+        value = getattr(self, attr)
+        if value is None:
+            with self._init_lock:
+                value = getattr(self, attr)
+                if value is None:
+                    value = make()
+                    setattr(self, attr, value)
+        return value
+
     @property
     def store(self) -> Store:
-        if self._store is None:
-            with self._init_lock:
-                if self._store is None:
-                    self._store = Store(self.settings.db_path)
-        return self._store
+        return self._lazy("_store", lambda: Store(self.settings.db_path))
 
     @property
     def embedder(self):
         """The embedding backend, created on first use (the model itself loads on first embed)."""
-        with self._init_lock:
-            return self._embedder_locked()
+        return self._lazy("_embedder", self._make_embedder)
 
-    def _embedder_locked(self):
-        if self._embedder is None:
-            from .embed import SentenceTransformerEmbedder
-            from .models import resolve_embedding_model
+    def _make_embedder(self):
+        from .embed import SentenceTransformerEmbedder
+        from .models import resolve_embedding_model
 
-            info = resolve_embedding_model(self.settings)
-            self._embedder = SentenceTransformerEmbedder(info, self.settings.embed_batch_size)
-        return self._embedder
+        return SentenceTransformerEmbedder(resolve_embedding_model(self.settings), self.settings.embed_batch_size)
 
     def close(self) -> None:
         if self._vectors is not None and self._vectors.dirty:
@@ -149,18 +152,13 @@ class Library:
     @property
     def vectors(self) -> VectorIndex:
         """The FAISS index, loaded (or rebuilt from SQLite) on first use."""
-        if self._vectors is not None:
-            return self._vectors
-        with self._init_lock:
-            return self._vectors_locked()
+        return self._lazy("_vectors", self._open_vectors)
 
-    def _vectors_locked(self) -> VectorIndex:
-        if self._vectors is None:
-            self.check_embedding_model()
-            dim = self.store.get_meta("embedding_dim")
-            dim = int(dim) if dim else int(self.embedder.dim)
-            self._vectors = VectorIndex.open(self.settings.vectors_path, self.store, dim, self.embedder.fingerprint)
-        return self._vectors
+    def _open_vectors(self) -> VectorIndex:
+        self.check_embedding_model()
+        dim = self.store.get_meta("embedding_dim")
+        dim = int(dim) if dim else int(self.embedder.dim)
+        return VectorIndex.open(self.settings.vectors_path, self.store, dim, self.embedder.fingerprint)
 
     def _save_vectors(self) -> None:
         if self._vectors is not None:
@@ -259,16 +257,13 @@ class Library:
     @property
     def generator(self):
         """The configured GGUF model, shared by every Library of this process and loaded on first use."""
-        with self._init_lock:
-            return self._generator_locked()
+        return self._lazy("_generator", self._make_generator)
 
-    def _generator_locked(self):
-        if self._generator is None:
-            from .generate import shared_generator
-            from .models import resolve_gguf
+    def _make_generator(self):
+        from .generate import shared_generator
+        from .models import resolve_gguf
 
-            self._generator = shared_generator(resolve_gguf(self.settings))
-        return self._generator
+        return shared_generator(resolve_gguf(self.settings))
 
     def ask(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
             max_tokens: object = 8000, stage=None, cancel=None):  # fmt: skip
@@ -276,8 +271,8 @@ class Library:
         from .reason import reason
 
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
-                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style, lead=self.settings.answer_quotes, stage=stage,
-                      cancel=cancel)  # fmt: skip
+                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style,
+                      lead=self.settings.answer_quotes, stage=stage, cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 
