@@ -115,12 +115,7 @@ class LlamaGenerator:
         return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def prompt_tokens(self, messages: list[dict]) -> int:
-        formatter = self._formatter()
-        if formatter is not None:
-            prompt = formatter(messages=messages).prompt
-            return len(self.llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
-        # No template in the file: the content plus a small allowance for role markers.
-        return sum(self.count_tokens(m["content"]) + 8 for m in messages)
+        return len(self._prompt(messages, "")[0])  # exactly what complete() sends
 
     def _formatter(self):
         """The chat template from the GGUF metadata, as llama-cpp-python applies it (cached)."""

@@ -75,6 +75,11 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def is_sentence_like(text: str) -> bool:
+    """Ends like a sentence, or is long enough to be one (unlike a heading)."""
+    return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8
+
+
 def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int) -> list[Quote]:
     """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``."""
     cands: list[tuple[int, str, int, str, str]] = []  # (chunk rank, chunk id, start, sentence, previous sentence)
@@ -85,9 +90,7 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int)
                 prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
                 cands.append((rank, chunk_id, s, text[s:e], prev))
     # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any.
-    sentence_like = [c for c in cands if c[3].rstrip().endswith((".", "!", ":", ";", '"', "”"))
-                     or len(c[3].split()) > 8]  # fmt: skip
-    cands = sentence_like or cands
+    cands = [c for c in cands if is_sentence_like(c[3])] or cands
     if not cands:
         return []
     n = len(cands)

@@ -72,8 +72,7 @@ def ranking_study(lib, answerable, budget: int) -> None:
             for i, (s, e) in enumerate(spans):
                 if not c.content[s:e].rstrip().endswith("?"):
                     cands.append((rank, c.content[s:e], c.content[spans[i - 1][0]:spans[i - 1][1]] if i else ""))
-        cands = [c for c in cands if c[1].rstrip().endswith((".", "!", ":", ";", '"', "”"))
-                 or len(c[1].split()) > 8] or cands  # fmt: skip
+        cands = [c for c in cands if Q.is_sentence_like(c[1])] or cands
         if not cands:
             rows.append(None)
             continue
