@@ -133,6 +133,10 @@ class LocalReasonApp(App):
         self.started = 0.0
         self.stage_text = ""
         self.stages_seen: list[str] = []
+        self.refs: list = []
+        """(reference, document title) of the shown answer, in marker order: [1] is refs[0]."""
+        self.library_size: tuple[int, int] | None = None
+        """(documents, passages), once the tree has loaded."""
         self.search_seq = 0
         self._search_timer = None
         self._tick = None
@@ -165,7 +169,7 @@ class LocalReasonApp(App):
         self.main("#answer").border_title = "Answer"
         self.main("#results").border_title = "Search results"
         self.show_scope()
-        self.set_status("Ready.")
+        self.show_ready()
         self.main("#ask", Input).focus()
         self.call_after_refresh(self.trace, "first-paint")
         self.load_tree()
@@ -231,7 +235,7 @@ class LocalReasonApp(App):
             tree.root.add_leaf(Text("(empty: F6 adds files)", style="dim italic"))
         self.library_size = (sum(c.document_count for c in cols), sum(c.chunk_count for c in cols))
         if not self.busy:
-            self.set_status("Ready.")
+            self.show_ready()
 
     @on(Tree.NodeSelected, "#library")
     def _node_selected(self, event: Tree.NodeSelected) -> None:
@@ -364,7 +368,7 @@ class LocalReasonApp(App):
 
     async def show_turn(self, turn: Turn) -> None:
         self.turn = turn
-        self.refs: list = []
+        self.refs = []
         a = turn.answer
         view = self.main(AnswerView)
         await view.clear()
@@ -409,7 +413,7 @@ class LocalReasonApp(App):
             self.action_open_ref(event.item.ref)
 
     def action_open_ref(self, n: int) -> None:
-        refs = getattr(self, "refs", [])
+        refs = self.refs
         if not 1 <= n <= len(refs):
             self.notify(f"There is no citation [{n}].", severity="warning")
             return
@@ -606,7 +610,7 @@ class LocalReasonApp(App):
         self.library_busy = False
         self.main("#progress", ProgressBar).add_class("hidden")
         if not self.busy:
-            self.set_status("Ready.")
+            self.show_ready()
         self.load_tree()
         if error is not None:
             self.show_error(error)
@@ -681,10 +685,11 @@ class LocalReasonApp(App):
     # ------------------------------------------------------------ status and errors
 
     def set_status(self, text) -> None:
-        if text == "Ready." and hasattr(self, "library_size"):
-            docs, chunks = self.library_size
-            text = f"Ready. {docs} documents, {chunks} passages."
         self.main("#status", Static).update(text)
+
+    def show_ready(self) -> None:
+        size = f" {self.library_size[0]} documents, {self.library_size[1]} passages." if self.library_size else ""
+        self.set_status("Ready." + size)
 
     def show_error(self, exc: Exception) -> None:
         if isinstance(exc, LocalReasonError):
