@@ -97,3 +97,21 @@ def test_cli_ask_json_human_and_questions_file(capsys, tmp_path):
     assert len(lines) == 2 and lines[1]["data"]["answer"] == NO_EVIDENCE_ANSWER
     code, out, err = run(capsys, "ask", "   ")
     assert code == 2 and "blank" in err
+
+
+def test_cancel_interrupts_the_model_mid_prompt_and_it_answers_afterwards(demo):
+    """The abort callback stops llama.cpp inside a long prompt; the KV cache stays usable."""
+    import threading
+
+    from localreason.errors import Cancelled
+
+    gen = demo.generator
+    cancel = threading.Event()
+    long_prompt = [{"role": "user", "content": "The quick brown fox jumps over the lazy dog. " * 400}]
+    threading.Timer(0.3, cancel.set).start()
+    with pytest.raises(Cancelled):
+        gen.complete(long_prompt, 'root ::= "a" "b"', 4, cancel=cancel)
+    assert gen.llm.n_tokens < gen.prompt_tokens(long_prompt), "stopped inside the prompt, not after it"
+    assert gen.complete([{"role": "user", "content": "Say ab"}], 'root ::= "a" "b"', 4).text == "ab"
+    a = demo.ask("Where did the Black Death originate?", max_tokens=1000)
+    assert a.citations_dropped == 0 and a.statements
