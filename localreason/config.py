@@ -45,10 +45,15 @@ class Settings:
     """Files larger than this are rejected with a message instead of being read."""
     embed_batch_size: int = 32
     answer_style: str = "extract"
-    answer_quotes: int = 3
-    """How many best-ranked quotations lead every answer (1-5): more answers contain what was asked, at
-    the price of longer answers (docs/benchmarks.md: support 0.875 with 3, 0.890 with 4)."""
     """``extract``: statement text is a run of words of its quotation (right for tiny models); ``free``: bounded free text."""
+    answer_quotes: str = "auto"
+    """How many best-ranked quotations lead every answer: ``auto`` (the fewest, 1-5, that the ranking
+    estimates hold the answer with 95% probability; see quotes.lead_count) or a fixed number 1-5."""
+
+    @property
+    def answer_lead(self) -> int | None:
+        """``answer_quotes`` as reason's ``lead``: None for auto."""
+        return None if self.answer_quotes == "auto" else int(self.answer_quotes)
 
     @property
     def db_path(self) -> Path:
@@ -71,8 +76,8 @@ class Settings:
             )
         if self.section_max_tokens < self.chunk_tokens:
             raise ValidationError("section_max_tokens must be at least chunk_tokens.")
-        if not 1 <= self.answer_quotes <= 5:
-            raise ValidationError(f"answer_quotes must be between 1 and 5 (got {self.answer_quotes}).")
+        if self.answer_quotes != "auto" and self.answer_quotes not in ("1", "2", "3", "4", "5"):
+            raise ValidationError(f"answer_quotes must be 'auto' or a number from 1 to 5 (got {self.answer_quotes!r}).")
         if self.answer_style not in ("extract", "free"):
             raise ValidationError(f"answer_style must be 'extract' or 'free' (got {self.answer_style!r}).")
         if self.max_file_mb <= 0:

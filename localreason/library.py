@@ -272,7 +272,7 @@ class Library:
 
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
                       limit=limit, max_tokens=max_tokens, style=self.settings.answer_style,
-                      lead=self.settings.answer_quotes, stage=stage, cancel=cancel)  # fmt: skip
+                      lead=self.settings.answer_lead, stage=stage, cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 

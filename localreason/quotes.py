@@ -1,11 +1,15 @@
 """Quotable spans: the sentences of the admitted chunks, ranked by how well they answer the question.
 
-The grammar lets the model quote only these spans, best first. The ranking combines
-the question-to-sentence cosine of the embedding model with lexical overlap (the
-share of the question's content words, weighted by rarity, that the sentence
-contains), the same two read together with the previous sentence, the rank of the
-chunk it came from, and for quantity or date questions the presence of a number;
-the weights were chosen by measurement (see below).
+The grammar lets the model quote only these spans, best first. Each sentence gets a score
+that is a weighted sum of retrieval signals (FEATURES): the question-to-sentence cosine of the
+embedding model, lexical overlap (the share of the question's content words, weighted by
+rarity, that the sentence contains), the same two read together with the previous sentence,
+word pairs of the question found in the sentence, matches after stripping common suffixes,
+the rank of the chunk it came from, and for quantity or date questions the presence of a
+number. The weights were fitted on SQuAD questions that the evaluation does not use
+(scripts/tune_reason.py): a softmax over one question's sentences estimates the chance that
+each one holds the answer. ``lead_count`` uses that estimate to decide how many quotations an
+answer needs.
 """
 
 from __future__ import annotations
@@ -14,29 +18,51 @@ import math
 import re
 from dataclasses import dataclass
 
-from .retrieval import query_terms
+import numpy as np
+
+from .retrieval import _STOPWORDS, query_terms
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 _ABBREVIATION = re.compile(
     r"(?:\b(?:[A-Z]|ca|c|cf|approx|e\.g|i\.e|etc|vs|viz|al|Mr|Mrs|Ms|Dr|Prof|St|Mt|Jr|Sr|Co|Corp|Inc|Ltd|No|Nos|"
     r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
 """A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
+_WORD = re.compile(r"\w+")
 MIN_CHARS = 15
 MAX_CHARS = 600
 
-# Tuned on 300 SQuAD questions, not the evaluation's (scripts/tune_reason.py): share of questions whose
-# gold answer is in the top 1 / 2 / 3 sentences of a 1,000-token packet: cosine alone 0.64 / 0.74 / 0.79,
-# these weights 0.73 / 0.81 / 0.86.
-LEXICAL_WEIGHT = 0.7
-CHUNK_RANK_WEIGHT = 0.1
-NUMBER_WEIGHT = 0.1
-CONTEXT_COSINE_WEIGHT = 0.5
-CONTEXT_LEXICAL_WEIGHT = 0.4
-"""How much a sentence gains when it reads better together with the sentence before it (the question's
-subject is often named there: "Von Lettow ... . He surrendered in Northern Rhodesia."); measured in
-scripts/tune_reason.py: top 1 / 2 / 3 from 0.74 / 0.82 / 0.86 to 0.77 / 0.85 / 0.88."""
-"""Bonus for sentences with a digit when the question asks how many / much / long / old / far, or when."""
+FEATURES = ("cosine", "context cosine gain", "lexical", "context lexical gain", "chunk rank", "number",
+            "word pairs", "suffix-stripped gain")  # fmt: skip
+"""What ``features`` measures for each sentence, in column order:
+cosine: question-to-sentence cosine; context cosine gain: the cosine of the previous sentence and
+this one read together, minus the cosine (the question's subject is often named in the sentence
+before: "Von Lettow ... . He surrendered in Northern Rhodesia."); lexical: the rarity-weighted share
+of the question's content words in the sentence; context lexical gain: the same with the previous
+sentence, minus lexical; chunk rank: 1 / (1 + the chunk's rank in the evidence); number: the sentence
+has a digit and the question asks how many / much / long / old / far, or when; word pairs: the share
+of the question's adjacent word pairs (not both stop words) that occur in the sentence; suffix-stripped
+gain: lexical with common suffixes stripped from both sides ("founded" ~ "founding"), minus lexical."""
+WEIGHTS = np.array([10.54, 3.80, 6.05, 3.19, 1.80, 1.41, 2.51, 5.07])
+"""Fitted by scripts/tune_reason.py (softmax over each question's sentences, maximising the chance
+given to the sentences that hold the gold answer) on SQuAD questions the evaluation does not use."""
+LEAD_CONFIDENCE = 0.95
+MIN_LEAD = 1
+MAX_LEAD = 5
+"""``lead_count``: the fewest best-ranked quotations whose estimated chance of holding the answer
+reaches LEAD_CONFIDENCE, between MIN_LEAD and MAX_LEAD (measured in scripts/tune_reason.py)."""
 _NUMBER_QUESTION = re.compile(r"^\W*(how (many|much|long|old|far|large|big|tall)|what year|in what year|when)\b", re.I)
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence that may be quoted: where it is and the sentence before it (for context)."""
+
+    chunk_rank: int
+    chunk_id: str
+    start: int
+    text: str
+    previous: str
 
 
 @dataclass(frozen=True)
@@ -46,6 +72,8 @@ class Quote:
     start: int
     """Character offset of the quote in its chunk's text."""
     score: float
+    probability: float = 0.0
+    """The ranking's estimate of the chance that this sentence holds the answer (softmax of the scores)."""
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -80,53 +108,100 @@ def is_sentence_like(text: str) -> bool:
     return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8
 
 
-def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int) -> list[Quote]:
-    """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``."""
-    cands: list[tuple[int, str, int, str, str]] = []  # (chunk rank, chunk id, start, sentence, previous sentence)
+def candidates(chunks: list[tuple[str, str]]) -> list[Candidate]:
+    """The quotable sentences of ``chunks`` ((chunk id, text), in evidence order), in order."""
+    out: list[Candidate] = []
     for rank, (chunk_id, text) in enumerate(chunks):
         spans = sentences(text)
         for i, (s, e) in enumerate(spans):
             if not text[s:e].rstrip().endswith("?"):  # a question (a FAQ heading, say) answers nothing
                 prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
-                cands.append((rank, chunk_id, s, text[s:e], prev))
+                out.append(Candidate(rank, chunk_id, s, text[s:e], prev))
     # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any.
-    cands = [c for c in cands if is_sentence_like(c[3])] or cands
-    if not cands:
-        return []
+    return [c for c in out if is_sentence_like(c.text)] or out
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _pairs(words: list[str]) -> set[tuple[str, str]]:
+    return set(zip(words, words[1:]))
+
+
+def features(question: str, cands: list[Candidate], embed) -> np.ndarray:
+    """One row per candidate, one column per name in FEATURES."""
     n = len(cands)
-    vecs = embed([question] + [c[3] for c in cands] + [f"{c[4]} {c[3]}".strip() for c in cands])
+    if not n:
+        return np.zeros((0, len(FEATURES)))
+    vecs = np.asarray(embed([question] + [c.text for c in cands] + [f"{c.previous} {c.text}".strip() for c in cands]))
     cos = vecs[1:n + 1] @ vecs[0]
     cos_ctx = vecs[n + 1:] @ vecs[0]
     terms = query_terms(question)
-    lowered = [c[3].lower() for c in cands]
+    lowered = [c.text.lower() for c in cands]
     # Rarity of each term among the candidate sentences: rare terms say more.
     weights = {t: math.log(1 + n / (1 + sum(t in s for s in lowered))) for t in terms}
     total = sum(weights.values()) or 1.0
+    q_words = _WORD.findall(question.lower())
+    q_pairs = {p for p in _pairs(q_words) if not (p[0] in _STOPWORDS and p[1] in _STOPWORDS)}
+    numeric = bool(_NUMBER_QUESTION.match(question))
 
-    def lexical(text: str) -> float:
-        words = set(re.findall(r"\w+", text.lower()))
+    def lexical(words: set[str]) -> float:
         return sum(w for t, w in weights.items() if t in words) / total
 
-    numeric = bool(_NUMBER_QUESTION.match(question))
-    scored = []
-    for (rank, chunk_id, start, text, prev), c, cc in zip(cands, cos, cos_ctx):
-        lex = lexical(text)
-        score = float(c) + LEXICAL_WEIGHT * lex + CHUNK_RANK_WEIGHT / (1 + rank)
-        score += CONTEXT_COSINE_WEIGHT * float(cc - c) + CONTEXT_LEXICAL_WEIGHT * (lexical(f"{prev} {text}") - lex)
-        if numeric and any(ch.isdigit() for ch in text):
-            score += NUMBER_WEIGHT
-        scored.append(Quote(chunk_id, text, start, score))
-    scored.sort(key=lambda q: -q.score)
-    seen: set[str] = set()
-    out = []
-    for q in scored:
-        key = " ".join(q.text.split())
-        if key not in seen:
-            seen.add(key)
-            out.append(q)
-        if len(out) == limit:
+    rows = []
+    for c, low, cs, cc in zip(cands, lowered, cos, cos_ctx):
+        words = _WORD.findall(low)
+        wset = set(words)
+        lex = lexical(wset)
+        lex_ctx = lexical(wset | set(_WORD.findall(c.previous.lower())))
+        stems = {_stem(w) for w in wset}
+        lex_stem = sum(w for t, w in weights.items() if _stem(t) in stems) / total
+        pairs = len(q_pairs & _pairs(words)) / len(q_pairs) if q_pairs else 0.0
+        number = numeric and any(ch.isdigit() for ch in c.text)
+        rows.append((float(cs), float(cc - cs), lex, lex_ctx - lex, 1 / (1 + c.chunk_rank), float(number), pairs,
+                     max(0.0, lex_stem - lex)))  # fmt: skip
+    return np.array(rows)
+
+
+def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int) -> list[Quote]:
+    """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``.
+
+    Each carries its score and its probability among all the candidates (identical sentences
+    are quoted once, with their probabilities added up).
+    """
+    cands = candidates(chunks)
+    if not cands:
+        return []
+    scores = features(question, cands, embed) @ WEIGHTS
+    probs = np.exp(scores - scores.max())
+    probs /= probs.sum()
+    by_text: dict[str, int] = {}
+    merged: list[list] = []  # [candidate, score, probability]
+    for i in np.argsort(-scores, kind="stable"):
+        key = " ".join(cands[i].text.split())
+        if key in by_text:
+            merged[by_text[key]][2] += float(probs[i])
+        else:
+            by_text[key] = len(merged)
+            merged.append([cands[i], float(scores[i]), float(probs[i])])
+    return [Quote(c.chunk_id, c.text, c.start, score, p) for c, score, p in merged[:limit]]
+
+
+def lead_count(quotes: list[Quote], confidence: float = LEAD_CONFIDENCE, least: int = MIN_LEAD,
+               most: int = MAX_LEAD) -> int:  # fmt: skip
+    """How many of the best ``quotes`` an answer should lead with: the fewest whose summed
+    probability reaches ``confidence``, kept between ``least`` and ``most``."""
+    mass, k = 0.0, 0
+    for q in quotes:
+        k += 1
+        mass += q.probability
+        if mass >= confidence:
             break
-    return out
+    return max(least, min(k, most, len(quotes))) if quotes else 0
 
 
 def collapse(text: str) -> str:

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import retrieval as R
-from .errors import Cancelled
+from .errors import Cancelled, ValidationError
 from .generate import Completion, GenerationError, Generator
-from .quotes import Quote, collapse, rank_quotes
+from .quotes import MAX_LEAD, Quote, collapse, lead_count, rank_quotes
 from .types import EvidencePacket, PacketChunk
 
 DEFAULT_ANSWER_BUDGET = 1000
@@ -35,8 +35,9 @@ NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this 
                       "scope and retrieval limits.")  # fmt: skip
 
 # Bounds that keep a small model from looping (and the output's worst case known).
-LEAD_STATEMENTS = 3
-"""Statements that always quote the best-ranked sentences, in rank order (Settings.answer_quotes)."""
+# How many statements lead every answer, quoting the best-ranked sentences in rank order, is
+# ``lead``: by default as many as the ranking needs to be confident (quotes.lead_count, 1-5);
+# Settings.answer_quotes can fix it.
 EXTRA_STATEMENTS = 1
 """Statements the model may add, each quoting one of the remaining candidates."""
 MAX_TEXT_CHARS = 160
@@ -169,7 +170,7 @@ def _statement_json(q: Quote) -> str:
     return '{"references":[' + ref + '],"text":""}'
 
 
-def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_STATEMENTS) -> tuple[str, str]:
+def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = 3) -> tuple[str, str]:
     """The output's forced opening and a GBNF grammar for the rest: quotations only from ``quotes``.
 
     Output shape (keys in this order, no free whitespace), one reference per statement so that
@@ -228,7 +229,7 @@ def build_grammar(quotes: list[Quote], style: str = "extract", lead: int = LEAD_
     return prefix, grammar
 
 
-def max_output_tokens(quotes: list[Quote], style: str = "extract", lead: int = LEAD_STATEMENTS) -> int:
+def max_output_tokens(quotes: list[Quote], style: str = "extract", lead: int = 3) -> int:
     """The longest output the grammar allows, counted as one token per character.
 
     Under a grammar the sampler may spell forced text in pieces smaller than the tokenizer
@@ -353,9 +354,12 @@ def messages_for(query: str, packet_text: str) -> list[dict]:
 
 def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNSET,
            collection_id: object = R.UNSET, limit: object = R.DEFAULT_EVIDENCE_LIMIT,
-           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", lead: int = LEAD_STATEMENTS,
+           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", lead: int | None = None,
            stage=None, cancel=None) -> Answer:  # fmt: skip
     """Answer ``query`` from the library. ``stage(name, **info)`` is called as the work progresses.
+
+    ``lead`` fixes how many best-ranked quotations lead the answer (1-5); None lets the ranking's
+    confidence decide (quotes.lead_count).
 
     ``cancel`` (a ``threading.Event``) stops the request between stages and inside the model call;
     the request then raises :class:`Cancelled`.
@@ -371,6 +375,9 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     q = R.clean_query(query)
     k = R.clamp_limit(limit, R.DEFAULT_EVIDENCE_LIMIT, R.MAX_EVIDENCE_LIMIT)
     budget = R.clean_max_tokens(max_tokens)
+    if lead is not None and (not isinstance(lead, int) or not 1 <= lead <= MAX_LEAD):
+        raise ValidationError(f"lead must be a number from 1 to {MAX_LEAD} (got {lead!r}).",
+                              hint="Leave it out to let the ranking decide how many quotations lead.")
     say("searching")
     evidence = R.progressive_search(lib, q, document_id=document_id, collection_id=collection_id, limit=k)
     t_search = time.perf_counter()
@@ -390,30 +397,38 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     if packet.empty:
         return no_evidence()
     say("reading", chunks=len(packet.chunks), tokens=packet.tokens)
-    candidates = lead + EXTRA_CANDIDATES
-    quotes = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed, candidates)
+    def choose(packet: EvidencePacket) -> tuple[list[Quote], int]:
+        """The quotable sentences offered to the model, best first, and how many lead."""
+        offered = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed,
+                              (lead or MAX_LEAD) + EXTRA_CANDIDATES)  # fmt: skip
+        n = lead_count(offered) if lead is None else min(lead, len(offered))
+        return offered[:n + EXTRA_CANDIDATES], n
+
+    quotes, n_lead = choose(packet)
     if not quotes:
         return no_evidence()
     # Fit the packet, the instructions and the longest possible output in the model's context.
-    out_tokens = max_output_tokens(quotes, style, lead)
+    out_tokens = max_output_tokens(quotes, style, n_lead)
     msgs = messages_for(q, packet.text)
-    room = generator.context_size - out_tokens
-    if generator.prompt_tokens(msgs) > room:
-        packet = _shrink_to_context(evidence, packet, q, generator, room)
+    if generator.prompt_tokens(msgs) > generator.context_size - out_tokens:
         gaps.append("Part of the evidence was left out to fit the model's context window.")
-        if packet.empty:
-            raise GenerationError(
-                f"The model's context ({generator.context_size} tokens) is too small for the instructions and "
-                "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
-        quotes = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed,
-                             candidates)  # fmt: skip
-        msgs = messages_for(q, packet.text)
+        while True:  # a smaller packet may offer other sentences, hence another longest output
+            packet = _shrink_to_context(evidence, packet, q, generator, generator.context_size - out_tokens)
+            quotes, n_lead = choose(packet) if not packet.empty else ([], 0)
+            if not quotes:
+                raise GenerationError(
+                    f"The model's context ({generator.context_size} tokens) is too small for the instructions and "
+                    "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
+            out_tokens = max_output_tokens(quotes, style, n_lead)
+            msgs = messages_for(q, packet.text)
+            if generator.prompt_tokens(msgs) <= generator.context_size - out_tokens:
+                break
     if packet.truncated and packet.chunks_gathered > len(packet.chunks):
         gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
                     f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, reads more, more slowly).")  # fmt: skip
     t_packet = time.perf_counter()
     say("writing")
-    prefix, grammar = build_grammar(quotes, style=style, lead=lead)
+    prefix, grammar = build_grammar(quotes, style=style, lead=n_lead)
     completion: Completion = generator.complete(msgs, grammar, out_tokens, prefix=prefix, cancel=cancel)
     t_gen = time.perf_counter()
     say("verifying")

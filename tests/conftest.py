@@ -40,7 +40,8 @@ def isolated_home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("LOCALREASON_HOME", str(home))
     for var in ("LOCALREASON_EMBEDDING_MODEL", "LOCALREASON_GENERATION_MODEL", "LOCALREASON_CHUNK_TOKENS",
-                "LOCALREASON_CHUNK_OVERLAP", "LOCALREASON_MAX_FILE_MB", "LOCALREASON_MODELS_DIR"):  # fmt: skip
+                "LOCALREASON_CHUNK_OVERLAP", "LOCALREASON_MAX_FILE_MB", "LOCALREASON_MODELS_DIR",
+                "LOCALREASON_ANSWER_QUOTES"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     return home
 

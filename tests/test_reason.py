@@ -8,7 +8,8 @@ import pytest
 
 from localreason.errors import ValidationError
 from localreason.generate import GenerationError
-from localreason.reason import LEAD_STATEMENTS, NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
+from localreason.quotes import MAX_LEAD, Quote, lead_count
+from localreason.reason import NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
 
 from conftest import FakeGenerator, grammar_choice, grammar_statements
 
@@ -39,7 +40,8 @@ def test_answer_citations_and_offsets_are_bound_by_the_server(library):
     gen = FakeGenerator()
     a = reason(library, "How long is the router warranty?", generator=gen)
     assert gen.calls == 1
-    assert len(a.statements) == LEAD_STATEMENTS, "the best quotations lead"
+    assert 1 <= len(a.statements) <= MAX_LEAD, "the best quotations lead"
+    assert "warranty lasts" in a.statements[0].text, "the best-ranked sentence comes first"
     assert all(st.text.endswith(".") for st in a.statements), "sentences, not headings"
     expected = []
     for st in a.statements:
@@ -112,8 +114,8 @@ def test_whitespace_is_collapsed_and_trimmed_when_verifying(library):
 
 def test_disagreeing_sources_become_separate_cited_statements(library):
     gen = FakeGenerator()  # the forced opening, nothing added
-    a = reason(library, "How long is the router warranty?", generator=gen)
-    assert len(json.loads(gen.last_prefix + "]}")["statements"]) == LEAD_STATEMENTS, "the best quotations lead"
+    a = reason(library, "How long is the router warranty?", generator=gen, lead=3)
+    assert len(json.loads(gen.last_prefix + "]}")["statements"]) == 3, "the best quotations lead"
     texts = " ".join(s.text for s in a.statements)
     assert "two years" in texts and "five years" in texts
     cited_docs = {c.document_id for c in a.citations}
@@ -204,7 +206,8 @@ def test_packet_is_shrunk_to_fit_a_small_context(library):
 
 
 @pytest.mark.parametrize("kwargs", [{"query": "  "}, {"query": "ok", "limit": -1}, {"query": "ok", "document_id": ""},
-                                    {"query": "ok", "collection_id": None}, {"query": "ok", "max_tokens": "nan"}])  # fmt: skip
+                                    {"query": "ok", "collection_id": None}, {"query": "ok", "max_tokens": "nan"},
+                                    {"query": "ok", "lead": 0}, {"query": "ok", "lead": "3"}])  # fmt: skip
 def test_bad_input_is_refused_before_any_work(library, kwargs):
     gen = FakeGenerator()
     query = kwargs.pop("query")
@@ -225,16 +228,14 @@ def test_parse_output_and_grammar_units():
     statements, limitations = parse_output('{"statements":[{"references":[{"quotation":"a","chunkId":"chk_x"}],'
                                            '"text":""}],"limitations":["l"]}')  # fmt: skip
     assert statements[0]["references"][0]["quotation"] == "a" and limitations == ["l"]
-    from localreason.quotes import Quote
-
     prefix, g = build_grammar([Quote("chk_aaaaaaaaaaaaaaaa", 'He said "hi" \\ bye.', 0, 1.0)])
     [st] = grammar_statements(g)
     assert st["references"][0]["quotation"] == 'He said "hi" \\ bye.'
     assert prefix == '{"statements":[' + json.dumps(st, separators=(",", ":")), "the one candidate is forced"
     assert g.startswith('root ::= "],'), "after the forced opening only the limitations remain"
-    prefix, many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"])
+    prefix, many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"], lead=3)
     assert [s["references"][0]["quotation"] for s in json.loads(prefix + "]}")["statements"]] == \
-        [f"Sentence {c}." for c in "abcd"[:LEAD_STATEMENTS]], "the best quotations, in rank order, and no more"
+        [f"Sentence {c}." for c in "abc"], "the best quotations, in rank order, and no more"
     assert "stmt" not in many.splitlines()[0]
     # The prefix plus anything the grammar allows is the contract's JSON.
     full = prefix + '],"limitations":["The sources disagree."]}'
@@ -259,10 +260,55 @@ def test_answer_quotes_setting_sets_how_many_quotations_lead(library, isolated_h
     library._generator = FakeGenerator()
     import dataclasses
 
-    library.settings = dataclasses.replace(library.settings, answer_quotes=2)
+    library.settings = dataclasses.replace(library.settings, answer_quotes="2")
     assert len(library.ask("How long is the router warranty?").statements) == 2
     from localreason.config import load_settings
 
-    monkeypatch.setenv("LOCALREASON_ANSWER_QUOTES", "0")
-    with pytest.raises(ValidationError, match="answer_quotes"):
-        load_settings(isolated_home)
+    assert load_settings(isolated_home).answer_quotes == "auto" and load_settings(isolated_home).answer_lead is None
+    (isolated_home).mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text("answer_quotes = 4\n")
+    assert load_settings(isolated_home).answer_lead == 4, "a TOML number works"
+    for bad in ("0", "6", "many"):
+        monkeypatch.setenv("LOCALREASON_ANSWER_QUOTES", bad)
+        with pytest.raises(ValidationError, match="answer_quotes"):
+            load_settings(isolated_home)
+
+
+def test_the_lead_follows_the_rankings_confidence(library):
+    """One quotation when one sentence clearly answers; both sides when the sources disagree."""
+    sure = reason(library, "How do I reset the router?", generator=FakeGenerator())
+    assert [s.text for s in sure.statements] == [
+        "To reset the router hold the pinhole button for thirty seconds."]
+    torn = reason(library, "How long is the router warranty?", generator=FakeGenerator())
+    texts = [s.text for s in torn.statements]
+    assert len(texts) >= 2 and any("two years" in t for t in texts) and any("five years" in t for t in texts)
+
+
+def test_lead_count_is_the_fewest_quotations_reaching_the_confidence():
+    def quotes(*probs):
+        return [Quote(f"chk_{i:016d}", f"Sentence {i}.", 0, -i, p) for i, p in enumerate(probs)]
+
+    assert lead_count(quotes(0.97, 0.02, 0.01)) == 1
+    assert lead_count(quotes(0.6, 0.3, 0.08, 0.02)) == 3
+    assert lead_count(quotes(*[0.1] * 10)) == MAX_LEAD, "capped when the ranking cannot tell"
+    assert lead_count(quotes(0.5, 0.2)) == 2, "no more than there are"
+    assert lead_count(quotes(0.99, 0.01), least=2) == 2
+    assert lead_count([]) == 0
+
+
+def test_ranked_quotes_carry_probabilities_and_merge_repeats():
+    from conftest import FakeEmbedder
+    from localreason.quotes import rank_quotes
+
+    same = "The router warranty lasts two years from the date of purchase."
+    chunks = [("chk_a", same + " To reset the router hold the pinhole button."), ("chk_b", same),
+              ("chk_c", "Shipping takes three days within the country.")]  # fmt: skip
+    ranked = rank_quotes("How long is the router warranty?", chunks, FakeEmbedder().embed, 10)
+    assert [q.text for q in ranked].count(same) == 1, "a repeated sentence is offered once"
+    assert ranked[0].text == same and ranked[0].chunk_id == "chk_a"
+    assert [q.score for q in ranked] == sorted((q.score for q in ranked), reverse=True)
+    assert abs(sum(q.probability for q in ranked) - 1.0) < 1e-6, "repeats add up, nothing is lost"
+    assert ranked[0].probability > 0.5
+    assert len(rank_quotes("warranty?", chunks, FakeEmbedder().embed, 1)) == 1
+
+
