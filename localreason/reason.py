@@ -34,6 +34,14 @@ docs/benchmarks.md; the API accepts up to the spec's 8,000."""
 NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this question within the requested "
                       "scope and retrieval limits.")  # fmt: skip
 
+ANSWER_GUARD = 2.25
+SENTENCE_GUARD_WEIGHT = 0.2
+"""reason's fixed relevance guard: evidence is strong enough to answer from when progressive search's
+relevance (best cosine + coverage of the question's terms, retrieval.relevance) plus
+SENTENCE_GUARD_WEIGHT x the best quotable sentence's ranking score (quotes.WEIGHTS' scale) reaches
+ANSWER_GUARD. Passage-level relevance alone cannot tell a passage on the topic from one that answers;
+the best sentence can. Calibrated in scripts/tune_reason.py on questions the evaluation does not ask."""
+
 # Bounds that keep a small model from looping (and the output's worst case known).
 # How many statements lead every answer, quoting the best-ranked sentences in rank order, is
 # ``lead``: by default as many as the ranking needs to be confident (quotes.lead_count, 1-5);
@@ -388,15 +396,13 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
         return Answer(q, NO_EVIDENCE_ANSWER, (), (), evidence.chunks_gathered, 0, elapsed, no_evidence=True,
                       timings=Timings(search_ms=(t_search - t0) * 1000))  # fmt: skip
 
-    # The relevance gate: empty evidence, or weak unscoped evidence, skips synthesis.
-    if not evidence.hits or (not evidence.scoped and not evidence.strong):
+    if not evidence.hits:
         return no_evidence()
-    if not evidence.strong:
-        gaps.append("The evidence in the requested scope matches the question only weakly.")
     packet = R.build_packet(evidence, budget)
     if packet.empty:
         return no_evidence()
     say("reading", chunks=len(packet.chunks), tokens=packet.tokens)
+
     def choose(packet: EvidencePacket) -> tuple[list[Quote], int]:
         """The quotable sentences offered to the model, best first, and how many lead."""
         offered = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed,
@@ -407,6 +413,11 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     quotes, n_lead = choose(packet)
     if not quotes:
         return no_evidence()
+    # The relevance gate: weak unscoped evidence skips synthesis; weak scoped evidence is answered with a gap.
+    if evidence.relevance + SENTENCE_GUARD_WEIGHT * quotes[0].score < ANSWER_GUARD:
+        if not evidence.scoped:
+            return no_evidence()
+        gaps.append("The evidence in the requested scope matches the question only weakly.")
     # Fit the packet, the instructions and the longest possible output in the model's context.
     out_tokens = max_output_tokens(quotes, style, n_lead)
     msgs = messages_for(q, packet.text)

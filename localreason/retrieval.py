@@ -439,7 +439,7 @@ def progressive_search(lib, query: str, *, document_id: object = UNSET, collecti
     score = relevance(lib, q, ranked[:3])
     strong = bool(order) and score >= RELEVANCE_GUARD
     steps.append("evidence is strong" if strong else "evidence is weak (below the relevance guard)")
-    return Evidence(q, tuple(_hits(lib, order)), strong, scope.scoped, tuple(steps))
+    return Evidence(q, tuple(_hits(lib, order)), strong, scope.scoped, tuple(steps), score)
 
 
 def relevance(lib, query: str, top: list[_Ranked]) -> float:

@@ -190,6 +190,8 @@ class Evidence:
     """True when the caller gave a documentId or collectionId."""
     steps: tuple[str, ...] = ()
     """What the search did, in words (for --explain and debugging)."""
+    relevance: float = field(default=0.0, repr=False)
+    """The score behind ``strong`` (internal: reason's gate reuses it; never serialised)."""
 
     @property
     def chunks_gathered(self) -> int:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The two calibrations behind `reason`'s defaults, on SQuAD samples disjoint from eval_reason.py's.
 
-1. The relevance guard: for 400 answerable questions (library: all 48 articles) and 300
-   unanswerable ones (library without eval_reason.py's 8 held-out articles), the best
-   cosine of the top 3 hits and their IDF-weighted coverage of the question's terms; for
-   each weight and threshold, the share of answerable questions refused and unanswerable
-   ones stopped. Cosine alone is the weight-0 row.
+1. reason's relevance gate: for 400 answerable questions (library: all 48 articles) and 300
+   unanswerable ones (library without eval_reason.py's 8 held-out articles), progressive
+   search's relevance (best cosine of the top 3 hits + 0.3 x their IDF-weighted coverage of
+   the question's terms) and the ranking score of the best quotable sentence of a
+   1,000-token packet; for each weight of the sentence score, the share of answerable
+   questions refused when the guard stops 75-85% of the unanswerable ones. Passage
+   relevance alone is the w = 0 row.
 2. The quotable-sentence ranking: for 800 answerable questions that eval_reason.py does not
    ask, the features of every sentence of a 1,000-token packet (quotes.features) and whether
    it holds the gold answer. The weights are fitted so that a softmax over each question's
@@ -34,31 +36,38 @@ from eval_reason import HELD_OUT_COUNT, build, norm  # noqa: E402
 from squad import load_squad, write_corpus  # noqa: E402
 
 
-def guard_study(lib_all, lib_part, answerable, unanswerable) -> None:
+def guard_study(lib_all, lib_part, answerable, unanswerable, budget: int = 1000) -> None:
+    from localreason import quotes as Q
+    from localreason import reason as RS
     from localreason import retrieval as R
 
     def features(lib, q):
-        ranked = R.hybrid(lib, q, 3, R.Scope())
-        cos = max((r.cosine for r in ranked if r.cosine is not None), default=0.0)
-        return cos, R.relevance(lib, q, ranked) - cos  # the second term is weight x coverage
+        """(progressive search's relevance, the best quotable sentence's score) as reason computes them."""
+        evidence = R.progressive_search(lib, q)
+        packet = R.build_packet(evidence, budget)
+        best = Q.rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed, 1)
+        return evidence.relevance, best[0].score if best else 0.0
 
-    fa = [features(lib_all, q) for q in answerable]
-    fu = [features(lib_part, q) for q in unanswerable]
-    w0 = R.COVERAGE_WEIGHT
-    print(f"\n1. Relevance guard ({len(fa)} answerable, {len(fu)} unanswerable questions)")
-    print(f"{'coverage weight':>16} {'guard':>6} {'answerable refused':>19} {'unanswerable stopped':>21}")
-    best: dict[float, tuple] = {}
-    for weight in (0.0, 0.2, 0.3, 0.4):
-        for guard in [x / 100 for x in range(30, 80)]:
-            refused = sum(c + weight * cv / w0 < guard for c, cv in fa) / len(fa)
-            stopped = sum(c + weight * cv / w0 < guard for c, cv in fu) / len(fu)
-            if refused <= 0.05 and (weight not in best or stopped > best[weight][1]):
-                best[weight] = (guard, stopped, refused)
-    for weight, (guard, stopped, refused) in best.items():
-        print(f"{weight:>16} {guard:>6.2f} {refused:>19.3f} {stopped:>21.3f}   (most stopped with <= 5% refused)")
-    refused = sum(c + cv < R.RELEVANCE_GUARD for c, cv in fa) / len(fa)
-    stopped = sum(c + cv < R.RELEVANCE_GUARD for c, cv in fu) / len(fu)
-    print(f"{'chosen ' + str(w0):>16} {R.RELEVANCE_GUARD:>6.2f} {refused:>19.3f} {stopped:>21.3f}")
+    fa = np.array([features(lib_all, q) for q in answerable])
+    fu = np.array([features(lib_part, q) for q in unanswerable])
+    print(f"\n1. Relevance gate ({len(fa)} answerable, {len(fu)} unanswerable questions): relevance + w x best "
+          "sentence score >= guard")  # fmt: skip
+    print("   each cell: answerable refused at the lowest guard that stops that share of unanswerable ones")
+    shares = (0.75, 0.78, 0.80, 0.82, 0.85)
+    print(f"{'w':>6} " + " ".join(f"{'stopped ' + format(x, '.2f'):>22}" for x in shares))
+    for w in (0.0, 0.1, 0.2, 0.3):
+        sa, su = fa[:, 0] + w * fa[:, 1], fu[:, 0] + w * fu[:, 1]
+        cells = []
+        for share in shares:
+            guard = float(np.sort(su)[int(np.ceil(share * len(su))) - 1]) + 1e-9  # stops at least `share`
+            cells.append(f"{(sa < guard).mean():.3f} (guard {guard:.2f})")
+        print(f"{w:>6} " + " ".join(f"{c:>22}" for c in cells))
+    sa = fa[:, 0] + RS.SENTENCE_GUARD_WEIGHT * fa[:, 1]
+    su = fu[:, 0] + RS.SENTENCE_GUARD_WEIGHT * fu[:, 1]
+    print(f"chosen (reason.py): w {RS.SENTENCE_GUARD_WEIGHT}, guard {RS.ANSWER_GUARD}: answerable refused "
+          f"{(sa < RS.ANSWER_GUARD).mean():.3f}, unanswerable stopped {(su < RS.ANSWER_GUARD).mean():.3f}; "
+          f"passage relevance alone at retrieval's guard {R.RELEVANCE_GUARD}: refused "
+          f"{(fa[:, 0] < R.RELEVANCE_GUARD).mean():.3f}, stopped {(fu[:, 0] < R.RELEVANCE_GUARD).mean():.3f}")
 
 
 def ranking_rows(lib, questions, budget: int) -> list:

@@ -153,6 +153,21 @@ def test_weak_unscoped_evidence_skips_synthesis_but_scoped_evidence_is_used(libr
     assert gen.calls == 2 and a.statements
 
 
+def test_the_gate_weighs_the_best_quotable_sentence(library, monkeypatch):
+    import localreason.reason as RS
+    from localreason import retrieval as R
+    from localreason.quotes import rank_quotes
+
+    q = "How long is the router warranty?"
+    evidence = R.progressive_search(library, q)
+    best = rank_quotes(q, [(h.chunk_id, h.content) for h in evidence.hits], library.embedder.embed, 1)[0].score
+    monkeypatch.setattr(RS, "ANSWER_GUARD", evidence.relevance + 0.5)
+    monkeypatch.setattr(RS, "SENTENCE_GUARD_WEIGHT", 0.0)
+    assert reason(library, q, generator=FakeGenerator()).no_evidence, "passage relevance alone falls short"
+    monkeypatch.setattr(RS, "SENTENCE_GUARD_WEIGHT", 0.6 / best)
+    assert not reason(library, q, generator=FakeGenerator()).no_evidence, "the sentence that answers lifts it"
+
+
 def test_zero_token_budget_means_no_evidence(library):
     gen = FakeGenerator()
     a = reason(library, "How long is the router warranty?", generator=gen, max_tokens=-5)
