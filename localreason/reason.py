@@ -338,13 +338,25 @@ def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_s
     return kept, dropped, withheld
 
 
+_ENDS_SENTENCE = re.compile(r"[.!?…][\"'\u201d\u2019)\]]*$")
+
+
+def _as_sentence(text: str) -> str:
+    """``text`` ending like a sentence in the prose: a period added, or an ellipsis where a quotation was cut."""
+    if _ENDS_SENTENCE.search(text):
+        return text
+    if text.endswith((";", ":", ",", "\u2014", "-")):
+        return text.rstrip(";:,\u2014- ") + "\u2026"
+    return text + "."
+
+
 def compose(statements: list[Statement], titles: dict[str, tuple[str, str]]) -> tuple[str, tuple[Citation, ...]]:
     """Answer prose with server-bound [[chunkId]] tokens, and each cited chunk once."""
     parts = []
     cited: dict[str, Citation] = {}
     for st in statements:
         ids = list(dict.fromkeys(r.chunk_id for r in st.references))
-        text = st.text if st.text.endswith((".", "!", "?")) else st.text + "."
+        text = _as_sentence(st.text)
         parts.append(text + " " + " ".join(f"[[{i}]]" for i in ids))
         for i in ids:
             doc_id, title = titles[i]

@@ -9,13 +9,14 @@ Reported: answer support (share of answerable questions where a verified citatio
 quotation contains a gold answer), citations per answer, citationsDropped total,
 share of answerable questions answered with the no-evidence message (refused), and
 the share of unanswerable questions that end with no evidence or an explicit gap
-(handled). Also, from the same run, the best-chunk cosine of every question (the
-relevance guard's input) for both sets, which is how the guard was calibrated, and
-the retrieval-only baseline of quoting the top-ranked sentence.
+(handled). Also, from the same run, the relevance gate's input for every question of
+both sets (passage relevance + a weighted score of the best quotable sentence; the
+gate was calibrated on other questions in tune_reason.py), and the retrieval-only
+baseline of quoting the top-ranked sentence.
 
     python scripts/eval_reason.py                       # 200 + 100 questions (~40 minutes)
     python scripts/eval_reason.py --answerable 40 --unanswerable 20
-    python scripts/eval_reason.py --calibrate-only      # just the guard's cosine distributions
+    python scripts/eval_reason.py --calibrate-only      # just the gate's input distributions
 """
 
 from __future__ import annotations
@@ -90,20 +91,27 @@ def main() -> None:
     answerable = random.Random(1).sample(answerable, args.answerable)
     unanswerable = random.Random(2).sample(unanswerable, args.unanswerable)
 
+    from localreason.reason import ANSWER_GUARD, SENTENCE_GUARD_WEIGHT
+
     def strength(lib, q):
-        return R.relevance(lib, q, R.hybrid(lib, q, 3, R.Scope()))
+        """reason's gate score: progressive search's relevance + weight x the best quotable sentence's score."""
+        evidence = R.progressive_search(lib, q)
+        packet = R.build_packet(evidence, max_tokens)
+        best = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], embedder.embed, 1)
+        return evidence.relevance + SENTENCE_GUARD_WEIGHT * (best[0].score if best else 0.0)
 
     cos_a = [strength(lib_all, q) for q, _, _ in answerable]
     cos_u = [strength(lib_part, q) for q in unanswerable]
-    print("\nRelevance guard input (best cosine of the top 3 + 0.3 x their IDF-weighted query-term coverage):")
+    print(f"\nRelevance gate input (progressive search's relevance + {SENTENCE_GUARD_WEIGHT} x the best sentence's "
+          "ranking score):")  # fmt: skip
     for name, xs in (("answerable", cos_a), ("unanswerable", cos_u)):
         qs = statistics.quantiles(xs, n=20)
         print(f"  {name:<13} p5 {qs[0]:.3f}  p10 {qs[1]:.3f}  p25 {qs[4]:.3f}  median {statistics.median(xs):.3f}  "
               f"p75 {qs[14]:.3f}  p95 {qs[18]:.3f}")  # fmt: skip
-    for guard in (0.45, 0.50, 0.55, 0.58, 0.60, 0.65):
+    for guard in (2.0, 2.1, 2.2, ANSWER_GUARD, 2.3, 2.4):
         refused = sum(c < guard for c in cos_a) / len(cos_a)
         caught = sum(c < guard for c in cos_u) / len(cos_u)
-        mark = "  <- current" if abs(guard - R.RELEVANCE_GUARD) < 1e-9 else ""
+        mark = "  <- reason.py" if guard == ANSWER_GUARD else ""
         print(f"  guard {guard:.2f}: answerable refused {refused:.3f}, unanswerable stopped {caught:.3f}{mark}")
     if args.calibrate_only:
         return

@@ -327,3 +327,12 @@ def test_ranked_quotes_carry_probabilities_and_merge_repeats():
     assert len(rank_quotes("warranty?", chunks, FakeEmbedder().embed, 1)) == 1
 
 
+
+
+def test_statements_end_like_sentences_in_the_answer_prose():
+    from localreason.reason import _as_sentence
+
+    assert _as_sentence("The warranty lasts two years.") == "The warranty lasts two years."
+    assert _as_sentence('He said "it lasts."') == 'He said "it lasts."'
+    assert _as_sentence("The warranty lasts two years") == "The warranty lasts two years."
+    assert _as_sentence("struck urban and rural areas;") == "struck urban and rural areas\u2026", "a cut quotation"
