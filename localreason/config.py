@@ -77,7 +77,8 @@ class Settings:
         if self.section_max_tokens < self.chunk_tokens:
             raise ValidationError("section_max_tokens must be at least chunk_tokens.")
         if self.answer_quotes != "auto" and self.answer_quotes not in ("1", "2", "3", "4", "5"):
-            raise ValidationError(f"answer_quotes must be 'auto' or a number from 1 to 5 (got {self.answer_quotes!r}).")
+            raise ValidationError(f"answer_quotes must be 'auto' or a number from 1 to 5 (got {self.answer_quotes!r}).",
+                                  hint="Fix answer_quotes in config.toml or LOCALREASON_ANSWER_QUOTES.")
         if self.answer_style not in ("extract", "free"):
             raise ValidationError(f"answer_style must be 'extract' or 'free' (got {self.answer_style!r}).")
         if self.max_file_mb <= 0:
