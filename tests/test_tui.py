@@ -61,6 +61,17 @@ def highlighted(widget) -> list[str]:
             if getattr(s.style, "reverse", False) or "reverse" in str(s.style)]  # fmt: skip
 
 
+def point_tree_at(app, *labels: str):
+    """Focus the library tree with its cursor on the node reached by label prefixes, from the root."""
+    tree = app.query_one(LibraryTree)
+    node = tree.root
+    for label in labels:
+        node = next(n for n in node.children if str(n.label).startswith(label))
+    tree.focus()
+    tree.move_cursor(node)
+    return node
+
+
 def answer_rows(app) -> list[str]:
     view = app.query_one(AnswerView)
     return [str(item.query_one("Static").render()) for item in view.children]
@@ -159,10 +170,7 @@ async def test_scoping_by_collection_limits_the_evidence_and_can_be_cleared(tui_
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        tree = app.query_one(LibraryTree)
-        tree.focus()
-        notes = next(n for n in tree.root.children if str(n.label).startswith("notes"))
-        tree.move_cursor(notes)
+        point_tree_at(app, "notes")
         await pilot.press("enter")
         await settle(pilot)
         assert app.session.scope.kind == "collection" and app.session.scope.label == "notes"
@@ -192,11 +200,7 @@ async def test_scoping_to_a_document(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        tree = app.query_one(LibraryTree)
-        samples = next(n for n in tree.root.children if str(n.label).startswith("samples"))
-        black = next(n for n in samples.children if str(n.label).startswith("Black Death"))
-        tree.focus()
-        tree.move_cursor(black)
+        point_tree_at(app, "samples", "Black Death")
         await pilot.press("enter")
         await settle(pilot)
         assert app.session.scope.kind == "document" and app.session.scope.label == "Black Death"
@@ -324,10 +328,7 @@ async def test_remove_a_document_after_confirming_and_resync_restores_it(tui_lib
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        tree = app.query_one(LibraryTree)
-        notes = next(n for n in tree.root.children if str(n.label).startswith("notes"))
-        tree.focus()
-        tree.move_cursor(notes.children[0])
+        point_tree_at(app, "notes", "Router")
         await pilot.press("delete")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
