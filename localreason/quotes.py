@@ -20,14 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .retrieval import _STOPWORDS, query_terms
+from .retrieval import _STOPWORDS, _WORD, query_terms
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 _ABBREVIATION = re.compile(
     r"(?:\b(?:[A-Z]|ca|c|cf|approx|e\.g|i\.e|etc|vs|viz|al|Mr|Mrs|Ms|Dr|Prof|St|Mt|Jr|Sr|Co|Corp|Inc|Ltd|No|Nos|"
     r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
 """A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
-_WORD = re.compile(r"\w+")
 MIN_CHARS = 15
 MAX_CHARS = 600
 
@@ -177,12 +176,11 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int)
     if not cands:
         return []
     scores = features(question, cands, embed) @ WEIGHTS
-    probs = np.exp(scores - scores.max())
-    probs /= probs.sum()
+    probs = softmax(scores)
     by_text: dict[str, int] = {}
     merged: list[list] = []  # [candidate, score, probability]
     for i in np.argsort(-scores, kind="stable"):
-        key = " ".join(cands[i].text.split())
+        key = collapse(cands[i].text)
         if key in by_text:
             merged[by_text[key]][2] += float(probs[i])
         else:
@@ -191,17 +189,24 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int)
     return [Quote(c.chunk_id, c.text, c.start, score, p) for c, score, p in merged[:limit]]
 
 
-def lead_count(quotes: list[Quote], confidence: float = LEAD_CONFIDENCE, least: int = MIN_LEAD,
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Scores to probabilities that sum to 1 (the ranking's estimate of which sentence answers)."""
+    p = np.exp(scores - scores.max())
+    return p / p.sum()
+
+
+def lead_count(probabilities, confidence: float = LEAD_CONFIDENCE, least: int = MIN_LEAD,
                most: int = MAX_LEAD) -> int:  # fmt: skip
-    """How many of the best ``quotes`` an answer should lead with: the fewest whose summed
-    probability reaches ``confidence``, kept between ``least`` and ``most``."""
+    """How many of the best-ranked quotations an answer should lead with, given their probabilities
+    best first: the fewest whose sum reaches ``confidence``, kept between ``least`` and ``most``
+    and never more than there are."""
     mass, k = 0.0, 0
-    for q in quotes:
+    for p in probabilities:
         k += 1
-        mass += q.probability
+        mass += float(p)
         if mass >= confidence:
             break
-    return max(least, min(k, most, len(quotes))) if quotes else 0
+    return min(len(probabilities), max(least, min(k, most)))
 
 
 def collapse(text: str) -> str:

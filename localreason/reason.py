@@ -42,6 +42,12 @@ SENTENCE_GUARD_WEIGHT x the best quotable sentence's ranking score (quotes.WEIGH
 ANSWER_GUARD. Passage-level relevance alone cannot tell a passage on the topic from one that answers;
 the best sentence can. Calibrated in scripts/tune_reason.py on questions the evaluation does not ask."""
 
+
+def gate_score(relevance: float, best_sentence_score: float) -> float:
+    """What the relevance gate compares with ANSWER_GUARD."""
+    return relevance + SENTENCE_GUARD_WEIGHT * best_sentence_score
+
+
 # Bounds that keep a small model from looping (and the output's worst case known).
 # How many statements lead every answer, quoting the best-ranked sentences in rank order, is
 # ``lead``: by default as many as the ranking needs to be confident (quotes.lead_count, 1-5);
@@ -419,14 +425,14 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
         """The quotable sentences offered to the model, best first, and how many lead."""
         offered = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed,
                               (lead or MAX_LEAD) + EXTRA_CANDIDATES)  # fmt: skip
-        n = lead_count(offered) if lead is None else min(lead, len(offered))
+        n = lead_count([o.probability for o in offered]) if lead is None else min(lead, len(offered))
         return offered[:n + EXTRA_CANDIDATES], n
 
     quotes, n_lead = choose(packet)
     if not quotes:
         return no_evidence()
     # The relevance gate: weak unscoped evidence skips synthesis; weak scoped evidence is answered with a gap.
-    if evidence.relevance + SENTENCE_GUARD_WEIGHT * quotes[0].score < ANSWER_GUARD:
+    if gate_score(evidence.relevance, quotes[0].score) < ANSWER_GUARD:
         if not evidence.scoped:
             return no_evidence()
         gaps.append("The evidence in the requested scope matches the question only weakly.")

@@ -62,8 +62,8 @@ def guard_study(lib_all, lib_part, answerable, unanswerable, budget: int = 1000)
             guard = float(np.sort(su)[int(np.ceil(share * len(su))) - 1]) + 1e-9  # stops at least `share`
             cells.append(f"{(sa < guard).mean():.3f} (guard {guard:.2f})")
         print(f"{w:>6} " + " ".join(f"{c:>22}" for c in cells))
-    sa = fa[:, 0] + RS.SENTENCE_GUARD_WEIGHT * fa[:, 1]
-    su = fu[:, 0] + RS.SENTENCE_GUARD_WEIGHT * fu[:, 1]
+    sa = np.array([RS.gate_score(rel, best) for rel, best in fa])
+    su = np.array([RS.gate_score(rel, best) for rel, best in fu])
     print(f"chosen (reason.py): w {RS.SENTENCE_GUARD_WEIGHT}, guard {RS.ANSWER_GUARD}: answerable refused "
           f"{(sa < RS.ANSWER_GUARD).mean():.3f}, unanswerable stopped {(su < RS.ANSWER_GUARD).mean():.3f}; "
           f"passage relevance alone at retrieval's guard {R.RELEVANCE_GUARD}: refused "
@@ -104,34 +104,32 @@ def fit_weights(rows, l2: float = 1e-5) -> np.ndarray:
             grad -= (p * y / (pg + 1e-12)) @ x - p @ x
         return total / len(data) + l2 * w @ w, grad / len(data) + 2 * l2 * w
 
-    w0 = np.zeros(rows_width(rows))
+    w0 = np.zeros(data[0][0].shape[1])
     w0[0] = 5.0
     return minimize(loss, w0, jac=True, method="L-BFGS-B").x
 
 
-def rows_width(rows) -> int:
-    return next(r[0].shape[1] for r in rows if r is not None)
+def top_k(rows, weights) -> np.ndarray:
+    """Share of questions with the gold answer in the 1, 2, ... 5 best sentences."""
+    tops = np.zeros(5)
+    for x, y in (r for r in rows if r is not None):
+        order = np.argsort(-(x @ weights), kind="stable")
+        tops += [bool(y[order[:k + 1]].any()) for k in range(5)]
+    return tops / len(rows)
 
 
-def coverage(rows, weights, confidence=None, least=1, most=5):
-    """Top-1..5 coverage (share of questions with the gold answer in the k best sentences); with
-    ``confidence``, the coverage and mean count of the adaptive lead instead."""
-    tops, hits, leads = np.zeros(5), 0, 0
-    for r in rows:
-        if r is None:
-            continue
-        x, y = r
+def adaptive_lead(rows, weights, confidence: float, least: int) -> np.ndarray:
+    """(coverage, mean number of lead quotations) when quotes.lead_count decides how many lead."""
+    from localreason import quotes as Q
+
+    hits = leads = 0
+    for x, y in (r for r in rows if r is not None):
         s = x @ weights
         order = np.argsort(-s, kind="stable")
-        if confidence is None:
-            tops += [bool(y[order[:k + 1]].any()) for k in range(5)]
-            continue
-        p = np.exp(s[order] - s.max())
-        p /= p.sum()
-        k = max(least, min(most, len(order), int(np.searchsorted(np.cumsum(p), confidence)) + 1))
+        k = Q.lead_count(Q.softmax(s)[order], confidence, least)
         hits += bool(y[order[:k]].any())
         leads += k
-    return tops / len(rows) if confidence is None else (hits / len(rows), leads / len(rows))
+    return np.array([hits, leads]) / len(rows)
 
 
 def ranking_study(rows, budget: int) -> None:
@@ -143,26 +141,25 @@ def ranking_study(rows, budget: int) -> None:
           "where weights are fitted")
     folds = [list(range(f, len(rows), 5)) for f in range(5)]
 
-    def cross_validated(cols, confidence=None, least=1):
-        out = None
+    def cross_validated(cols, measure=top_k, **kwargs):
+        out = 0.0
         for test in folds:
             held = set(test)
             train = [r for i, r in enumerate(rows) if i not in held]
             w = np.zeros(len(Q.FEATURES))
             w[cols] = fit_weights([None if r is None else (r[0][:, cols], r[1]) for r in train])
-            res = np.array(coverage([rows[i] for i in test], w, confidence, least)) * len(test)
-            out = res if out is None else out + res
+            out = out + measure([rows[i] for i in test], w, **kwargs) * len(test)
         return out / len(rows)
 
     hand = np.array([1.0, 0.5, 0.7, 0.4, 0.1, 0.1, 0.0, 0.0])  # the previous, hand-tuned weights
     print(f"{'ranking':<52} {'top1':>6} {'top2':>6} {'top3':>6} {'top4':>6} {'top5':>6}")
     base = len(Q.FEATURES) - 2
     for label, result in (
-        ("cosine alone", coverage(rows, np.eye(len(Q.FEATURES))[0])),
-        ("hand-tuned weights (before the fit)", coverage(rows, hand)),
+        ("cosine alone", top_k(rows, np.eye(len(Q.FEATURES))[0])),
+        ("hand-tuned weights (before the fit)", top_k(rows, hand)),
         ("fitted, first six features", cross_validated(list(range(base)))),
         ("fitted, all features", cross_validated(list(range(len(Q.FEATURES))))),
-        ("quotes.WEIGHTS (in sample)", coverage(rows, Q.WEIGHTS)),
+        ("quotes.WEIGHTS (in sample)", top_k(rows, Q.WEIGHTS)),
     ):
         print(f"{label:<52} " + " ".join(f"{t:>6.3f}" for t in result))
     print("\n   adaptive lead (quotes.lead_count): the fewest best sentences whose softmax probability reaches "
@@ -170,7 +167,8 @@ def ranking_study(rows, budget: int) -> None:
     print(f"{'least':>6} {'confidence':>11} {'coverage':>9} {'mean leads':>11}")
     for least in (1, 2):
         for confidence in (0.85, 0.9, 0.95, 0.97):
-            hit, leads = cross_validated(list(range(len(Q.FEATURES))), confidence, least)
+            hit, leads = cross_validated(list(range(len(Q.FEATURES))), adaptive_lead, confidence=confidence,
+                                         least=least)  # fmt: skip
             mark = "  <- quotes.py" if (least, confidence) == (Q.MIN_LEAD, Q.LEAD_CONFIDENCE) else ""
             print(f"{least:>6} {confidence:>11} {hit:>9.3f} {leads:>11.2f}{mark}")
     w = fit_weights(rows)

@@ -300,8 +300,8 @@ def test_the_lead_follows_the_rankings_confidence(library):
 
 
 def test_lead_count_is_the_fewest_quotations_reaching_the_confidence():
-    def quotes(*probs):
-        return [Quote(f"chk_{i:016d}", f"Sentence {i}.", 0, -i, p) for i, p in enumerate(probs)]
+    def quotes(*probs):  # the probabilities of ranked quotations, best first
+        return list(probs)
 
     assert lead_count(quotes(0.97, 0.02, 0.01)) == 1
     assert lead_count(quotes(0.6, 0.3, 0.08, 0.02)) == 3
