@@ -27,6 +27,7 @@ import random
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,6 +50,25 @@ def build(home: Path, corpus: Path, titles: list[str], embedder):
 
 def norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def miss_reason(lib, q: str, golds: list[str], ans, max_tokens: int) -> str:
+    """Why an answerable question went unsupported: refused, the gold answer outside the packet
+    (further down the evidence, or not retrieved), or in the packet but not among the quotations."""
+    from localreason import retrieval as R
+
+    if ans.no_evidence:
+        return "refused"
+
+    def has_gold(text: str) -> bool:
+        return any(norm(g) in norm(text) for g in golds)
+
+    evidence = R.progressive_search(lib, q)
+    if any(has_gold(c.content) for c in R.build_packet(evidence, max_tokens).chunks):
+        return "in the packet, not quoted"
+    if any(has_gold(h.content) for h in evidence.hits):
+        return "beyond the packet"
+    return "not retrieved"
 
 
 def main() -> None:
@@ -91,14 +111,14 @@ def main() -> None:
     answerable = random.Random(1).sample(answerable, args.answerable)
     unanswerable = random.Random(2).sample(unanswerable, args.unanswerable)
 
-    from localreason.reason import ANSWER_GUARD, SENTENCE_GUARD_WEIGHT
+    from localreason.reason import ANSWER_GUARD, SENTENCE_GUARD_WEIGHT, gate_score
 
     def strength(lib, q):
         """reason's gate score: progressive search's relevance + weight x the best quotable sentence's score."""
         evidence = R.progressive_search(lib, q)
         packet = R.build_packet(evidence, max_tokens)
         best = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], embedder.embed, 1)
-        return evidence.relevance + SENTENCE_GUARD_WEIGHT * (best[0].score if best else 0.0)
+        return gate_score(evidence.relevance, best[0].score if best else 0.0)
 
     cos_a = [strength(lib_all, q) for q, _, _ in answerable]
     cos_u = [strength(lib_part, q) for q in unanswerable]
@@ -130,6 +150,8 @@ def main() -> None:
     generator = LlamaGenerator(resolve_gguf(settings))
     out = args.out.open("w") if args.out else None
     supported = refused = dropped = cites = answered = 0
+    lengths: Counter[int] = Counter()  # statements per answered question
+    misses: Counter[str] = Counter()  # why an answerable question went unsupported
     t0 = time.perf_counter()
     for i, (q, golds, _) in enumerate(answerable):
         ans = reason(lib_all, q, generator=generator, max_tokens=max_tokens)
@@ -137,6 +159,10 @@ def main() -> None:
         ok = any(norm(g) in norm(x) for g in golds for x in quotes)
         supported += ok
         refused += ans.answer == NO_EVIDENCE_ANSWER
+        if not ans.no_evidence:
+            lengths[len(ans.statements)] += 1
+        if not ok:
+            misses[miss_reason(lib_all, q, golds, ans, max_tokens)] += 1
         dropped += ans.citations_dropped
         cites += len(ans.citations)
         answered += not ans.no_evidence
@@ -158,6 +184,9 @@ def main() -> None:
     print(f"answer support: {supported / n:.3f} ({supported}/{n})   [target >= 0.90]")
     print(f"  retrieval-only baseline, top-ranked sentence quoted: {base_hits / n:.3f}")
     print(f"citations per answer: {cites / max(1, answered):.2f}")
+    print(f"statements per answer: {sum(k * v for k, v in lengths.items()) / max(1, answered):.2f} "
+          f"({', '.join(f'{k}: {v}' for k, v in sorted(lengths.items()))})")
+    print(f"unsupported answerable questions, by cause: {', '.join(f'{k} {v}' for k, v in misses.most_common())}")
     print(f"citationsDropped total: {dropped}   [target 0]")
     print(f"answerable refused (no-evidence answer): {refused / n:.3f}   [target <= 0.05]")
     print(f"unanswerable handled (no evidence or explicit gap): {handled / m:.3f} ({handled}/{m})   [target >= 0.70]")
