@@ -378,6 +378,18 @@ def messages_for(query: str, packet_text: str) -> list[dict]:
             {"role": "user", "content": f"Evidence:\n{packet_text}\nQuestion: {query}"}]  # fmt: skip
 
 
+def reporter(stage, cancel):
+    """``say(name, **info)``: raises :class:`Cancelled` once ``cancel`` is set, else tells ``stage``."""
+
+    def say(name: str, **info) -> None:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        if stage is not None:
+            stage(name, **info)
+
+    return say
+
+
 def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNSET,
            collection_id: object = R.UNSET, limit: object = R.DEFAULT_EVIDENCE_LIMIT,
            max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", lead: int | None = None,
@@ -391,13 +403,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     the request then raises :class:`Cancelled`.
     """
     t0 = time.perf_counter()
-
-    def say(name: str, **info) -> None:
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
-        if stage is not None:
-            stage(name, **info)
-
+    say = reporter(stage, cancel)
     q = R.clean_query(query)
     k = R.clamp_limit(limit, R.DEFAULT_EVIDENCE_LIMIT, R.MAX_EVIDENCE_LIMIT)
     budget = R.clean_max_tokens(max_tokens)

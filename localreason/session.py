@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .errors import ValidationError
-from .reason import DEFAULT_ANSWER_BUDGET, Answer
+from .reason import DEFAULT_ANSWER_BUDGET, Answer, reporter
 
 
 class ReadWriteLock:
@@ -146,14 +146,7 @@ class Session:
 
     def _warm(self, stage, cancel) -> None:
         """Load the models the first time, saying so (they load lazily, so the first screen is fast)."""
-        def say(name: str) -> None:
-            if cancel is not None and cancel.is_set():
-                from .errors import Cancelled
-
-                raise Cancelled()
-            if stage is not None:
-                stage(name)
-
+        say = reporter(stage, cancel)
         embedder = self.library.embedder
         if not getattr(embedder, "loaded", True):
             say("loading-embedder")
