@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -85,10 +86,12 @@ class LlamaGenerator:
             raise ModelError("llama-cpp-python is not installed.", hint="Run `pip install -e .`.") from exc
         try:
             # n_ctx=0 asks llama.cpp for the context length the model was trained with.
-            llm = Llama(
-                model_path=str(self.path), n_ctx=self._requested_ctx or 0, n_batch=self.batch, n_ubatch=self.batch,
-                n_threads=self.threads, n_threads_batch=self.threads, flash_attn=True, verbose=False,
-            )  # fmt: skip
+            with _plain_weight_buffers(cpu_has_amx()):
+                llm = Llama(
+                    model_path=str(self.path), n_ctx=self._requested_ctx or 0, n_batch=self.batch,
+                    n_ubatch=self.batch, n_threads=self.threads, n_threads_batch=self.threads, flash_attn=True,
+                    verbose=False,
+                )  # fmt: skip
         except Exception as exc:  # llama.cpp reports a bad file as a ValueError or RuntimeError
             raise ModelError(
                 f"Could not load the GGUF model {self.path}: {exc}",
@@ -183,6 +186,47 @@ class LlamaGenerator:
         text = "".join(pieces)
         return Completion(text, len(tokens), self.count_tokens(text[len(prefix):]), (first or end) - start,
                           end - (first or end))  # fmt: skip
+
+
+def cpu_has_amx() -> bool:
+    """Whether this processor has Intel AMX (the ``amx_tile`` flag)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            return any(line.startswith("flags") and " amx_tile" in line for line in f)
+    except OSError:
+        return False
+
+
+_PARAMS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _plain_weight_buffers(enabled: bool):
+    """Load the model's weights into plain CPU buffers, not llama.cpp's "extra" ones, while ``enabled``.
+
+    On Intel processors with AMX, llama.cpp 0.3.36's AMX weight buffers crash the process
+    (SIGSEGV in ggml_backend_amx_mul_mat on the first evaluation; seen on these machines).
+    llama-cpp-python offers no argument for ``use_extra_bufts``, so the default model
+    parameters it starts from are adjusted for the duration of the load.
+    """
+    if not enabled:
+        yield
+        return
+    import llama_cpp.llama_cpp as native
+
+    with _PARAMS_LOCK:
+        default = native.llama_model_default_params
+
+        def without_extra_buffers():
+            params = default()
+            params.use_extra_bufts = False
+            return params
+
+        native.llama_model_default_params = without_extra_buffers
+        try:
+            yield
+        finally:
+            native.llama_model_default_params = default
 
 
 _SHARED: dict[str, LlamaGenerator] = {}
