@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
+import reprlib
 from dataclasses import dataclass
 from html import escape
 
@@ -71,11 +73,27 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # ---------------------------------------------------------------- validation
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Control characters other than tab and line breaks (NUL, escape sequences, C1 codes): they mean nothing
+in a question and break the full-text index's query syntax, so clean_query turns each into a space."""
+
+
 def clean_query(query: object) -> str:
-    """The query trimmed at its edges; blank, non-text or absurdly long queries are refused."""
+    """The query with control characters turned into spaces and its edges trimmed.
+
+    Text that is not valid Unicode (lone surrogates: what Python makes of non-UTF-8 bytes on a
+    command line), blank queries and queries over MAX_QUERY_CHARS are refused with ValidationError.
+    """
     if not isinstance(query, str):
-        raise ValidationError("The query must be text.")
-    q = query.strip()
+        raise ValidationError(f"The query must be text, not {type(query).__name__}.",
+                              hint="Pass the question as a string.")  # fmt: skip
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("The query contains bytes that are not valid UTF-8.",
+                              hint="Retype the question, or set the terminal (or the file the questions come "
+                              "from) to UTF-8.") from None  # fmt: skip
+    q = _CONTROL.sub(" ", query).strip()
     if not q:
         raise ValidationError("The query is blank.", hint="Ask a question with at least one word in it.")
     if len(q) > MAX_QUERY_CHARS:
@@ -84,16 +102,21 @@ def clean_query(query: object) -> str:
     return q
 
 
-def _number(value: object, name: str, kind: str) -> float:
-    """``value`` as a finite float, or ValidationError (booleans, non-numbers, NaN and infinities)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValidationError(f"{name} must be {kind}, not {value!r}.")
+def _number(value: object, name: str, kind: str) -> int | float:
+    """``value`` as a finite number (whole numbers stay exact however large), or ValidationError.
+
+    Booleans, None, NaN, infinities and text that is not a number are refused.
+    """
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
+        raise ValidationError(f"{name} must be {kind}, not {reprlib.repr(value)}.")
     try:
+        if isinstance(value, numbers.Integral) or (isinstance(value, str) and value.strip().lstrip("+-").isdigit()):
+            return int(value)
         number = float(value)
-    except ValueError:
-        raise ValidationError(f"{name} must be {kind}, not {value!r}.") from None
+    except (ValueError, OverflowError, UnicodeError):
+        raise ValidationError(f"{name} must be {kind}, not {reprlib.repr(value)}.") from None
     if not math.isfinite(number):
-        raise ValidationError(f"{name} must be a finite number, not {value!r}.")
+        raise ValidationError(f"{name} must be a finite number, not {reprlib.repr(value)}.")
     return number
 
 
@@ -103,7 +126,7 @@ def clamp_limit(limit: object, default: int, maximum: int, name: str = "limit") 
         return default
     value = _number(limit, name, "a whole number")
     if value < 0:
-        raise ValidationError(f"{name} cannot be negative (got {limit!r}).", hint=f"Use 1 to {maximum}.")
+        raise ValidationError(f"{name} cannot be negative (got {reprlib.repr(limit)}).", hint=f"Use 1 to {maximum}.")
     return max(1, min(int(value), maximum))
 
 
