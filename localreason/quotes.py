@@ -9,7 +9,8 @@ the rank of the chunk it came from, and for quantity or date questions the prese
 number. The weights were fitted on SQuAD questions that the evaluation does not use
 (scripts/tune_reason.py): a softmax over one question's sentences estimates the chance that
 each one holds the answer. ``lead_count`` uses that estimate to decide how many quotations an
-answer needs.
+answer needs. A sentence that reads like instructions to an AI (``reads_like_instructions``) is
+never a candidate: a document can address the model, but what it tells the model is not evidence.
 """
 
 from __future__ import annotations
@@ -107,17 +108,70 @@ def is_sentence_like(text: str) -> bool:
     return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8
 
 
-def candidates(chunks: list[tuple[str, str]]) -> list[Candidate]:
-    """The quotable sentences of ``chunks`` ((chunk id, text), in evidence order), in order."""
+def _all_candidates(chunks: list[tuple[str, str]]) -> list[Candidate]:
+    """Every sentence of ``chunks`` that is not a question, in order (a FAQ heading answers nothing)."""
     out: list[Candidate] = []
     for rank, (chunk_id, text) in enumerate(chunks):
         spans = sentences(text)
         for i, (s, e) in enumerate(spans):
-            if not text[s:e].rstrip().endswith("?"):  # a question (a FAQ heading, say) answers nothing
+            if not text[s:e].rstrip().endswith("?"):
                 prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
                 out.append(Candidate(rank, chunk_id, s, text[s:e], prev))
+    return out
+
+
+def candidates(chunks: list[tuple[str, str]]) -> list[Candidate]:
+    """The quotable sentences of ``chunks`` ((chunk id, text), in evidence order), in order.
+
+    A sentence that reads like instructions to an AI is never quotable: it is not evidence of anything.
+    """
+    out = [c for c in _all_candidates(chunks) if not reads_like_instructions(c.text)]
     # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any.
     return [c for c in out if is_sentence_like(c.text)] or out
+
+
+def instruction_sentences(chunks: list[tuple[str, str]]) -> list[Candidate]:
+    """The sentences of ``chunks`` that ``candidates`` leaves out because they read like instructions to an AI."""
+    return [c for c in _all_candidates(chunks) if reads_like_instructions(c.text)]
+
+
+# ---------------------------------------------------------------- text addressed to an AI
+
+_CHAT_MARKUP = re.compile(r"<\|[a-z_]+\|>|\[/?INST\]|<</?SYS>>", re.I)
+"""Chat-template tokens (<|im_start|>, [INST], <<SYS>>): only text aimed at a model contains them."""
+_OVERRIDE = re.compile(r"\b(?:ignore|disregard|forget|override)\s+((?:[\w']+\s+){0,4}?)"
+                       r"(?:instructions?|prompts?|rules|guidelines|directives|programming|above)"
+                       r"(?=\s*(?:$|[.,;:!)]|and\b|then\b|given\b|you\b))", re.I)  # fmt: skip
+_EARLIER = frozenset("previous prior above earlier preceding foregoing original system all any your everything".split())
+"""An override names what it overrides as earlier, the system's or the reader's own ("ignore all previous
+instructions", "forget your rules"); "Ignore the instructions for the X200." is a manual's correction."""
+_REPLY_THAT = re.compile(r"^\W*(?:please\s+)?(?:always\s+|only\s+)?(?:reply|respond)\s+(?:only\s+)?that\b", re.I)
+_AI = r"(?:AI|A\.I\.|assistants?|chat\s?bots?|(?:large\s+)?language\s+models?|LLMs?|GPT[\w-]*|ChatGPT)"
+_ADDRESSED = re.compile(rf"\bif\s+you\s+are\s+an?\s+{_AI}\b|\b{_AI}\s+(?:\w+\s+)?(?:reading|processing|summari[sz]ing)"
+                        rf"\s+this\b|\bas\s+an?\s+{_AI}(?:\s+\w+)?,?\s+you\b", re.I)  # fmt: skip
+"""Speaking to an AI reader as such: "If you are an AI ...", "LLMs reading this ...", "As an AI, you ..."."""
+_NAMES_AI = re.compile(rf"\b{_AI}\b|\bsystem\s+prompt\b", re.I)
+_DIRECTIVE = re.compile(
+    r"(?:^|[,:;]\s*|\bplease\s+|\byou\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to)\s+"
+    r"(?:now\s+|always\s+|only\s+)?)(?:reply|respond|answer|say|output|tell|pretend|ignore|disregard|forget|claim)\b"
+    r"|\byou\s+are\s+(?:now|no\s+longer)\s+(?:\w+,?\s+)?(?:a|an|the|my|in|called|named|bound|restricted)\b"
+    r"|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b|\bact\s+as\s+(?:a|an|the|if)\b", re.I)
+"""Telling the reader what to say or be: an imperative opening a clause, "you must ...", a new role."""
+
+
+def reads_like_instructions(sentence: str) -> bool:
+    """True for a sentence written to steer an AI that reads it rather than to inform a person.
+
+    Signs: chat-template markup; overriding earlier instructions; opening with "reply that";
+    speaking to an AI reader as such; or naming an AI (or its system prompt) while telling it
+    what to say or be. A manual's imperatives ("Press the reset button", "Ignore the warning
+    light if it blinks once") carry none of them.
+    """
+    if _CHAT_MARKUP.search(sentence) or _REPLY_THAT.search(sentence) or _ADDRESSED.search(sentence):
+        return True
+    if any(_EARLIER & set(m.group(1).lower().split()) for m in _OVERRIDE.finditer(sentence)):
+        return True
+    return bool(_NAMES_AI.search(sentence) and _DIRECTIVE.search(sentence))
 
 
 def _stem(word: str) -> str:
@@ -125,6 +179,14 @@ def _stem(word: str) -> str:
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+def word_stem(word: str) -> str:
+    """A stem that inflected forms share ("lasts"/"lasted", "warranty"/"warranties", "purchase"/"purchased")."""
+    stem = _stem(word)
+    if stem.endswith("i"):
+        stem = stem[:-1] + "y"
+    return stem[:-1] if stem.endswith("e") and len(stem) > 3 else stem
 
 
 def _pairs(words: list[str]) -> set[tuple[str, str]]:

@@ -9,6 +9,10 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
   says how many were withheld (it is never shown as supported).
 - The model writes each statement's references before its text (JSON key order is
   free), so the text is written with the quotation in view.
+- A statement's text may say no more than its quotations: a text with a content word (or number, or
+  negation) that its verified quotations lack is replaced by the quotations, and a gap says so.
+- A sentence that reads like instructions to an AI is never offered as a quotation (quotes.py), and a
+  gap names the document it came from.
 - reason is read-only: it never writes to the library.
 """
 
@@ -24,7 +28,7 @@ from typing import Any
 from . import retrieval as R
 from .errors import Cancelled, ValidationError
 from .generate import Completion, GenerationError, Generator
-from .quotes import MAX_LEAD, Quote, collapse, lead_count, rank_quotes
+from .quotes import MAX_LEAD, Quote, collapse, instruction_sentences, lead_count, rank_quotes, word_stem
 from .types import EvidencePacket, PacketChunk
 
 DEFAULT_ANSWER_BUDGET = 1000
@@ -140,21 +144,53 @@ class Answer:
                 "meta": self.meta, "statements": [s.to_dict() for s in self.statements]}  # fmt: skip
 
     def _repr_markdown_(self) -> str:
-        lines = [f"**Q:** {self.query}", "", self.answer, ""]
-        if self.statements:
-            lines.append("**Sources**")
-            titles = {c.chunk_id: c.document_title for c in self.citations}
-            for st in self.statements:
-                for ref in st.references:
-                    lines.append(f"- *{titles.get(ref.chunk_id, '')}* `{ref.chunk_id}`: “{ref.quotation}”")
-            lines.append("")
-        if self.gaps:
-            lines.append("**Limitations**")
-            lines += [f"- {g}" for g in self.gaps]
-            lines.append("")
-        lines.append(f"*{self.chunks_gathered} chunks gathered · {self.citations_dropped} citations dropped · "
-                     f"{self.latency_ms} ms*")  # fmt: skip
-        return "\n".join(lines)
+        return "\n".join([f"**Q:** {markdown_text(self.query)}", "", *markdown_body(self)])
+
+
+# ---------------------------------------------------------------- Markdown
+
+_MARKUP = re.compile(r"[\\`*\[\]|~$]|<(?=[A-Za-z/!?])|&(?=#?\w+;)|(?<![^\W_])_|_(?![^\W_])")
+"""What can turn inline text into markup: HTML tags, comments and autolinks (``<`` before a letter,
+``/``, ``!`` or ``?``), entities (``&`` before ``name;``), links and images (brackets), emphasis
+(``*``; ``_`` unless inside a word), code spans, tables, strikethrough, math, and the backslash."""
+_LINE_START = re.compile(r"^(?:([-+=>#])|(\d+)([.)]))")
+"""At the start of a line: a list item, setext underline, block quote, heading or numbered item."""
+
+
+def markdown_text(text: str) -> str:
+    """``text`` from a document or a user as inline Markdown that renders literally, never as markup.
+
+    One line (a newline could open a heading or a list); each character that could start markup
+    (``_MARKUP``, ``_LINE_START``) escaped, ``<`` and ``&`` as HTML entities so that no renderer
+    sees a tag, the rest with a backslash. Prose without such characters is left as it is.
+    """
+
+    def escape(m: re.Match) -> str:
+        return {"<": "&lt;", "&": "&amp;"}.get(m.group(0), "\\" + m.group(0))
+
+    flat = _MARKUP.sub(escape, collapse(text))
+    return _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), flat)
+
+
+def markdown_body(a: Answer) -> list[str]:
+    """The lines of an answer in Markdown (prose, sources with quotations, limitations, meta), every
+    document-derived text escaped; the notebook view and the exported file both start from these."""
+    lines = [markdown_text(a.answer), ""]
+    if a.statements:
+        lines.append("**Sources**")
+        titles = {c.chunk_id: c.document_title for c in a.citations}
+        for st in a.statements:
+            for ref in st.references:
+                lines.append(f"- *{markdown_text(titles.get(ref.chunk_id, ''))}* `{ref.chunk_id}`: "
+                             f"\u201c{markdown_text(ref.quotation)}\u201d")  # fmt: skip
+        lines.append("")
+    if a.gaps:
+        lines.append("**Limitations**")
+        lines += [f"- {markdown_text(g)}" for g in a.gaps]
+        lines.append("")
+    lines.append(f"*{a.chunks_gathered} chunks gathered · {a.citations_dropped} citations dropped · "
+                 f"{a.latency_ms} ms*")  # fmt: skip
+    return lines
 
 
 # ---------------------------------------------------------------- grammar
@@ -304,44 +340,104 @@ def locate(quotation: str, content: str) -> tuple[int, int] | None:
     return (m.start(), m.end()) if m else None
 
 
-def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_starts: dict[str, int]
-           ) -> tuple[list[Statement], int, int]:  # fmt: skip
-    """Keep only references whose quotation occurs in the admitted chunk they name.
+def find_quotation(quotation: str, content: str) -> tuple[int, int] | None:
+    """Where ``quotation`` occurs in ``content``: as written, else with HTML entities decoded.
 
-    Returns (statements with at least one verified reference, references dropped,
-    statements withheld). Retained duplicates are removed without being counted.
+    The packet shows chunks XML-escaped, so a model copying from it may write ``&amp;`` for ``&``;
+    a document can also contain entity text itself ("&gt;, &#62;"), which must match as written.
+    """
+    span = locate(quotation, content)
+    unescaped = html.unescape(quotation)
+    if span is None and unescaped != quotation:
+        span = locate(unescaped, content)
+    return span
+
+
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:['\u2019]\w+)*")
+_NEGATIONS = frozenset("no not nor never none neither cannot without".split())
+
+
+def content_words(text: str) -> set[str]:
+    """The words a statement's text must share with its quotations to be kept.
+
+    Lower-cased words that are not stop words, stemmed (quotes.word_stem); numbers exactly as
+    written ("2.5" is not "2"); every negation as "not", so a text cannot deny its quotation.
+    """
+    words = set()
+    for token in _TOKEN.findall(text.lower()):
+        if token in _NEGATIONS or token.endswith(("n't", "n\u2019t")):
+            words.add("not")
+            continue
+        word = re.split("['\u2019]", token)[0]  # "warranty's" -> "warranty"
+        if any(ch.isdigit() for ch in word):
+            words.add(token)
+        elif word not in R._STOPWORDS:
+            words.add(word_stem(word))
+    return words
+
+
+def says_no_more(text: str, quotations: list[str]) -> bool:
+    """True when every content word of ``text`` occurs in ``quotations`` (see ``content_words``)."""
+    quoted: set[str] = set()
+    for q in quotations:
+        quoted |= content_words(q)
+    return content_words(text) <= quoted
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What verification kept, and what it counted on the way."""
+
+    statements: list[Statement]
+    dropped: int
+    """References whose quotation is not in the admitted chunk they name."""
+    withheld: int
+    """Statements left with no verified reference."""
+    replaced: int
+    """Statement texts replaced by their quotations because they said more."""
+
+
+def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_starts: dict[str, int]) -> Verified:
+    """Keep only references whose quotation occurs in the admitted chunk they name, and texts they support.
+
+    A statement with no verified reference is withheld; a text that says more than its
+    quotations (``says_no_more``) is replaced by them. Retained duplicates are removed without
+    being counted.
     """
     kept: list[Statement] = []
-    dropped = 0
-    withheld = 0
+    dropped = withheld = replaced = 0
     seen_statements: set[tuple] = set()
     for st in raw_statements:
         refs: list[Reference] = []
         seen: set[tuple[str, str]] = set()
         for ref in st["references"]:
             chunk = admitted.get(ref["chunkId"])
-            quotation = html.unescape(ref["quotation"])  # the packet showed the text XML-escaped
-            span = locate(quotation, chunk.content) if chunk is not None else None
+            span = find_quotation(ref["quotation"], chunk.content) if chunk is not None else None
             if span is None:
                 dropped += 1
                 continue
-            key = (ref["chunkId"], collapse(quotation))
+            quoted = chunk.content[span[0]:span[1]]
+            key = (chunk.chunk_id, collapse(quoted))
             if key in seen:
                 continue
             seen.add(key)
             base = chunk_starts[chunk.chunk_id]
-            refs.append(Reference(chunk.chunk_id, chunk.content[span[0]:span[1]], chunk.document_id,
-                                  base + span[0], base + span[1]))  # fmt: skip
-        text = collapse(st["text"]) or " ".join(collapse(r.quotation) for r in refs)
-        if not refs or not text:
+            refs.append(Reference(chunk.chunk_id, quoted, chunk.document_id, base + span[0], base + span[1]))
+        if not refs:
             withheld += 1
             continue
+        quotations = [collapse(r.quotation) for r in refs]
+        text = collapse(st["text"])
+        if text and not says_no_more(text, quotations):
+            replaced += 1
+            text = ""
+        text = text or " ".join(quotations)
         signature = (text, tuple((r.chunk_id, r.start) for r in refs))
         if signature in seen_statements:
             continue
         seen_statements.add(signature)
         kept.append(Statement(text, tuple(refs)))
-    return kept, dropped, withheld
+    return Verified(kept, dropped, withheld, replaced)
 
 
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'\u201d\u2019)\]]*$")
@@ -415,16 +511,16 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     t_search = time.perf_counter()
     gaps: list[str] = []
 
-    def no_evidence() -> Answer:
+    def no_evidence(notes: tuple[str, ...] | list[str] = ()) -> Answer:
         elapsed = int((time.perf_counter() - t0) * 1000)
-        return Answer(q, NO_EVIDENCE_ANSWER, (), (), evidence.chunks_gathered, 0, elapsed, no_evidence=True,
-                      timings=Timings(search_ms=(t_search - t0) * 1000))  # fmt: skip
+        return Answer(q, NO_EVIDENCE_ANSWER, (), tuple(dict.fromkeys(notes)), evidence.chunks_gathered, 0, elapsed,
+                      no_evidence=True, timings=Timings(search_ms=(t_search - t0) * 1000))  # fmt: skip
 
     if not evidence.hits:
-        return no_evidence()
+        return no_evidence([unread_gap(budget)] if budget == 0 else [])
     packet = R.build_packet(evidence, budget)
     if packet.empty:
-        return no_evidence()
+        return no_evidence([unread_gap(budget)])
     say("reading", chunks=len(packet.chunks), tokens=packet.tokens)
 
     def choose(packet: EvidencePacket) -> tuple[list[Quote], int]:
@@ -436,11 +532,11 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
 
     quotes, n_lead = choose(packet)
     if not quotes:
-        return no_evidence()
+        return no_evidence(instruction_gaps(packet))
     # The relevance gate: weak unscoped evidence skips synthesis; weak scoped evidence is answered with a gap.
     if gate_score(evidence.relevance, quotes[0].score) < ANSWER_GUARD:
         if not evidence.scoped:
-            return no_evidence()
+            return no_evidence(instruction_gaps(packet))
         gaps.append("The evidence in the requested scope matches the question only weakly.")
     # Fit the packet, the instructions and the longest possible output in the model's context.
     out_tokens = max_output_tokens(quotes, style, n_lead)
@@ -470,9 +566,15 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     raw_statements, limitations = parse_output(completion.text)
     admitted = {c.chunk_id: c for c in packet.chunks}
     starts = {h.chunk_id: h.start for h in evidence.hits}
-    statements, dropped, withheld = verify(raw_statements, admitted, starts)
-    if withheld:
-        gaps.append(f"{withheld} statement(s) withheld: none of their quotations could be verified in the evidence.")
+    verified = verify(raw_statements, admitted, starts)
+    statements, dropped = verified.statements, verified.dropped
+    if verified.withheld:
+        gaps.append(f"{verified.withheld} statement(s) withheld: none of their quotations could be verified in the "
+                    "evidence.")  # fmt: skip
+    if verified.replaced:
+        gaps.append(f"{verified.replaced} statement text(s) said more than their quotations, so the quotations are "
+                    "shown instead.")  # fmt: skip
+    gaps += instruction_gaps(packet)
     gaps = [collapse(x) for x in limitations if collapse(x)] + gaps
     titles = {c.chunk_id: (c.document_id, c.document_title) for c in packet.chunks}
     if not statements:
@@ -488,6 +590,22 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     )  # fmt: skip
     return Answer(q, answer_text, citations, tuple(dict.fromkeys(gaps)), evidence.chunks_gathered, dropped,
                   int((t_end - t0) * 1000), tuple(statements), False, timings)  # fmt: skip
+
+
+def unread_gap(budget: int) -> str:
+    """Why no evidence was read although passages were gathered: the budget admitted none of them."""
+    if budget == 0:
+        return ("The evidence budget (maxTokens) was 0 tokens (negative values count as 0), so no evidence was "
+                "read.")  # fmt: skip
+    return f"The evidence budget (maxTokens) of {budget} tokens is too small for any passage, so no evidence was read."
+
+
+def instruction_gaps(packet: EvidencePacket) -> list[str]:
+    """One gap per document whose admitted text has a sentence that reads like instructions to an AI."""
+    flagged = {c.chunk_id for c in instruction_sentences([(c.chunk_id, c.content) for c in packet.chunks])}
+    titles = dict.fromkeys(c.document_title for c in packet.chunks if c.chunk_id in flagged)
+    return [f"A passage of \u201c{t}\u201d reads like instructions to an AI, so it was not used as evidence."
+            for t in titles]  # fmt: skip
 
 
 def _shrink_to_context(evidence, packet: EvidencePacket, query: str, generator: Generator, room: int) -> EvidencePacket:

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .errors import ValidationError
-from .reason import DEFAULT_ANSWER_BUDGET, Answer, reporter
+from .reason import DEFAULT_ANSWER_BUDGET, Answer, markdown_body, markdown_text, reporter
 
 
 class ReadWriteLock:
@@ -185,12 +185,12 @@ def default_export_name(turn: Turn) -> str:
 
 
 def markdown(turn: Turn) -> str:
-    """A self-contained Markdown record of one answered question."""
+    """A self-contained Markdown record of one answered question; document-derived text renders literally."""
     a = turn.answer
     assert a is not None
-    head = [f"# {turn.question}", "", f"*Asked {turn.asked_at:%Y-%m-%d %H:%M} of {turn.scope.describe()} "
-            f"with localreason.*", ""]  # fmt: skip
-    return "\n".join(head) + a._repr_markdown_().split("\n", 2)[2] + "\n"
+    head = [f"# {markdown_text(turn.question)}", "",
+            f"*Asked {turn.asked_at:%Y-%m-%d %H:%M} of {markdown_text(turn.scope.describe())} with localreason.*", ""]
+    return "\n".join(head + markdown_body(a)) + "\n"
 
 
 def elapsed_text(seconds: float) -> str:

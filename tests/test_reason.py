@@ -336,3 +336,29 @@ def test_statements_end_like_sentences_in_the_answer_prose():
     assert _as_sentence('He said "it lasts."') == 'He said "it lasts."'
     assert _as_sentence("The warranty lasts two years") == "The warranty lasts two years."
     assert _as_sentence("struck urban and rural areas;") == "struck urban and rural areas\u2026", "a cut quotation"
+
+
+def test_a_zero_budget_says_so_in_a_gap(library):
+    for budget in (-1, 0, "-7", 0.9):
+        a = reason(library, "How long is the router warranty?", generator=FakeGenerator(), max_tokens=budget)
+        assert a.answer == NO_EVIDENCE_ANSWER and a.no_evidence
+        assert a.gaps == ("The evidence budget (maxTokens) was 0 tokens (negative values count as 0), so no "
+                          "evidence was read.",)  # fmt: skip
+    tiny = reason(library, "How long is the router warranty?", generator=FakeGenerator(), max_tokens=5)
+    assert tiny.answer == NO_EVIDENCE_ANSWER and "of 5 tokens is too small" in tiny.gaps[0]
+    empty_scope = reason(library, "How long is the router warranty?", generator=FakeGenerator(), max_tokens=0,
+                         document_id="doc_aaaaaaaaaaaaaaaa")  # fmt: skip
+    assert "maxTokens" in empty_scope.gaps[0], "said even when nothing was gathered"
+
+
+def test_a_quotation_with_entity_text_is_verified_as_written():
+    from localreason.reason import verify
+    from localreason.types import PacketChunk
+
+    content = "Use &gt; or &#62; to write >. Write &amp; for &."
+    chunk = PacketChunk("chk_aaaaaaaaaaaaaaaa", "doc_aaaaaaaaaaaaaaaa", "html", content)
+    raw = [{"text": "", "references": [{"chunkId": chunk.chunk_id, "quotation": "Use &gt; or &#62; to write >."}]},
+           {"text": "", "references": [{"chunkId": chunk.chunk_id, "quotation": "Write &amp;amp; for &amp;."}]}]
+    v = verify(raw, {chunk.chunk_id: chunk}, {chunk.chunk_id: 100})
+    assert v.dropped == 0 and [s.text for s in v.statements] == ["Use &gt; or &#62; to write >.", "Write &amp; for &."]
+    assert [(r.start, r.end) for s in v.statements for r in s.references] == [(100, 129), (130, 148)]
