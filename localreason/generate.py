@@ -157,9 +157,13 @@ class LlamaGenerator:
         llm = self.llm
         try:
             compiled = LlamaGrammar.from_string(grammar, verbose=False)
+            accepted = _grammar_accepted(llm, compiled)
         except Exception as exc:
             raise GenerationError(f"The output grammar could not be compiled: {exc}",
                                   hint="This is a bug in localreason; please report it.") from exc  # fmt: skip
+        if not accepted:
+            raise GenerationError("llama.cpp rejected the output grammar of this request.",
+                                  hint="This is a bug in localreason; please report it with the question.")  # fmt: skip
         start = time.perf_counter()
         first: float | None = None
         pieces: list[str] = [prefix]
@@ -186,6 +190,18 @@ class LlamaGenerator:
         text = "".join(pieces)
         return Completion(text, len(tokens), self.count_tokens(text[len(prefix):]), (first or end) - start,
                           end - (first or end))  # fmt: skip
+
+
+def _grammar_accepted(llm, compiled) -> bool:
+    """Whether llama.cpp parses the grammar: LlamaGrammar only stores its text, and a rejected one
+    would otherwise reach the sampler chain as a null sampler."""
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, compiled._grammar.encode("utf-8"), b"root")
+    if not sampler:
+        return False
+    llama_cpp.llama_sampler_free(sampler)
+    return True
 
 
 def cpu_has_amx() -> bool:
