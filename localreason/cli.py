@@ -49,6 +49,7 @@ class _Ctx:
             from .library import Library
 
             self._lib = Library(self.home)
+            self._lib.notice = lambda message: click.echo(message, err=True)
         return self._lib
 
     def close(self) -> None:
@@ -137,6 +138,12 @@ def _run_ingest(ctx_obj: _Ctx, fn, as_json: bool, quiet: bool, verbose: bool) ->
         _show_reports(reports, as_json, verbose)
         return 130
     _show_reports(reports, as_json, verbose)
+    stopped = next((r.stopped for r in reports if r.stopped), "")
+    if stopped:
+        from .errors import StorageFull
+
+        click.echo(f"Error: the ingest stopped early. {stopped}", err=True)
+        return StorageFull.exit_code
     return 0 if all(r.ok for r in reports) else 1
 
 
@@ -317,7 +324,7 @@ def _scope_args(lib, collection: str | None, document: str | None) -> dict:
 def _each_line(lines, run) -> int:
     """One JSON line per non-blank input line: {"query", ...run(query)} or {"query", "error"}; exit 2 if any failed."""
     failed = 0
-    for line in lines:
+    for line in _decoded(lines):
         q = line.rstrip("\n")
         if not q.strip():
             continue
@@ -328,6 +335,19 @@ def _each_line(lines, run) -> int:
             record = {"query": q, "error": exc.message}
         click.echo(json.dumps(record, ensure_ascii=False))
     return 0 if not failed else 2
+
+
+def _decoded(lines):
+    """The lines of a --queries-file, or a clear error at the first one that is not UTF-8."""
+    from .errors import ValidationError
+
+    number = 0
+    try:
+        for number, line in enumerate(lines, 1):
+            yield line
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"Line {number + 1} of the file is not valid UTF-8 ({exc.reason} at byte {exc.start}).",
+                              hint="Save the file as UTF-8 and run the command again.") from None
 
 
 def _print_hits(hits, out) -> None:

@@ -5,6 +5,7 @@ Nothing here touches the disk at import; directories are created when first need
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -43,6 +44,13 @@ class Settings:
     """Sections longer than this (or documents without headings) are split into parts at block boundaries."""
     max_file_mb: float = 50.0
     """Files larger than this are rejected with a message instead of being read."""
+    max_parse_seconds: float = 120.0
+    """Parsing and chunking one file may take this long; a file that takes longer is skipped as failed."""
+    max_parse_memory_mb: int = 2048
+    """Memory one file may take while it is parsed, beyond the parser's own (0: no limit); a file that needs
+    more fails alone."""
+    max_unpacked_mb: float = 200.0
+    """A compressed document (DOCX) may unpack to at most this much: a decompression bomb fails alone."""
     embed_batch_size: int = 32
     answer_style: str = "extract"
     """``extract``: statement text is a run of words of its quotation (right for tiny models); ``free``: bounded free text."""
@@ -64,6 +72,11 @@ class Settings:
         return self.home / "vectors.faiss"
 
     @property
+    def lock_path(self) -> Path:
+        """The writer lock: one ingest, sync, remove or reindex at a time across processes."""
+        return self.home / "write.lock"
+
+    @property
     def config_path(self) -> Path:
         return self.home / "config.toml"
 
@@ -81,8 +94,17 @@ class Settings:
                                   hint="Fix answer_quotes in config.toml or LOCALREASON_ANSWER_QUOTES.")
         if self.answer_style not in ("extract", "free"):
             raise ValidationError(f"answer_style must be 'extract' or 'free' (got {self.answer_style!r}).")
-        if self.max_file_mb <= 0:
-            raise ValidationError("max_file_mb must be positive.")
+        for name in ("max_file_mb", "max_parse_seconds", "max_unpacked_mb"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value <= 0:
+                raise ValidationError(f"{name} must be a positive number (got {value!r}).",
+                                      hint=f"Fix {name} in config.toml or LOCALREASON_{name.upper()}.")
+        if self.max_parse_memory_mb < 0:
+            raise ValidationError(f"max_parse_memory_mb must be 0 (no limit) or a positive number of MB "
+                                  f"(got {self.max_parse_memory_mb}).", hint="Fix it in config.toml or the environment.")
+        if self.embed_batch_size < 1:
+            raise ValidationError(f"embed_batch_size must be at least 1 (got {self.embed_batch_size}).",
+                                  hint="Fix embed_batch_size in config.toml or LOCALREASON_EMBED_BATCH_SIZE.")
         return self
 
 
@@ -126,6 +148,8 @@ def _coerce(name: str, value: object, annotation: object):
         if "Path" in text:
             return Path(str(value)).expanduser()
         if text.startswith("int"):
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
             return int(value)
         if text.startswith("float"):
             return float(value)

@@ -81,3 +81,9 @@ class Cancelled(LocalReasonError):
 
     def __init__(self, message: str = "The request was cancelled.") -> None:
         super().__init__(message)
+
+
+class StorageFull(LibraryError):
+    """The disk holding the library is full; what was committed before is kept."""
+
+    title = "Disk full"

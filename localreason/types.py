@@ -95,6 +95,8 @@ class IngestReport:
     collection: str
     files: list[FileResult] = field(default_factory=list)
     seconds: float = 0.0
+    stopped: str = ""
+    """Why the run stopped before the end (a full disk), or empty; the files not done are listed as failed."""
 
     def by_status(self, status: str) -> list[FileResult]:
         return [f for f in self.files if f.status == status]
@@ -106,7 +108,7 @@ class IngestReport:
 
     @property
     def ok(self) -> bool:
-        return not self.by_status("failed")
+        return not self.by_status("failed") and not self.stopped
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +116,7 @@ class IngestReport:
             "collection": self.collection,
             "counts": self.counts,
             "seconds": round(self.seconds, 3),
+            **({"stopped": self.stopped} if self.stopped else {}),
             "files": [f.to_dict() for f in self.files],
         }
 

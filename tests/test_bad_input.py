@@ -93,15 +93,15 @@ def test_unreadable_file_is_reported(lib, tmp_path, monkeypatch):
     (tmp_path / "a.md").write_text("# A\n\nreadable\n")
     secret = tmp_path / "secret.md"
     secret.write_text("# Secret\n\nno access\n")
-    real_read = Path.read_bytes
+    real_open = os.open
 
-    def guarded(self):
-        if self.name == "secret.md":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    def guarded(path, flags, *args, **kwargs):
+        if Path(path).name == "secret.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
 
     # Tests run as root in CI, where chmod 000 does not stop reads; simulate the OS refusing.
-    monkeypatch.setattr(Path, "read_bytes", guarded)
+    monkeypatch.setattr(os, "open", guarded)
     report = lib.ingest([tmp_path], "work")
     assert result_for(report, "secret.md").status == "failed"
     assert "permission denied" in result_for(report, "secret.md").reason

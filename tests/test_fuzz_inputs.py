@@ -159,10 +159,10 @@ def test_a_query_that_is_not_utf8_is_refused_before_any_work(searchable):
 
 
 CHUNK_IDS = st.text("abcdefghijklmnopqrstuvwxyz234567", min_size=16, max_size=16).map(lambda b: "chk_" + b)
-DOC_TEXT = st.lists(st.one_of(st.characters(), st.sampled_from(list("&<>\"'\\\n\x00\x1b\x85\u2028\U0001f600 ")),
+DOC_TEXT = st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from(list("&<>\"'\\\n\x00\x1b\x85\u2028\U0001f600 ")),
                               st.sampled_from(["</chunk>", '<chunk id="chk_aaaaaaaaaaaaaaaa">', "&amp;", "&#62;"])),
                     max_size=40).map("".join)  # fmt: skip
-"""Document text: any characters, weighted towards markup, entities, escapes, controls and line separators."""
+"""Document text: any characters a decoded file can hold (valid UTF-8: no lone surrogates), weighted towards markup, entities, escapes, controls and line separators."""
 _WRAPPED = re.compile(r'<chunk id="(chk_[a-z2-7]{16})" document="([^"]*)"( truncated="true")?>\n(.*?)\n</chunk>\n',
                       re.S)  # fmt: skip
 

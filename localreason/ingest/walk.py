@@ -10,9 +10,11 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import IngestFileError
 from .parse import detect_format
 
 
@@ -75,7 +77,12 @@ def _walk(root: Path, include: list[str], exclude: list[str], found: dict, probl
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=onerror):
         here = Path(dirpath)
-        st = here.stat()
+        try:
+            st = here.stat()
+        except OSError as exc:  # the folder vanished or changed while being walked
+            problems.append(Problem(here, "failed", os_reason(exc, here)))
+            dirnames[:] = []
+            continue
         key = (st.st_dev, st.st_ino)
         if key in visited:
             problems.append(Problem(here, "skipped", "symbolic link loop: this folder was already walked"))
@@ -115,3 +122,51 @@ def os_reason(exc: OSError, path: Path) -> str:
     if exc.errno == errno.EACCES:
         return "permission denied: the file cannot be read"
     return f"{exc.strerror or exc.__class__.__name__}"
+
+
+def path_text(path: Path | str) -> str:
+    """A path as text that can be stored and printed: bytes that are not UTF-8 become ``\\xNN`` escapes.
+
+    File names are bytes on Linux; Python keeps undecodable bytes as lone surrogates,
+    which neither SQLite nor a terminal accepts.
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def name_is_text(path: Path | str) -> bool:
+    """Whether the path is valid UTF-8 (so :func:`path_text` shows it unchanged)."""
+    return path_text(path) == os.fspath(path)
+
+
+def read_regular(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file of at most ``max_bytes``, and its status when opened.
+
+    Opened without blocking (a file replaced by a named pipe must not hang the ingest),
+    checked to be a regular file on the open descriptor (not a device or pipe found
+    under the file's name), and read no further than the limit (a file that grew).
+    Raises IngestFileError with the reason; OSError for the operating system's ones.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IngestFileError(f"not a regular file (mode {oct(st.st_mode)})", status="skipped")
+        if st.st_size > max_bytes:
+            raise IngestFileError(too_large(st.st_size, max_bytes))
+        chunks, size = [], 0
+        while size <= max_bytes:
+            block = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not block:
+                break
+            chunks.append(block)
+            size += len(block)
+        if size > max_bytes:
+            raise IngestFileError(too_large(size, max_bytes) + " (it grew while being read)")
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    return (f"too large ({size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:g} MB, set by max_file_mb / "
+            "LOCALREASON_MAX_FILE_MB)")

@@ -12,13 +12,50 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import LibraryError
+from ..errors import LibraryError, StorageFull
 from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document
+
+
+def _statements(script: str) -> list[str]:
+    """The SQL statements of a migration script, split where SQLite says a statement is complete."""
+    out, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    return [s for s in out if s]
+
+
+def _read_only_error(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def _storage_error(exc: sqlite3.Error, path: Path) -> LibraryError:
+    """A SQLite error as a message that names its cause and what to do."""
+    text = str(exc)
+    low = text.lower()
+    if "full" in low:
+        return StorageFull(f"The disk holding the library is full ({path.parent}): {text}.",
+                           hint="Free some space and run the same command again; what was committed before is kept.")
+    if _read_only_error(exc):
+        return LibraryError(f"The library at {path.parent} is read-only: {text}.",
+                            hint="Searching and asking work; adding or removing documents needs write access.")
+    if "locked" in low or "busy" in low:
+        return LibraryError(f"The library is busy: another program kept it locked for more than "
+                            f"{BUSY_TIMEOUT_S:.0f} s ({text}).", hint="Try again when the other program has finished.")
+    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in low or "not a database" in low):
+        return LibraryError(f"The library database {path} is damaged or not a database: {text}.",
+                            hint="If the file is damaged, move it aside and ingest your files again.")
+    return LibraryError(f"The library database {path} failed: {text}.",
+                        hint="Check the disk; what was committed before is kept.")
 
 
 def now() -> str:
@@ -94,59 +131,158 @@ M002_DOCUMENT_VECTORS = """
 ALTER TABLE documents ADD COLUMN embedding BLOB;
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS]
+# Chunk rowids are never reused (AUTOINCREMENT): a vector index that has not yet caught up with
+# another process's writes can then only point at a chunk that still holds that vector, or at
+# nothing, never at an unrelated passage. The level index lists the paragraph rowids that the
+# vector index is reconciled against without reading the chunks' text.
+M003_STABLE_ROWIDS = """
+CREATE TABLE chunks_v3 (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    level INTEGER NOT NULL,
+    parent_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    section_path TEXT NOT NULL,
+    token_count INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    page_start INTEGER,
+    page_end INTEGER,
+    embedding BLOB
+);
+INSERT INTO chunks_v3 SELECT rowid, id, document_id, level, parent_id, idx, section_path, token_count, text,
+    start, "end", page_start, page_end, embedding FROM chunks;
+DROP TRIGGER chunks_fts_insert;
+DROP TRIGGER chunks_fts_delete;
+DROP TABLE chunks;
+ALTER TABLE chunks_v3 RENAME TO chunks;
+CREATE INDEX chunks_by_document ON chunks (document_id, level, idx);
+CREATE INDEX chunks_by_parent ON chunks (parent_id, idx);
+CREATE INDEX chunks_by_level ON chunks (level);
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = 2 BEGIN
+    INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
+    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+INSERT INTO meta (key, value) VALUES ('generation', '1')
+    ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS]
+BUSY_TIMEOUT_S = 10.0
+"""How long a statement waits for another process's write lock before giving up (SQLite's busy timeout)."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+@dataclass(frozen=True)
+class Write:
+    """One committed write, as the vector index must apply it."""
+
+    removed: list[int]
+    """Paragraph rowids deleted."""
+    added: list[int]
+    """Paragraph rowids inserted, in the order of the vectors written."""
+    before: int
+    """The database generation the write started from ..."""
+    after: int
+    """... and the one it committed."""
+
+
 class Store:
-    """The SQLite side of a library. One connection, used from one thread at a time."""
+    """The SQLite side of a library. One connection, used from one thread at a time.
+
+    Several processes may open the same library: WAL lets readers go on while one writer
+    commits, every write is one short ``BEGIN IMMEDIATE`` transaction, and a statement that
+    meets another process's write lock waits up to BUSY_TIMEOUT_S instead of failing.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = False
         try:
-            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError as exc:
-            raise LibraryError(
-                f"The library database {path} cannot be opened: {exc}.",
-                hint="If the file is damaged, move it aside and ingest your files again.",
-            ) from exc
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LibraryError(f"The library folder {path.parent} cannot be used: {exc.strerror or exc}.",
+                               hint="Point LOCALREASON_HOME (or --home) at a folder you can write to.") from exc
+        self.db = self._connect()
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=10000")
         self._migrate()
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open read-write in WAL mode; a library on a read-only disk is opened read-only instead."""
+        try:
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            return db
+        except sqlite3.OperationalError as exc:
+            if not self.path.is_file() or not _read_only_error(exc):
+                raise _storage_error(exc, self.path) from exc
+        except sqlite3.DatabaseError as exc:
+            raise _storage_error(exc, self.path) from exc
+        self.read_only = True
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        try:
+            db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            # WAL needs its -shm file; with nothing able to write the folder, the file cannot change under us.
+            db = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
 
     def close(self) -> None:
         self.db.close()
 
+    def _version(self) -> int:
+        return self.db.execute("PRAGMA user_version").fetchone()[0]
+
     def _migrate(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        """Bring the schema up to date; safe when several processes open a new library at once."""
+        version = self._version()
         if version > SCHEMA_VERSION:
             raise LibraryError(
                 f"The library at {self.path} was written by a newer localreason (schema {version}; "
                 f"this version knows up to {SCHEMA_VERSION}).",
                 hint="Upgrade localreason, or point LOCALREASON_HOME at another folder.",
             )
-        for number in range(version, SCHEMA_VERSION):
-            try:
-                self.db.executescript(f"BEGIN;\n{MIGRATIONS[number]}\nPRAGMA user_version={number + 1};\nCOMMIT;")
-            except BaseException:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
-                raise
+        if version == SCHEMA_VERSION:
+            return
+        if self.read_only:
+            raise LibraryError(f"The library at {self.path} needs an upgrade, but it is on a read-only disk.",
+                               hint="Open it once with write access, or copy the folder somewhere writable.")
+        with self.transaction():
+            # Another process may have migrated while this one waited for the write lock.
+            for number in range(self._version(), SCHEMA_VERSION):
+                for statement in _statements(MIGRATIONS[number]):
+                    self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version={number + 1}")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception (KeyboardInterrupt included)."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception (KeyboardInterrupt included).
+
+        SQLite errors come out as :class:`LibraryError` naming the cause (a full disk, a
+        read-only library, a lock held too long by another process).
+        """
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise _storage_error(exc, self.path) from exc
         try:
             yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            if self.db.in_transaction:  # SQLite has already rolled back after some errors (a full disk)
+                self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _storage_error(exc, self.path) from exc
             raise
-        self.db.execute("COMMIT")
 
     # ------------------------------------------------------------ meta
 
@@ -162,8 +298,11 @@ class Store:
         """A counter bumped by every write that changes vectors; the FAISS cache records the one it saw."""
         return int(self.get_meta("generation") or 0)
 
-    def bump_generation(self) -> None:
-        self.set_meta("generation", str(self.generation() + 1))
+    def bump_generation(self) -> tuple[int, int]:
+        """Count one more write (inside its transaction); returns (generation before, after)."""
+        before = self.generation()
+        self.set_meta("generation", str(before + 1))
+        return before, before + 1
 
     # ------------------------------------------------------------ collections
 
@@ -181,8 +320,10 @@ class Store:
         return next((c for c in self.collection_rows() if id_or_name in (c.id, c.name)), None)
 
     def insert_collection(self, cid: str, name: str) -> None:
+        """Create a collection unless one of that name exists (another process may create it at the same time)."""
         with self.transaction():
-            self.db.execute("INSERT INTO collections (id, name, created_at) VALUES (?, ?, ?)", (cid, name, now()))
+            self.db.execute("INSERT INTO collections (id, name, created_at) VALUES (?, ?, ?) "
+                            "ON CONFLICT(name) DO NOTHING", (cid, name, now()))  # fmt: skip
 
     # ------------------------------------------------------------ documents
 
@@ -219,11 +360,8 @@ class Store:
                                "AND embedding IS NOT NULL", (doc_id,))  # fmt: skip
         return {r[0]: r[1] for r in rows}
 
-    def replace_document(self, doc: dict, chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[int], list[int]]:
-        """Write one document and its chunks in a single transaction.
-
-        Returns (rowids removed, rowids added) of paragraph chunks, for the vector index.
-        """
+    def replace_document(self, doc: dict, chunks: list[Chunk], vectors: np.ndarray) -> "Write":
+        """Write one document and its chunks in a single transaction; returns what the vector index must apply."""
         with self.transaction():
             removed = [r[0] for r in self.db.execute(
                 "SELECT rowid FROM chunks WHERE document_id = ? AND level = 2", (doc["id"],))]  # fmt: skip
@@ -251,11 +389,11 @@ class Store:
                 )  # fmt: skip
                 if c.level == LEVEL_PARAGRAPH:
                     added.append(cur.lastrowid)
-            self.bump_generation()
-        return removed, added
+            generations = self.bump_generation()
+        return Write(removed, added, *generations)
 
-    def delete_documents(self, doc_ids: Iterable[str]) -> list[int]:
-        """Delete documents (and their chunks) in one transaction; return the removed paragraph rowids."""
+    def delete_documents(self, doc_ids: Iterable[str], sources: Iterable[tuple[str, str]] = ()) -> "Write":
+        """Delete documents (and their chunks), and the given (collection id, path) sources, in one transaction."""
         ids = list(doc_ids)
         removed: list[int] = []
         with self.transaction():
@@ -263,17 +401,29 @@ class Store:
                 removed += [r[0] for r in self.db.execute(
                     "SELECT rowid FROM chunks WHERE document_id = ? AND level = 2", (doc_id,))]  # fmt: skip
                 self.db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
-            self.bump_generation()
-        return removed
+            self.db.executemany("DELETE FROM sources WHERE collection_id = ? AND path = ?", list(sources))
+            generations = self.bump_generation()
+        return Write(removed, [], *generations)
 
-    def delete_collection(self, cid: str) -> list[int]:
+    def delete_collection(self, cid: str) -> "Write":
         with self.transaction():
             removed = [r[0] for r in self.db.execute(
                 "SELECT k.rowid FROM chunks k JOIN documents d ON k.document_id = d.id "
                 "WHERE d.collection_id = ? AND k.level = 2", (cid,))]  # fmt: skip
             self.db.execute("DELETE FROM collections WHERE id = ?", (cid,))
+            generations = self.bump_generation()
+        return Write(removed, [], *generations)
+
+    def reembed(self, chunk_vectors: list[tuple[bytes, int]], document_vectors: list[tuple[bytes, str]],
+                model: dict[str, str]) -> None:  # fmt: skip
+        """Replace every stored vector and the model's identity in one transaction (reindex)."""
+        with self.transaction():
+            self.db.executemany("UPDATE chunks SET embedding = ? WHERE rowid = ?", chunk_vectors)
+            self.db.executemany("UPDATE documents SET embedding = ? WHERE id = ?", document_vectors)
+            for key, value in model.items():
+                self.set_meta(key, value)
+            self.set_meta("vector_epoch", str(int(self.get_meta("vector_epoch") or 0) + 1))
             self.bump_generation()
-        return removed
 
     # ------------------------------------------------------------ chunks
 
@@ -305,6 +455,34 @@ class Store:
 
     def paragraph_count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM chunks WHERE level = 2").fetchone()[0]
+
+    def paragraph_rowids(self) -> np.ndarray:
+        """Rowids of every paragraph chunk that has a vector, ascending (what the vector index must hold)."""
+        rows = self.db.execute("SELECT rowid FROM chunks WHERE level = 2 AND embedding IS NOT NULL ORDER BY rowid")
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+    def embeddings_for(self, rowids: Iterable[int], batch: int = 500) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rowids, vectors) of the given paragraph chunks that still exist, in batches."""
+        wanted = [int(r) for r in rowids]
+        for i in range(0, len(wanted), batch):
+            part = wanted[i:i + batch]
+            rows = self.db.execute(f"SELECT rowid, embedding FROM chunks WHERE rowid IN ({','.join('?' * len(part))})"
+                                   " AND embedding IS NOT NULL", part).fetchall()  # fmt: skip
+            if rows:
+                yield (np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+                       np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]))
+
+    def paragraph_texts(self) -> list[tuple[int, str]]:
+        """(rowid, text) of every paragraph chunk, for re-embedding."""
+        return [(r[0], r[1]) for r in self.db.execute("SELECT rowid, text FROM chunks WHERE level = 2 ORDER BY rowid")]
+
+    def document_texts(self) -> list[tuple[str, str, str]]:
+        """(id, title, text) of every document, for re-embedding."""
+        return [(r[0], r[1], r[2]) for r in self.db.execute("SELECT id, title, text FROM documents")]
+
+    def vector_epoch(self) -> int:
+        """Bumped when stored vectors change in place (reindex): a vector cache of another epoch is rebuilt."""
+        return int(self.get_meta("vector_epoch") or 0)
 
     # ------------------------------------------------------------ sources
 

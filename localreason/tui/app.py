@@ -120,6 +120,7 @@ class LocalReasonApp(App):
                  max_tokens: int | None = None) -> None:  # fmt: skip
         super().__init__()
         self.session = Session(library, max_tokens=max_tokens)
+        library.notice = lambda message: self.ui(self.set_status, message)  # a write waiting for another program
         self.first_turn = first_turn
         self.turn: Turn | None = None
         self.mode = "ask"

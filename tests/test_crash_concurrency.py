@@ -1,0 +1,217 @@
+"""Real processes: kill -9 at many points, writers side by side, readers while a writer works.
+
+These start Python subprocesses (tests/lib_proc.py, with the fake embedder, and the real CLI),
+so they take a while; they are marked ``slow`` and CI runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_reliability import assert_consistent, folder_of, open_lib
+
+pytestmark = pytest.mark.slow
+
+PROC = Path(__file__).parent / "lib_proc.py"
+
+
+def start(home: Path, *args: str, stdin=None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(PROC), str(home), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=stdin, text=True)  # fmt: skip
+
+
+def run(home: Path, *args: str) -> tuple[int, str, str]:
+    proc = start(home, *args)
+    out, err = proc.communicate(timeout=300)
+    return proc.returncode, out, err
+
+
+def corpus(tmp_path: Path, n: int = 30) -> Path:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for i in range(n):
+        body = "\n\n".join(f"Paragraph {j} of note {i} about pump{i} and valve{j}. " * 12 for j in range(6))
+        (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\n{body}\n")
+    return root
+
+
+def kill_after_lines(proc: subprocess.Popen, lines: int) -> None:
+    """SIGKILL ``proc`` once it has printed ``lines`` progress lines (or at once if 0)."""
+    for _ in range(lines):
+        if not proc.stdout.readline():
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+
+
+def clean_counts(tmp_path: Path, root: Path) -> tuple[int, int]:
+    home = tmp_path / "clean-home"
+    code, out, err = run(home, "ingest", str(root), "work")
+    assert code == 0, err
+    lib = open_lib(home)
+    counts = (len(lib.documents()), lib.store.paragraph_count())
+    lib.close()
+    return counts
+
+
+def check_after_crash(home: Path, expect: tuple[int, int] | None = None) -> None:
+    lib = open_lib(home)
+    assert_consistent(lib)
+    if lib.store.paragraph_count():
+        assert lib.deep_search("pump3 valve2", limit=3)
+    if expect is not None:
+        assert (len(lib.documents()), lib.store.paragraph_count()) == expect
+        ids = [r[0] for r in lib.store.db.execute("SELECT id FROM chunks")]
+        assert len(ids) == len(set(ids))
+    lib.close()
+
+
+KILLS = {"early": 0, "middle": 12, "late": 27}
+
+
+@pytest.mark.parametrize("when", KILLS)
+def test_ingest_killed_at_any_point_reruns_to_the_clean_counts(tmp_path, when):
+    root = corpus(tmp_path)
+    expect = clean_counts(tmp_path, root)
+    home = tmp_path / "home"
+    kill_after_lines(start(home, "ingest", str(root), "work"), KILLS[when])
+    check_after_crash(home)
+    code, out, err = run(home, "ingest", str(root), "work")
+    assert code == 0, err
+    check_after_crash(home, expect)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2, 0.5, 1.0])
+def test_remove_sync_and_reindex_killed_mid_way_leave_a_working_library(tmp_path, delay):
+    root = corpus(tmp_path, 20)
+    home = tmp_path / "home"
+    assert run(home, "ingest", str(root), "work")[0] == 0
+    expect = (20, open_lib(home).store.paragraph_count())
+    for args in (("reindex",), ("remove", "work")):
+        proc = start(home, *args)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        check_after_crash(home)
+    assert run(home, "ingest", str(root), "work")[0] == 0
+    check_after_crash(home, expect)
+    for f in sorted(root.iterdir())[:5]:
+        f.unlink()
+    proc = start(home, "sync")
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    check_after_crash(home)
+    code, out, err = run(home, "sync")
+    assert code == 0, err
+    lib = open_lib(home)
+    assert len(lib.documents()) == 15
+    lib.close()
+    check_after_crash(home)
+
+
+def test_two_ingests_at_once_take_turns_and_leave_a_consistent_library(tmp_path):
+    root = corpus(tmp_path, 24)
+    other = folder_of(tmp_path / "other", 10, "other")
+    home = tmp_path / "home"
+    assert run(home, "ingest", str(other), "x")[0] == 0  # the home exists, so both start at once
+    one = start(home, "ingest", str(root), "same")
+    two = start(home, "ingest", str(other), "same")
+    out1, err1 = one.communicate(timeout=300)
+    out2, err2 = two.communicate(timeout=300)
+    assert one.returncode == two.returncode == 0, (err1, err2)
+    assert "waiting for it to finish" in out1 + out2
+    lib = open_lib(home)
+    assert lib.collection("same").document_count == 34
+    assert_consistent(lib)
+    lib.close()
+
+
+def test_readers_keep_working_while_a_writer_ingests_and_removes_and_see_its_documents(tmp_path):
+    home = tmp_path / "home"
+    assert run(home, "ingest", str(folder_of(tmp_path / "base", 5, "base", "pumps")), "base")[0] == 0
+    reader = start(home, "serve", stdin=subprocess.PIPE)
+    assert reader.stdout.readline().strip() == "ready"
+
+    def ask(line: str) -> dict:
+        reader.stdin.write(line + "\n")
+        reader.stdin.flush()
+        return json.loads(reader.stdout.readline())
+
+    writer = start(home, "ingest", str(corpus(tmp_path, 30)), "big")
+    served, slowest = 0, 0.0
+    while writer.poll() is None:
+        t0 = time.perf_counter()
+        reply = ask("search pumps")
+        slowest = max(slowest, time.perf_counter() - t0)
+        assert "hits" in reply, reply
+        served += 1
+    assert writer.returncode == 0
+    reply = ask("search pump7 valve3")
+    assert any("pump7" in h["content"] for h in reply["hits"]), "the new documents were not seen"
+    assert ask("vectors") == {"held": 5 + 30 * 6, "agrees": True}, "the reader's vector index did not catch up"
+    assert run(home, "remove", "big")[0] == 0
+    reply = ask("search pump7 valve3")
+    assert all("pump7" not in h["content"] for h in reply["hits"])
+    assert ask("vectors") == {"held": 5, "agrees": True}
+    assert "answer" in ask("ask What about pumps?")
+    reader.stdin.close()
+    reader.wait(30)
+    assert served > 0 and slowest < 5.0, (served, slowest)
+    print(f"reader served {served} searches while the writer ingested; slowest {slowest:.2f} s")
+
+
+def test_many_processes_searching_a_stale_cache_at_once(tmp_path):
+    home = tmp_path / "home"
+    assert run(home, "ingest", str(corpus(tmp_path, 10)), "work")[0] == 0
+    (home / "vectors.json").unlink()
+    procs = [start(home, "search", "pump3 valve1") for _ in range(6)]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert json.loads(out.splitlines()[-1])["hits"]
+
+
+def test_a_new_home_opened_by_several_commands_at_once(tmp_path):
+    for attempt in range(3):
+        home = tmp_path / f"fresh{attempt}"
+        procs = [subprocess.Popen([sys.executable, "-m", "localreason", "--home", str(home), "library"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+
+
+@pytest.mark.real_model
+def test_the_real_cli_killed_mid_ingest_reruns_cleanly(tmp_path):
+    from localreason.demo import samples_dir
+
+    home = tmp_path / "home"
+    env = {**os.environ, "LOCALREASON_HOME": str(home)}
+    cmd = [sys.executable, "-m", "localreason", "ingest", str(samples_dir()), "-c", "samples", "--exclude",
+           "LICENSES*", "--exclude", "README*"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (home / "library.sqlite3").exists():
+        time.sleep(0.05)
+    time.sleep(4)  # the model is loaded and the first documents are being written
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    from localreason.library import Library
+
+    lib = Library(home)
+    names = {Path(d.source_path).name for d in lib.documents()}
+    assert len(names) == len(lib.documents()) == 5
+    assert lib.store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert lib.deep_search("Black Death origin", limit=1)
+    lib.close()
