@@ -56,3 +56,22 @@ def make_docx(path: Path, title: str, sections: list[tuple[str, list[str]]]) -> 
     table.cell(1, 0).text, table.cell(1, 1).text = "Inverter", "five years"
     document.save(str(path))
     return path
+
+
+def make_docx_with_body(path: Path, body_xml: bytes) -> Path:
+    """A real DOCX (from ``make_docx``) whose document body is replaced by ``body_xml``, deflated.
+
+    The section properties are kept, so the result is what Word writes around any body.
+    """
+    import io
+    import zipfile
+
+    source = zipfile.ZipFile(io.BytesIO(make_docx(path, "Template", []).read_bytes()))
+    document = source.read("word/document.xml")
+    head, rest = document.split(b"<w:body>", 1)
+    tail = rest[rest.index(b"<w:sectPr"):]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            data = head + b"<w:body>" + body_xml + tail if info.filename == "word/document.xml" else source.read(info)
+            out.writestr(info.filename, data)
+    return path

@@ -14,14 +14,22 @@ base64 blob, a minified line), which no boundary can be found in.
 
 Worked numbers for the defaults (200 tokens, 30 overlap): a 1,000-token
 paragraph becomes 6 windows (each ~200 tokens, starting ~170 after the last).
+
+Block sizes and window offsets come from encoding the text in pieces, cut wherever
+2,000 characters in a row hold no word start, so one enormous "word" costs linear
+time and memory. A paragraph chunk's own ``token_count`` is its text encoded
+whole, except for a window inside one giant word, which is counted from the
+pieces (it may differ by a token).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 from ..ids import derived_id
 from ..tokens import encoding
@@ -40,9 +48,7 @@ def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> 
     """All section and paragraph chunks of one document, sections first within their order."""
     enc = encoding()
     text = parsed.text
-    ntok = [len(t) for t in enc.encode_ordinary_batch([text[b.start:b.end] for b in parsed.blocks],
-                                                         num_threads=1)]  # fmt: skip
-    tokens = dict(zip(((b.start, b.end) for b in parsed.blocks), ntok))
+    tokens, offsets = _block_tokens(text, parsed.blocks)
     out: list[Chunk] = []
     section_index = 0
     for path, blocks in _sections(parsed):
@@ -50,7 +56,7 @@ def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> 
             start, end = part[0].start, part[-1].end
             sec_text = text[start:end]
             sec_id = derived_id("chk", doc_id, "section", str(section_index), _digest(sec_text))
-            pieces = list(_paragraph_spans(text, part, tokens, params))
+            pieces = list(_paragraph_spans(text, part, tokens, offsets, params))
             pages = [b.page for b in part if b.page is not None]
             out.append(Chunk(
                 id=sec_id, document_id=doc_id, level=LEVEL_SECTION, parent_id=doc_id,
@@ -59,9 +65,10 @@ def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> 
                 text=sec_text, start=start, end=end,
                 page_start=min(pages) if pages else None, page_end=max(pages) if pages else None,
             ))  # fmt: skip
-            texts = [text[s:e] for s, e, _ in pieces]
-            counts = [len(t) for t in enc.encode_ordinary_batch(texts, num_threads=1)]
-            for i, ((s, e, pg), chunk_text, count) in enumerate(zip(pieces, texts, counts)):
+            for i, (s, e, pg, count) in enumerate(pieces):
+                chunk_text = text[s:e]
+                if count is None:
+                    count = len(enc.encode_ordinary(chunk_text))
                 out.append(Chunk(
                     id=derived_id("chk", doc_id, "para", str(section_index), str(i), _digest(chunk_text)),
                     document_id=doc_id, level=LEVEL_PARAGRAPH, parent_id=sec_id, index=i,
@@ -70,6 +77,24 @@ def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> 
                 ))  # fmt: skip
             section_index += 1
     return out
+
+
+_OFFSETS_FROM = 20_000
+"""Blocks at least this long keep their token offsets from counting for splitting (one encoding, not two)."""
+
+
+def _block_tokens(text: str, blocks: list[Block]) -> tuple[dict, dict]:
+    """Token count of every block, and token offsets of the long ones, both keyed by (start, end)."""
+    tokens: dict[tuple[int, int], int] = {}
+    offsets: dict[tuple[int, int], np.ndarray] = {}
+    for b in blocks:
+        key = (b.start, b.end)
+        if b.end - b.start >= _OFFSETS_FROM:
+            offsets[key] = token_starts(text[b.start:b.end])
+            tokens[key] = len(offsets[key])
+        else:
+            tokens[key] = count_tokens_cut(text[b.start:b.end])
+    return tokens, offsets
 
 
 def _digest(text: str) -> str:
@@ -122,22 +147,23 @@ def _split_long(blocks: list[Block], tokens: dict, limit: int) -> list[list[Bloc
     return parts
 
 
-def _paragraph_spans(text: str, blocks: list[Block], tokens: dict, params: ChunkParams):
-    """Yield (start, end, (first page, last page) or None) for each paragraph-level chunk."""
+def _paragraph_spans(text: str, blocks: list[Block], tokens: dict, offsets: dict, params: ChunkParams):
+    """Yield (start, end, (first page, last page) or None, token count or None) for each paragraph-level chunk."""
     group: list[Block] = []
     size = 0
 
     def flush():
         if group:
-            yield group[0].start, group[-1].end, _pages(group)
+            yield group[0].start, group[-1].end, _pages(group), None
 
     for b in blocks:
         t = tokens[(b.start, b.end)]
         if t > params.chunk_tokens:
             yield from flush()
             group, size = [], 0
-            for s, e in split_block(text, b.start, b.end, params.chunk_tokens, params.overlap):
-                yield s, e, _pages([b])
+            offs = offsets.pop((b.start, b.end), None)  # used once: freed as soon as it is
+            for s, e, count in _windows(text, b.start, b.end, params.chunk_tokens, params.overlap, offs):
+                yield s, e, _pages([b]), count
             continue
         if group and size + t > params.chunk_tokens:
             yield from flush()
@@ -153,6 +179,8 @@ def _pages(blocks: list[Block]) -> tuple[int, int] | None:
 
 
 _SENTENCE_END = re.compile(r"[.!?:;][\"')\]]?\s|\n")
+_SPACE = re.compile(r"\s")
+_NON_SPACE = re.compile(r"\S")
 
 
 def _best_cut(sub: str, s: int, e: int) -> int:
@@ -164,44 +192,126 @@ def _best_cut(sub: str, s: int, e: int) -> int:
         last = m.end() - 1
     if last is not None and last > s:
         return last
-    p = e
-    while p > s and not sub[p].isspace():
-        p -= 1
-    return p if p > s else e
+    m = _SPACE.search(sub[s + 1:e + 1][::-1])  # the last whitespace in sub[s+1 : e+1]
+    return e - m.start() if m else e
 
 
 def split_block(text: str, start: int, end: int, size: int, overlap: int) -> list[tuple[int, int]]:
-    """Cut ``text[start:end]`` into windows of about ``size`` tokens ending at whitespace."""
-    enc = encoding()
+    """Cut ``text[start:end]`` into windows of at most ``size`` tokens ending at whitespace."""
+    return [(s, e) for s, e, _ in _windows(text, start, end, size, overlap)]
+
+
+def _windows(text: str, start: int, end: int, size: int, overlap: int,
+             offs: np.ndarray | None = None) -> list[tuple[int, int, int]]:  # fmt: skip
+    """(start, end, token count) of each window of ``text[start:end]``; ``offs`` are its token starts if known."""
     sub = text[start:end]
-    toks = enc.encode_ordinary(sub)
-    _, offs = enc.decode_with_offsets(toks)
-    n = len(toks)
-    spans: list[tuple[int, int]] = []
+    if offs is None:
+        offs = token_starts(sub)
+    n = len(offs)
+    out: list[tuple[int, int, int]] = []
     s, i = 0, 0
     while s < len(sub):
         j = i + size
-        if j >= n:
-            spans.append((s, len(sub)))
+        e = len(sub) if j >= n else _best_cut(sub, s, int(offs[j]))
+        window = _trimmed_window(sub, s, e, offs)
+        # Offsets come from pieces; encoded whole, a window can come out a token longer.
+        while window and window[2] > size and min(j, n) > i + 1:
+            j = min(j, n) - 1
+            e = _best_cut(sub, s, int(offs[j]))
+            window = _trimmed_window(sub, s, e, offs)
+        if window:
+            out.append((start + window[0], start + window[1], window[2]))
+        if e >= len(sub):
             break
-        e = _best_cut(sub, s, offs[j])
-        spans.append((s, e))
         # Next window: ``overlap`` tokens back from the cut, moved forward to a word start.
-        k = max(bisect_right(offs, e) - 1 - overlap, i + 1)
-        ns = min(offs[k], e)
+        k = max(int(np.searchsorted(offs, e, "right")) - 1 - overlap, i + 1)
+        ns = min(int(offs[k]), e)
         if ns > 0 and not sub[ns - 1].isspace():
-            q = ns
-            while q < e and not sub[q].isspace():
-                q += 1
-            ns = q if q < e else e
-        while ns < len(sub) and sub[ns].isspace():
-            ns += 1
-        s, i = ns, bisect_right(offs, ns) - 1
-    out = []
-    for s, e in spans:
-        seg = sub[s:e]
-        lead = len(seg) - len(seg.lstrip())
-        trail = len(seg.rstrip())
-        if trail > lead:
-            out.append((start + s + lead, start + s + trail))
+            m = _SPACE.search(sub, ns, e)
+            ns = m.start() if m else e
+        m = _NON_SPACE.search(sub, ns)
+        ns = max(m.start() if m else len(sub), s + 1)  # always forward, whatever the tokens
+        s, i = ns, int(np.searchsorted(offs, ns, "right")) - 1
     return out
+
+
+def _trimmed_window(sub: str, s: int, e: int, offs: np.ndarray) -> tuple[int, int, int] | None:
+    """``sub[s:e]`` without surrounding whitespace, as (start, end, tokens); None if nothing is left.
+
+    A window inside one giant "word" is counted from ``offs``: encoding it again would
+    double the work on a base64 blob. Any other window is encoded whole.
+    """
+    seg = sub[s:e]
+    lead = len(seg) - len(seg.lstrip())
+    trail = len(seg.rstrip())
+    if trail <= lead:
+        return None
+    start, end = s + lead, s + trail
+    if _SPACE.search(sub, start, end) is None:
+        return start, end, int(np.searchsorted(offs, end) - np.searchsorted(offs, start))
+    return start, end, len(encoding().encode_ordinary(seg[lead:trail]))
+
+
+# ---------------------------------------------------------------- tokens of long text
+
+_RUN_LIMIT = 2000
+"""Text is cut wherever this many characters in a row hold no word start, so the BPE
+tokenizer never sees one run of more than twice this: its time and memory grow faster
+than a run's length, and one enormous "word" would otherwise dominate a whole file."""
+_WORD_START = re.compile(r"\s(?=\S)")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def count_tokens_cut(text: str) -> int:
+    """cl100k tokens in ``text`` encoded in pieces: exact unless it has a run longer than 2,000 characters."""
+    return sum(len(_encode(piece)) for _, piece in _pieces(text))
+
+
+def token_starts(text: str) -> np.ndarray:
+    """The character offset at which each token of ``text`` (encoded in pieces) starts, ascending."""
+    starts = [_piece_starts(piece) + offset for offset, piece in _pieces(text)]
+    return np.concatenate(starts) if starts else np.zeros(0, np.int64)
+
+
+def _pieces(text: str):
+    """Yield (offset, piece): ``text`` in order, cut inside every run of 2,000 characters with no word start."""
+    cuts = [p + _RUN_LIMIT for p in range(0, len(text) - _RUN_LIMIT, _RUN_LIMIT)
+            if not _WORD_START.search(text, p, p + _RUN_LIMIT)]  # fmt: skip
+    if not cuts:
+        yield 0, text
+        return
+    for begin, end in zip([0] + cuts, cuts + [len(text)]):
+        yield begin, text[begin:end]
+
+
+def _encode(piece: str) -> np.ndarray:
+    """The tokens of ``piece``; a lone surrogate (from a damaged source) counts as U+FFFD."""
+    enc = encoding()
+    try:
+        return enc.encode_to_numpy(piece, disallowed_special=())
+    except UnicodeEncodeError:
+        return enc.encode_to_numpy(_SURROGATE.sub("\ufffd", piece), disallowed_special=())
+
+
+def _piece_starts(piece: str) -> np.ndarray:
+    """Character offsets of the tokens of ``piece``: where each token's first byte falls, vectorised."""
+    lengths = _token_byte_lengths()[_encode(piece)]
+    byte_starts = np.cumsum(lengths) - lengths
+    if piece.isascii():
+        return byte_starts
+    data = np.frombuffer(_SURROGATE.sub("\ufffd", piece).encode("utf-8"), np.uint8)
+    char_of_byte = np.cumsum((data & 0xC0) != 0x80) - 1  # continuation bytes belong to the char before
+    return char_of_byte[byte_starts]
+
+
+@lru_cache(maxsize=1)
+def _token_byte_lengths() -> np.ndarray:
+    """Byte length of every token id (0 for ids that are no token)."""
+    enc = encoding()
+    lengths = []
+    for token in range(enc.n_vocab):
+        try:
+            lengths.append(len(enc.decode_single_token_bytes(token)))
+        except KeyError:
+            lengths.append(0)
+    return np.array(lengths, np.int64)

@@ -72,7 +72,7 @@ def run_job(job: Job) -> Parsed:
     from pathlib import Path
 
     try:
-        parsed = parse_bytes(job.data, Path(job.name), job.format)
+        parsed = parse_bytes(job.data, Path(job.name), job.format, max_unpacked_bytes=job.unpacked_bytes)
         chunks = chunk_document(parsed, job.doc_id, job.params)
     except IngestFileError:
         raise
