@@ -56,6 +56,11 @@ COVERAGE_WEIGHT = 0.3
 terms that the top 3 hits contain. A question naming things the library never mentions has low
 coverage even when some passage is loosely similar. Calibrated on SQuAD (scripts/tune_reason.py)."""
 
+RARE_MATCHES = 1
+"""A query word found in at most this many passages names them (a code, an identifier, a rare name):
+they are lifted above the passages that match only the query's other words. 1 keeps SQuAD's MRR@10 at
+0.868; 2 and 3 cost it 0.002 and 0.003 (scripts/bench_retrieval.py, docs/benchmarks.md)."""
+
 UNSET: object = object()
 """Default of optional scope arguments: "omitted", as opposed to an explicit None or empty string."""
 
@@ -194,17 +199,77 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(content or words))
 
 
+_QUOTED = re.compile(r'"([^"]+)"|\u201c([^\u201d]+)\u201d')
+_NUMBER = re.compile(r"\d+")
+_APOSTROPHE = re.compile(r"\w['\u2019]\w")
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+
+
+def query_phrases(query: str, *, exact_only: bool = False) -> list[str]:
+    """Runs of words the query names exactly, as full-text phrases (words in order, adjacent).
+
+    Exact names: a quoted part ("exact phrase") and a word that the full-text index splits
+    at punctuation (``shutil.copytree``, ``E-1234``, ``QX012-7B2``, ``v2.3.1``; not at an
+    apostrophe); an acronym followed by a number (``RFC 7231``, ``PEP 8``). Also, unless
+    ``exact_only``, any other name followed by a number (``Super Bowl 50``): likely
+    together, but as often written apart. The index keeps
+    letters, digits and ``_`` together and splits at everything else, so these are matched
+    as sequences of its words.
+    """
+    phrases = []
+    for m in _QUOTED.finditer(query):
+        phrases.append(_WORD.findall((m.group(1) or m.group(2)).lower()))
+    pieces = query.split()
+    for i, piece in enumerate(pieces):
+        words = _WORD.findall(piece.lower())
+        if len(words) >= 2 and not piece.startswith(("\"", "\u201c")) and not _APOSTROPHE.search(piece):
+            phrases.append(words)
+        nxt = _WORD.findall(pieces[i + 1].lower()) if i + 1 < len(pieces) else []
+        if len(words) == 1 and nxt and _NUMBER.fullmatch(nxt[0]) and not _NUMBER.fullmatch(words[0]) \
+                and words[0] not in _STOPWORDS and (not exact_only or _ACRONYM.fullmatch(piece)):  # fmt: skip
+            phrases.append([words[0], nxt[0]])
+    return list(dict.fromkeys(" ".join(p) for p in phrases if len(p) >= 2))
+
+
 def _fts_quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
 def lexical_ranking(lib, query: str, k: int, scope: Scope, *, all_terms: bool = False,
                     terms: list[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip
-    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks matching any (or all) query terms."""
-    terms = query_terms(query) if terms is None else terms
-    if not terms or scope.empty:
+    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks matching the query.
+
+    Given ``terms`` (or ``all_terms``), a plain match of those terms (any, or all). Otherwise
+    the query's phrases (``query_phrases``) join its terms, weighed by BM25 like a rare word,
+    and the passages holding what the query names are lifted above every passage that
+    matches only the rest: first those with a word found in at most RARE_MATCHES passages,
+    then, above them, those with a code or identifier written as it is or a quoted phrase.
+    """
+    if scope.empty:
         return []
-    match = (" AND " if all_terms else " OR ").join(_fts_quote(t) for t in terms)
+    if terms is not None or all_terms:
+        terms = query_terms(query) if terms is None else terms
+        return _fts_ranking(lib, (" AND " if all_terms else " OR ").join(map(_fts_quote, terms)), k, scope) \
+            if terms else []  # fmt: skip
+    terms, phrases = query_terms(query), query_phrases(query)
+    if not terms and not phrases:
+        return []
+    ranked = _fts_ranking(lib, " OR ".join(map(_fts_quote, terms + phrases)), k, scope)
+    for named in (_rare_terms(lib, terms), query_phrases(query, exact_only=True)):  # the exact name ends on top
+        if named:
+            ranked = _lift(ranked, _fts_ranking(lib, " OR ".join(map(_fts_quote, named)), k, scope), k)
+    return ranked
+
+
+def _rare_terms(lib, terms: list[str]) -> list[str]:
+    """The terms found in 1 to RARE_MATCHES paragraph chunks (counting stops there, so common words cost little)."""
+    sql = "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
+    return [t for t in terms if 0 < lib.store.db.execute(sql, (_fts_quote(t), RARE_MATCHES + 1)).fetchone()[0]
+            <= RARE_MATCHES]  # fmt: skip
+
+
+def _fts_ranking(lib, match: str, k: int, scope: Scope) -> list[tuple[int, float]]:
+    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for an FTS5 MATCH expression."""
     sql = "SELECT f.rowid, f.rank FROM chunks_fts f"
     args: list = [match]
     if scope.document_id is not None:
@@ -219,6 +284,17 @@ def lexical_ranking(lib, query: str, k: int, scope: Scope, *, all_terms: bool = 
     sql += " ORDER BY f.rank LIMIT ?"
     args.append(k)
     return [(r[0], -r[1]) for r in lib.store.db.execute(sql, args)]
+
+
+def _lift(ranked: list[tuple[int, float]], exact: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+    """``ranked`` with the passages of ``exact`` moved above all others, BM25 order kept within each group."""
+    if not exact:
+        return ranked
+    scores = dict(ranked)
+    lift = max(scores.values(), default=0.0)
+    for rowid, score in exact:
+        scores[rowid] = scores.get(rowid, score) + lift
+    return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
 
 
 def dense_ranking(lib, qvec: np.ndarray, k: int, scope: Scope) -> list[tuple[int, float]]:
@@ -241,7 +317,14 @@ def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], metho
          dense_weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:  # fmt: skip
     """Fuse two rankings into one list of (rowid, fused score), best first.
 
-    ``zsum``: weighted sum of per-list z-scores (absent -> that list's minimum).
+    ``zsum`` (the product's): weighted sum of z-scores. The dense scores are standardised
+    over the dense list (a chunk it did not return takes its lowest score). The lexical
+    scores are standardised over every candidate of either list, a chunk that matches no
+    query term scoring 0, as BM25 gives it: one exact match of a rare code among a hundred
+    candidates then stands about ten deviations above the rest, however short the lexical
+    list. (Standardised over its own list alone, a single lexical hit would score 0 and the
+    dense ranking alone would decide.)
+    ``zsum-list``: the lexical scores standardised over the lexical list alone (for comparison).
     ``rrf``: reciprocal rank fusion with k = 60.
     """
     if method == "rrf":
@@ -250,16 +333,23 @@ def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], metho
             for rank, (rowid, _) in enumerate(ranking):
                 fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (60 + rank + 1)
         return sorted(fused.items(), key=lambda kv: -kv[1])
+    ids = list(dict.fromkeys(r for ranking in (dense, lexical) for r, _ in ranking))
     parts = []
-    for ranking, weight in ((dense, dense_weight), (lexical, 1.0 - dense_weight)):
-        if not ranking:
-            continue
-        mean, std = _z([s for _, s in ranking])
-        floor = (min(s for _, s in ranking) - mean) / std
-        parts.append(({r: (s - mean) / std for r, s in ranking}, floor, weight))
-    ids = {r for ranking in (dense, lexical) for r, _ in ranking}
-    fused_list = [(r, sum(w * z.get(r, floor) for z, floor, w in parts)) for r in ids]
+    if dense:
+        parts.append(_standardised(dense, [s for _, s in dense], min(s for _, s in dense), dense_weight))
+    if lexical:
+        scores = dict(lexical)
+        pool = [scores.get(r, 0.0) for r in ids] if method == "zsum" else list(scores.values())
+        floor = 0.0 if method == "zsum" else min(scores.values())
+        parts.append(_standardised(lexical, pool, floor, 1.0 - dense_weight))
+    fused_list = [(r, sum(w * z.get(r, absent) for z, absent, w in parts)) for r in ids]
     return sorted(fused_list, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _standardised(ranking: list[tuple[int, float]], pool: list[float], absent: float, weight: float):
+    """(z-score by rowid, z-score of a chunk the ranking did not return, weight), standardised over ``pool``."""
+    mean, std = _z(pool)
+    return {r: (s - mean) / std for r, s in ranking}, (absent - mean) / std, weight
 
 
 def _hits(lib, rowids: list[int]) -> list[SearchHit]:

@@ -171,7 +171,26 @@ INSERT INTO meta (key, value) VALUES ('generation', '1')
     ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS]
+# Identifiers are words: the full-text index keeps "_" inside tokens (``__init__``, ``copy_tree``),
+# as Python's \w and the query side (retrieval.query_terms) do; "." and "-" still split, and
+# such names are searched as phrases (retrieval.query_phrases).
+M004_IDENTIFIER_TOKENS = """
+DROP TRIGGER chunks_fts_insert;
+DROP TRIGGER chunks_fts_delete;
+DROP TABLE chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+    text, content='chunks', content_rowid='rowid', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+);
+INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = 2 BEGIN
+    INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
+    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS, M004_IDENTIFIER_TOKENS]
 BUSY_TIMEOUT_S = 10.0
 """How long a statement waits for another process's write lock before giving up (SQLite's busy timeout)."""
 SCHEMA_VERSION = len(MIGRATIONS)

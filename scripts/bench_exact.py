@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Exact terms: codes, identifiers and rare phrases that occur in one passage are found.
+
+Corpus: the library reference pages of Debian's python3.11-doc (reST sources), fetched
+as scripts/bench_ingest.py does. Into some pages one line is appended with a code that
+occurs nowhere else; the rest of the queries are names and phrases that the corpus
+itself holds in exactly one passage. Kinds:
+
+- ``marker``: "Marker token zq0003xv." lines (the issue's reproduction), asked as ``zq0003xv``;
+- ``code``: codes with punctuation (``E-4821``, ``QX012-7B2``, ``v2.3.17``, ``RFC 9612``);
+- ``dotted``: API names such as ``shutil.copytree`` that occur in one passage;
+- ``underscore``: names such as ``__init_subclass__`` or ``copy_function`` that occur in one passage;
+- ``phrase``: four words that occur together in one passage, asked in double quotes.
+
+Each is asked bare and inside a sentence ("Where is X described?"). A query is found@k
+when one of the first k passages of ``deep_search`` contains the term as written.
+Reported next to it, in the same run and on the same library, the fusion and lexical
+query of the previous version (z-scores over the lexical list alone, no phrases).
+
+    python scripts/bench_exact.py                  # 80 library pages
+    python scripts/bench_exact.py --files 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ingest import fetch_corpus  # noqa: E402
+
+SENTENCE = ("Where is {} described?", "What does the documentation say about {}?")
+
+
+def unique_codes(rng: random.Random, corpus_text: str, n: int) -> list[tuple[str, str, str]]:
+    """(kind, code, the line that carries it) for ``n`` markers and ``n`` punctuated codes absent from the corpus."""
+    makers = [
+        lambda: (f"E-{rng.randint(1000, 9999)}", "Error code {} means the cache is stale."),
+        lambda: (f"QX{rng.randint(100, 999)}-{rng.randint(1, 9)}{rng.choice('ABCDEFGH')}{rng.randint(1, 9)}",
+                 "Order part {} for the spare hinge."),
+        lambda: (f"v{rng.randint(2, 9)}.{rng.randint(0, 9)}.{rng.randint(10, 99)}", "This changed in release {}."),
+        lambda: (f"RFC {rng.randint(9100, 9999)}", "The handshake follows {} closely."),
+    ]  # fmt: skip
+    out, seen = [], set()
+    while len(out) < n:
+        i = len(out)
+        code = f"zq{i:04d}xv"
+        out.append(("marker", code, f"Marker token {code}."))
+    while len(out) < 2 * n:
+        code, line = makers[len(out) % len(makers)]()
+        if code not in seen and code not in corpus_text:
+            seen.add(code)
+            out.append(("code", code, line.format(code)))
+    return out
+
+
+def once(chunks: dict[int, str], pattern: re.Pattern, rng: random.Random, n: int) -> list[str]:
+    """Terms matching ``pattern`` that occur (as written, whole) in exactly one passage; a seeded sample of ``n``."""
+    where: dict[str, set[int]] = defaultdict(set)
+    for rowid, text in chunks.items():
+        for m in pattern.finditer(text):
+            where[m.group(0)].add(rowid)
+    single = sorted(t for t, rows in where.items() if len(rows) == 1
+                    and sum(1 for text in chunks.values() if t in text) == 1)  # fmt: skip
+    return rng.sample(single, min(n, len(single)))
+
+
+def phrases(chunks: dict[int, str], rng: random.Random, n: int) -> list[str]:
+    """Four-word runs that occur in exactly one passage."""
+    found: list[str] = []
+    rows = list(chunks.values())
+    for _ in range(n * 50):
+        if len(found) >= n:
+            break
+        words = rng.choice(rows).split()
+        if len(words) < 8:
+            continue
+        start = rng.randrange(len(words) - 4)
+        phrase = " ".join(words[start:start + 4])
+        if re.fullmatch(r"[A-Za-z][A-Za-z ,']+[a-z]", phrase) and sum(phrase in " ".join(r.split()) for r in rows) == 1:
+            found.append(phrase)
+    return found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/bench-ingest"))
+    ap.add_argument("--files", type=int, default=80, help="library reference pages to ingest")
+    ap.add_argument("--per-kind", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--misses", action="store_true", help="print each query not found first, with what came first")
+    args = ap.parse_args()
+    from localreason import retrieval as R
+    from localreason.config import load_settings
+    from localreason.embed import SentenceTransformerEmbedder
+    from localreason.library import Library
+    from localreason.models import resolve_embedding_model
+
+    rng = random.Random(args.seed)
+    files, _ = fetch_corpus(args.data_dir)
+    pages = [f for f in files if "/_sources/library/" in str(f)][:args.files]
+    work = Path(tempfile.mkdtemp(prefix="lr-exact-"))
+    staged = work / "pages"
+    staged.mkdir()
+    text = ""
+    for f in pages:
+        shutil.copy(f, staged / f.name)
+        text += f.read_text(encoding="utf-8", errors="replace")
+    codes = unique_codes(rng, text, args.per_kind // 2)
+    targets = rng.sample(sorted(staged.iterdir()), len(codes)) if len(codes) <= len(pages) else None
+    assert targets, "fewer pages than codes: raise --files"
+    for (kind, code, line), page in zip(codes, targets):
+        with page.open("a", encoding="utf-8") as out:
+            out.write(f"\n\n{line}\n")
+    settings = load_settings(work / "home")
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
+    lib = Library(settings=settings, embedder=embedder)
+    t = time.perf_counter()
+    lib.ingest([staged], "docs")
+    chunks = {r[0]: r[1] for r in lib.store.db.execute("SELECT rowid, text FROM chunks WHERE level = 2")}
+    print(f"{len(pages)} pages, {len(chunks)} passages, ingested in {time.perf_counter() - t:.0f} s", flush=True)
+
+    queries: list[tuple[str, str]] = [(kind, code) for kind, code, _ in codes]
+    queries += [("dotted", t) for t in once(chunks, re.compile(r"\b[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]+)+\b"),
+                                            rng, args.per_kind)]  # fmt: skip
+    queries += [("underscore", t) for t in once(chunks, re.compile(r"\b_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*"),
+                                                rng, args.per_kind)]  # fmt: skip
+    queries += [("phrase", p) for p in phrases(chunks, rng, args.per_kind)]
+
+    def asked(kind: str, term: str, form: str) -> str:
+        bare = f'"{term}"' if kind == "phrase" else term
+        return bare if form == "bare" else rng_forms[term].format(bare)
+
+    rng_forms = {term: rng.choice(SENTENCE) for _, term in queries}
+    texts = list(dict.fromkeys(asked(k, t, f) for k, t in queries for f in ("bare", "sentence")))
+    vecs = dict(zip(texts, embedder.embed(texts)))
+    scope = R.Scope()
+
+    def top3(query: str, method: str) -> list[int]:
+        dense = R.dense_ranking(lib, vecs[query], R.CANDIDATES, scope)
+        if method == "now":
+            return [r.rowid for r in R.hybrid(lib, query, 3, scope, qvec=vecs[query])]
+        lexical = R.lexical_ranking(lib, query, R.CANDIDATES, scope, terms=R.query_terms(query))
+        return [r for r, _ in R.fuse(dense, lexical, "zsum-list")[:3]]
+
+    table: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for kind, term in queries:
+        for form in ("bare", "sentence"):
+            q = asked(kind, term, form)
+            for method in ("now", "before"):
+                hits = top3(q, method)
+                ok = [term in " ".join(chunks[r].split()) if kind == "phrase" else term in chunks[r] for r in hits]
+                table[(method, kind, form)].append((bool(ok[:1] and ok[0]), any(ok)))
+                if args.misses and method == "now" and not (ok and ok[0]):
+                    first = " ".join(chunks[hits[0]].split())[:150] if hits else "(nothing)"
+                    print(f"  miss [{kind}] {q!r}: first is {first!r}")
+    kinds = list(dict.fromkeys(k for k, _ in queries))
+    print(f"\n{'kind':<11} {'asked':<9} {'n':>4}  {'found@1':>8} {'found@3':>8}   {'before @1':>9} {'before @3':>9}")
+    totals = defaultdict(list)
+    for kind in kinds:
+        for form in ("bare", "sentence"):
+            now, before = table[("now", kind, form)], table[("before", kind, form)]
+            totals["now"] += now
+            totals["before"] += before
+            print(f"{kind:<11} {form:<9} {len(now):>4}  {rate(now, 0):>8.3f} {rate(now, 1):>8.3f}   "
+                  f"{rate(before, 0):>9.3f} {rate(before, 1):>9.3f}")  # fmt: skip
+    now, before = totals["now"], totals["before"]
+    print(f"{'all':<11} {'':<9} {len(now):>4}  {rate(now, 0):>8.3f} {rate(now, 1):>8.3f}   "
+          f"{rate(before, 0):>9.3f} {rate(before, 1):>9.3f}")  # fmt: skip
+    print("\nTargets: every kind found@3 >= 0.95 and found@1 >= 0.90.")
+    lib.close()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def rate(rows: list[tuple[bool, bool]], i: int) -> float:
+    return sum(r[i] for r in rows) / max(1, len(rows))
+
+
+if __name__ == "__main__":
+    main()

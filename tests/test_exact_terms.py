@@ -1,0 +1,145 @@
+"""Exact terms: a code, identifier or phrase that occurs in one passage is found first, whatever else matches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from localreason import retrieval as R
+
+FILLER = [
+    "The scheduler runs jobs in the order they were queued and retries a failed job three times.",
+    "Configuration files are read at start-up; later changes need a restart of the service.",
+    "Backups are written every night to the second disk and kept for thirty days.",
+    "The network module opens one connection per host and reuses it for later requests.",
+    "Log files rotate at midnight and the oldest files are compressed.",
+    "Each user has a quota of disk space that the administrator can raise.",
+]
+
+
+def write_pages(root: Path, n: int = 12, extra: dict[int, str] | None = None) -> Path:
+    """``n`` pages of similar prose, each ending with a marker line "Marker token zqNNNNxv."."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        body = "\n\n".join(FILLER[(i + j) % len(FILLER)] for j in range(4))
+        tail = (extra or {}).get(i, "")
+        (root / f"page{i:02d}.md").write_text(f"# Page {i}\n\n{body}\n\n{tail}\n\nMarker token zq{i:04d}xv.\n")
+    return root
+
+
+def first_hits(lib, query: str, k: int = 3) -> list[str]:
+    return [h.content for h in lib.deep_search(query, limit=k)]
+
+
+@pytest.mark.parametrize("i", [0, 3, 7, 11])
+def test_a_unique_token_is_found_first(lib, tmp_path, i):
+    lib.ingest([write_pages(tmp_path / "pages")], "docs")
+    assert f"zq{i:04d}xv" in first_hits(lib, f"zq{i:04d}xv")[0]
+
+
+def test_a_token_in_two_passages_puts_both_first(lib, tmp_path):
+    lib.ingest([write_pages(tmp_path / "pages", extra={2: "Ticket KB-0042 covers this.", 9: "See ticket KB-0042."})],
+               "docs")  # fmt: skip
+    top = first_hits(lib, "KB-0042", 2)
+    assert len(top) == 2 and all("KB-0042" in t for t in top)
+
+
+@pytest.mark.parametrize("query", ["marker token zq0005xv", "Which page mentions zq0005xv?",
+                                   "what does the manual say about zq0005xv and backups"])  # fmt: skip
+def test_a_rare_code_among_common_words_or_in_a_question_is_found_first(lib, tmp_path, query):
+    lib.ingest([write_pages(tmp_path / "pages")], "docs")
+    assert "zq0005xv" in first_hits(lib, query)[0]
+
+
+IDENTIFIERS = {
+    "shutil.copytree": ("Use shutil.copytree to copy a whole folder.",
+                        ["The shutil module copies files.", "A copytree function exists in several libraries."]),
+    "os.path.join": ("Build paths with os.path.join instead of string concatenation.",
+                     ["The os module is large.", "Each path is checked; join the parts yourself."]),
+    "__init__": ("The __init__ method sets up a new object.",
+                 ["Run init once after installing.", "The init system starts services at boot."]),
+    "E-1234": ("Error E-1234 means the cache is stale.", ["Error E is rare.", "There were 1234 errors last year."]),
+    "QX012-7B2": ("Order part QX012-7B2 for the spare hinge.", ["Part QX012 fits model 7B2 only."]),
+    "v2.3.1": ("This changed in release v2.3.1 of the tool.", ["Release v2 was large; 3 bugs fixed in 1 day."]),
+    "RFC 7231": ("The handshake follows RFC 7231 closely.", ["RFC 7230 defines messages.", "It ran 7231 pages."]),
+    '"backed up every hour"': ("The journal is backed up every hour by the agent.",
+                               ["Every hour the agent checks the disk; the journal is backed up nightly."]),
+}
+
+
+@pytest.mark.parametrize("query", list(IDENTIFIERS))
+def test_identifier_shaped_queries_rank_the_exact_passage_first(lib, tmp_path, query):
+    exact, decoys = IDENTIFIERS[query]
+    root = tmp_path / "ids"
+    root.mkdir()
+    (root / "exact.txt").write_text(f"Notes\n\n{FILLER[0]}\n\n{exact}\n")
+    for i, decoy in enumerate(decoys):
+        (root / f"decoy{i}.txt").write_text(f"Other {i}\n\n{decoy}\n\n{decoy}\n")
+    for i in range(4):
+        (root / f"noise{i}.md").write_text(f"# Noise {i}\n\n{FILLER[i + 1]}\n")
+    lib.ingest([root], "docs")
+    for asked in (query, f"What does the manual say about {query}?"):
+        assert first_hits(lib, asked)[0].endswith(exact), asked
+
+
+def test_phrases_are_taken_from_quotes_punctuated_words_and_names_with_numbers():
+    assert R.query_phrases("shutil.copytree") == ["shutil copytree"]
+    assert R.query_phrases("What does os.path.join do?") == ["os path join"]
+    assert R.query_phrases("E-1234 error") == ["e 1234"]
+    assert R.query_phrases("RFC 7231 says") == ["rfc 7231"]
+    assert R.query_phrases('"backed up every hour" please') == ["backed up every hour"]
+    assert R.query_phrases("__init__") == []  # one index word: "_" is part of words
+    assert R.query_phrases("the 3 pigs") == []
+
+
+def test_fusion_gives_a_single_lexical_hit_its_due():
+    dense = [(r, 0.80 - r * 0.001) for r in range(1, 101)]  # a hundred near-identical marker lines
+    for lexical in ([(57, 9.1)], [(57, 9.1), (12, 2.0)], [(57, 9.1)] + [(r, 1.0) for r in range(60, 160)]):
+        assert R.fuse(dense, lexical)[0][0] == 57
+    assert R.fuse(dense, [(57, 9.1)], "zsum-list")[0][0] != 57  # the previous fusion: the dense order decides
+    assert R.fuse([], [(57, 9.1)])[0][0] == 57
+    assert R.fuse(dense, [])[0][0] == 1
+
+
+def test_an_older_library_is_reindexed_for_identifier_words(tmp_path, fake_embedder):
+    import sqlite3
+
+    from localreason.config import load_settings
+    from localreason.library import Library
+    from localreason.store import db as dbmod
+
+    root = tmp_path / "ids"
+    root.mkdir()
+    (root / "a.txt").write_text("The __init__ method sets up a new object.\n")
+    (root / "b.txt").write_text("Run init once after installing.\n")
+    home = tmp_path / "home"
+    lib = Library(settings=load_settings(home), embedder=fake_embedder)
+    lib.ingest([root], "docs")
+    lib.close()
+    raw = sqlite3.connect(home / "library.sqlite3")  # back to schema 3's full-text index
+    raw.executescript("""BEGIN; DROP TABLE chunks_fts; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text,
+        content='chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+        INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
+        PRAGMA user_version=3; COMMIT;""")  # fmt: skip
+    raw.close()
+    lib = Library(settings=load_settings(home), embedder=fake_embedder)
+    assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION
+    hits = R.lexical_ranking(lib, "__init__", 10, R.Scope())
+    assert len(hits) == 1
+    assert "__init__" in lib.deep_search("__init__", limit=1)[0].content
+    lib.close()
+
+
+@pytest.mark.real_model
+def test_the_reported_case_with_the_real_embedding_model(tmp_path, real_embedder):
+    """Twelve similar pages, each with one marker line: each marker is found first (the issue's reproduction)."""
+    from localreason.config import load_settings
+    from localreason.library import Library
+
+    lib = Library(settings=load_settings(tmp_path / "home"), embedder=real_embedder)
+    lib.ingest([write_pages(tmp_path / "pages")], "docs")
+    for i in (3, 7, 11):
+        assert f"zq{i:04d}xv" in first_hits(lib, f"zq{i:04d}xv")[0]
+        assert f"zq{i:04d}xv" in first_hits(lib, f"Which page mentions zq{i:04d}xv?")[0]
+    lib.close()
