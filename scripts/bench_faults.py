@@ -103,7 +103,7 @@ def hostile(work: Path) -> tuple[int, int]:
     print("| file | status | reason |")
     print("|---|---|---|")
     for f in sorted(report.files, key=lambda f: f.path):
-        print(f"| {Path(f.path).name} | {f.status} | {f.reason[:90]} |")
+        print(f"| {Path(f.path).name} | {f.status} | {f.reason[:160]} |")
     given = sum(1 for _ in os.scandir(root))
     good = all(any(Path(f.path).name == f"good{i:02d}.md" and f.status == "added" for f in report.files)
                for i in range(3))  # fmt: skip
@@ -160,9 +160,10 @@ def main() -> int:
     ok = total = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        for name in ("k", "h", "c", "c/conc"):
+            (work / name).mkdir()
         for part in (lambda: kills(work / "k", args.kills, args.seed), lambda: hostile(work / "h"),
                      lambda: concurrency(work / "c", args.rounds), fuzz):  # fmt: skip
-            (work / "k").mkdir(exist_ok=True), (work / "h").mkdir(exist_ok=True), (work / "c").mkdir(exist_ok=True)
             good, checks = part()
             ok, total = ok + good, total + checks
             print()
