@@ -62,6 +62,33 @@ def assert_consistent(lib: Library) -> None:
         assert np.array_equal(published[1], wanted), "a published index is labelled current but holds other chunks"
 
 
+def run_at_once(jobs: list) -> list[Exception]:
+    """Run each callable on its own thread, all at once; the exceptions they raised."""
+    errors: list[Exception] = []
+
+    def guarded(job) -> None:
+        try:
+            job()
+        except Exception as exc:  # noqa: BLE001 - collected for the caller's assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(job,)) for job in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def library_of(tmp_path: Path, n: int) -> Path:
+    """A library home holding ``n`` small notes in collection "a", closed (its vector index published)."""
+    home = tmp_path / "home"
+    lib = open_lib(home)
+    lib.ingest([folder_of(tmp_path / "a", n)], "a")
+    lib.close()
+    return home
+
+
 def folder_of(root: Path, n: int, prefix: str = "note", words: str = "inverter warranty") -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for i in range(n):
@@ -256,10 +283,7 @@ def test_interleaved_writers_leave_a_cache_that_holds_the_right_chunks(tmp_path)
 
 
 def test_a_cache_labelled_current_but_holding_other_chunks_is_corrected(tmp_path):
-    home = tmp_path / "home"
-    lib = open_lib(home)
-    lib.ingest([folder_of(tmp_path / "a", 5)], "a")
-    lib.close()
+    home = library_of(tmp_path, 5)
     lib = open_lib(home)
     doomed = lib.store.paragraph_rowids()[:2].tolist()
     lib.vectors.remove(doomed)  # the published file will hold the wrong set under the right label
@@ -274,10 +298,7 @@ def test_a_cache_labelled_current_but_holding_other_chunks_is_corrected(tmp_path
 
 
 def test_damaged_or_missing_cache_files_are_rebuilt(tmp_path):
-    home = tmp_path / "home"
-    lib = open_lib(home)
-    lib.ingest([folder_of(tmp_path / "a", 4)], "a")
-    lib.close()
+    home = library_of(tmp_path, 4)
     meta = json.loads((home / "vectors.json").read_text())
     (home / meta["file"]).write_bytes(b"garbage")
     again = open_lib(home)
@@ -290,28 +311,16 @@ def test_damaged_or_missing_cache_files_are_rebuilt(tmp_path):
 
 
 def test_many_readers_rebuilding_at_once_do_not_collide(tmp_path):
-    home = tmp_path / "home"
-    lib = open_lib(home)
-    lib.ingest([folder_of(tmp_path / "a", 8)], "a")
-    lib.close()
+    home = library_of(tmp_path, 8)
     (home / "vectors.json").unlink()  # every reader must rebuild and publish
-    errors = []
 
     def read() -> None:
-        try:
-            reader = open_lib(home)
-            assert reader.deep_search("inverter", limit=3)
-            reader.vectors.dirty = True
-            reader.close()
-        except Exception as exc:  # noqa: BLE001 - collected for the assertion
-            errors.append(exc)
+        reader = open_lib(home)
+        assert reader.deep_search("inverter", limit=3)
+        reader.vectors.dirty = True
+        reader.close()
 
-    threads = [threading.Thread(target=read) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert run_at_once([read] * 8) == []
     final = open_lib(home)
     assert_consistent(final)
     final.close()
@@ -319,41 +328,21 @@ def test_many_readers_rebuilding_at_once_do_not_collide(tmp_path):
 
 def test_a_new_home_opened_by_many_at_once_migrates_once(tmp_path):
     home = tmp_path / "fresh"
-    errors = []
-
-    def open_store() -> None:
-        try:
-            Store(home / "library.sqlite3").close()
-        except Exception as exc:  # noqa: BLE001
-            errors.append(exc)
-
-    threads = [threading.Thread(target=open_store) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert run_at_once([lambda: Store(home / "library.sqlite3").close()] * 8) == []
 
 
 def test_two_writers_creating_one_collection_both_succeed(tmp_path):
     home = tmp_path / "home"
-    results, errors = [], []
+    results = []
 
     def ingest(folder: Path) -> None:
-        try:
-            lib = open_lib(home)
-            results.append(lib.ingest([folder], "shared"))
-            lib.close()
-        except Exception as exc:  # noqa: BLE001
-            errors.append(exc)
+        lib = open_lib(home)
+        results.append(lib.ingest([folder], "shared"))
+        lib.close()
 
     folders = [folder_of(tmp_path / f"f{i}", 3, f"n{i}x") for i in range(3)]
-    threads = [threading.Thread(target=ingest, args=(f,)) for f in folders]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == [] and all(r.counts["added"] == 3 for r in results)
+    assert run_at_once([lambda f=f: ingest(f) for f in folders]) == []
+    assert len(results) == 3 and all(r.counts["added"] == 3 for r in results)
     lib = open_lib(home)
     assert [(c.name, c.document_count) for c in lib.collections()] == [("shared", 9)]
     assert_consistent(lib)

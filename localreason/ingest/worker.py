@@ -87,13 +87,12 @@ def run_job(job: Job) -> Parsed:
 
 def _warm_up() -> None:
     """Import every parser and load the tokenizer, so that neither a file's clock nor its memory pays for them."""
-    import charset_normalizer  # noqa: F401
-    import docx  # noqa: F401
-    import lxml.html  # noqa: F401
-    import markdown_it  # noqa: F401
-    import pypdfium2  # noqa: F401
+    import importlib
 
     from ..tokens import encoding
+
+    for name in ("charset_normalizer", "docx", "lxml.html", "markdown_it", "pypdfium2"):
+        importlib.import_module(name)
 
     encoding()
 
