@@ -84,3 +84,28 @@ def test_no_hub_access_in_the_package():
     for forbidden in ("hf_hub_download", "snapshot_download", "huggingface.co", 'get_encoding("cl100k_base")',
                       "sentence-transformers/all-MiniLM"):  # fmt: skip
         assert forbidden not in source
+
+
+def test_weights_load_into_plain_buffers_when_asked_and_the_default_comes_back():
+    import llama_cpp.llama_cpp as native
+
+    from localreason.generate import _plain_weight_buffers
+
+    original = native.llama_model_default_params
+    with _plain_weight_buffers(True):
+        assert native.llama_model_default_params().use_extra_bufts is False
+    assert native.llama_model_default_params is original
+    assert native.llama_model_default_params().use_extra_bufts is True
+    with _plain_weight_buffers(False):
+        assert native.llama_model_default_params is original
+
+
+@pytest.mark.real_model
+def test_a_grammar_llama_cpp_rejects_fails_the_request_loudly(tmp_path):
+    from localreason.config import load_settings
+    from localreason.generate import GenerationError, shared_generator
+    from localreason.models import resolve_gguf
+
+    generator = shared_generator(resolve_gguf(load_settings(tmp_path)))
+    with pytest.raises(GenerationError, match="rejected the output grammar"):
+        generator.complete([{"role": "user", "content": "Say yes."}], 'root ::= "a" missing', 5)
