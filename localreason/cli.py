@@ -341,12 +341,10 @@ def _decoded(lines):
     """The lines of a --queries-file, or a clear error at the first one that is not UTF-8."""
     from .errors import ValidationError
 
-    number = 0
     try:
-        for number, line in enumerate(lines, 1):
-            yield line
-    except UnicodeDecodeError as exc:
-        raise ValidationError(f"Line {number + 1} of the file is not valid UTF-8 ({exc.reason} at byte {exc.start}).",
+        yield from lines
+    except UnicodeDecodeError as exc:  # raised for a whole buffer, so no line number can be trusted
+        raise ValidationError(f"The file is not valid UTF-8 ({exc.reason}).",
                               hint="Save the file as UTF-8 and run the command again.") from None
 
 

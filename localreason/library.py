@@ -587,8 +587,8 @@ def _check_collection_name(name: str) -> str:
         raise ValidationError("The collection name is empty.", hint="Give a name such as 'work' or 'notes'.")
     name = " ".join(name.split())
     if not name.isprintable() or any("\ud800" <= ch <= "\udfff" for ch in name):
-        raise ValidationError(f"The collection name {name.encode('utf-8', 'backslashreplace').decode()!r} contains "
-                              "bytes that are not valid UTF-8 or control characters.",
+        raise ValidationError(f"The collection name \u201c{name.encode('utf-8', 'backslashreplace').decode()}\u201d "
+                              "contains bytes that are not valid UTF-8 or control characters.",
                               hint="Use a plain name such as 'work' or 'notes'.")  # fmt: skip
     if len(name) > 80:
         raise ValidationError(f"The collection name is {len(name)} characters long; the limit is 80.")

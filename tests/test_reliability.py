@@ -514,3 +514,25 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     assert_consistent(again)
     assert again.deep_search("topic2", limit=1)[0].document_title == "note 2"
     again.close()
+
+
+def test_command_line_errors_for_odd_bytes_and_odd_homes_are_messages_not_internal_errors(tmp_path, capsys):
+    from localreason.cli import main
+
+    def run(*args: str) -> tuple[int, str]:
+        with pytest.raises(SystemExit) as exc:
+            main(list(args))
+        return exc.value.code, capsys.readouterr().err
+
+    home = str(tmp_path / "home")
+    questions = tmp_path / "q.txt"
+    questions.write_bytes(b"fine question\ncaf\xe9\n")
+    code, err = run("--home", home, "search", "--queries-file", str(questions))
+    assert code == 2 and "not valid UTF-8" in err
+    code, err = run("--home", home, "search", "caf\udce9")
+    assert code == 2 and "not valid UTF-8" in err
+    code, err = run("--home", home, "ingest", str(questions), "-c", "caf\udce9")
+    assert code == 2 and "not valid UTF-8" in err
+    code, err = run("--home", "/dev/null", "library")
+    assert code == 5 and "it is a file, not a folder" in err
+    assert "Internal error" not in err

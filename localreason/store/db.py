@@ -224,7 +224,8 @@ class Store:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise LibraryError(f"The library folder {path.parent} cannot be used: {exc.strerror or exc}.",
+            why = "it is a file, not a folder" if path.parent.exists() else exc.strerror or str(exc)
+            raise LibraryError(f"The library folder {path.parent} cannot be used: {why}.",
                                hint="Point LOCALREASON_HOME (or --home) at a folder you can write to.") from exc
         self.db = self._connect()
         self.db.row_factory = sqlite3.Row
