@@ -66,8 +66,11 @@ def test_search_results(snap_compare, snap_app):
     async def search(pilot):
         await settle(pilot)
         await pilot.press("f3", *"plague in venice")
-        await asyncio.sleep(0.4)
-        await settle(pilot)
+        for _ in range(100):  # the debounced search, however slow the machine
+            await asyncio.sleep(0.1)
+            await settle(pilot)
+            if pilot.app.shown_seq == pilot.app.search_seq:
+                break
 
     assert snap_compare(snap_app, terminal_size=(80, 24), run_before=search)
 

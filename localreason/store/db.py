@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +34,23 @@ def _statements(script: str) -> list[str]:
     return [s for s in out if s]
 
 
+def _patiently(db: sqlite3.Connection, sql: str):
+    """Run ``sql`` and fetch its first row, retrying while another connection holds a lock.
+
+    Switching a new database to WAL and reading the WAL index while another connection
+    sets it up can meet a lock without SQLite's busy wait; these happen when several
+    programs open a new library at once.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            return db.execute(sql).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _read_only_error(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open" in text
@@ -49,8 +67,8 @@ def _storage_error(exc: sqlite3.Error, path: Path) -> LibraryError:
         return LibraryError(f"The library at {path.parent} is read-only: {text}.",
                             hint="Searching and asking work; adding or removing documents needs write access.")
     if "locked" in low or "busy" in low:
-        return LibraryError(f"The library is busy: another program kept it locked for more than "
-                            f"{BUSY_TIMEOUT_S:.0f} s ({text}).", hint="Try again when the other program has finished.")
+        return LibraryError(f"The library is busy: another program is writing to it ({text}).",
+                            hint="Try again when the other program has finished.")
     if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in low or "not a database" in low):
         return LibraryError(f"The library database {path} is damaged or not a database: {text}.",
                             hint="If the file is damaged, move it aside and ingest your files again.")
@@ -237,7 +255,7 @@ class Store:
         """Open read-write in WAL mode; a library on a read-only disk is opened read-only instead."""
         try:
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
+            _patiently(db, "PRAGMA journal_mode=WAL")
             return db
         except sqlite3.OperationalError as exc:
             if not self.path.is_file() or not _read_only_error(exc):
@@ -260,7 +278,7 @@ class Store:
         self.db.close()
 
     def _version(self) -> int:
-        return self.db.execute("PRAGMA user_version").fetchone()[0]
+        return _patiently(self.db, "PRAGMA user_version")[0]
 
     def _migrate(self) -> None:
         """Bring the schema up to date; safe when several processes open a new library at once."""

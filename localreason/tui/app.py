@@ -139,6 +139,8 @@ class LocalReasonApp(App):
         self.library_size: tuple[int, int] | None = None
         """(documents, passages), once the tree has loaded."""
         self.search_seq = 0
+        self.shown_seq = 0
+        """The search whose results are on screen (equal to search_seq once the last one is shown)."""
         self._search_timer = None
         self._tick = None
         self._trace_path = trace or os.environ.get("LOCALREASON_TUI_TRACE")
@@ -483,6 +485,7 @@ class LocalReasonApp(App):
     async def show_results(self, seq: int, query: str, passages, documents, error) -> None:
         if seq != self.search_seq:
             return  # a stale query: its results are dropped
+        self.shown_seq = seq
         view = self.main("#results", ListView)
         await view.clear()
         items: list[ListItem] = []
