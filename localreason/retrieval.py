@@ -14,7 +14,6 @@ reciprocal rank fusion).
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import re
@@ -173,20 +172,14 @@ def resolve_scope(lib, document_id: object = UNSET, collection_id: object = UNSE
         doc = lib.store.document_row(doc_id)
         empty = doc is None or (col_id is not None and doc.collection_id != col_id)
     if col_id is not None and not empty:
-        empty = lib.store.db.execute("SELECT 1 FROM collections WHERE id = ?", (col_id,)).fetchone() is None
+        empty = not lib.store.collection_exists(col_id)
     return Scope(doc_id, col_id, empty)
 
 
 def _scope_rowids(lib, scope: Scope) -> np.ndarray | None:
     if not scope.scoped:
         return None
-    if scope.document_id is not None:
-        rows = lib.store.db.execute("SELECT rowid FROM chunks WHERE document_id = ? AND level = 2",
-                                    (scope.document_id,))  # fmt: skip
-    else:
-        rows = lib.store.db.execute("SELECT k.rowid FROM chunks k JOIN documents d ON d.id = k.document_id "
-                                    "WHERE d.collection_id = ? AND k.level = 2", (scope.collection_id,))  # fmt: skip
-    return np.fromiter((r[0] for r in rows), dtype=np.int64)
+    return lib.store.scope_rowids(scope.document_id, scope.collection_id)
 
 
 # ---------------------------------------------------------------- the two rankings
@@ -263,27 +256,12 @@ def lexical_ranking(lib, query: str, k: int, scope: Scope, *, all_terms: bool = 
 
 def _rare_terms(lib, terms: list[str]) -> list[str]:
     """The terms found in 1 to RARE_MATCHES paragraph chunks (counting stops there, so common words cost little)."""
-    sql = "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-    return [t for t in terms if 0 < lib.store.db.execute(sql, (_fts_quote(t), RARE_MATCHES + 1)).fetchone()[0]
-            <= RARE_MATCHES]  # fmt: skip
+    return [t for t in terms if 0 < lib.store.match_count(_fts_quote(t), upto=RARE_MATCHES + 1) <= RARE_MATCHES]
 
 
 def _fts_ranking(lib, match: str, k: int, scope: Scope) -> list[tuple[int, float]]:
     """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for an FTS5 MATCH expression."""
-    sql = "SELECT f.rowid, f.rank FROM chunks_fts f"
-    args: list = [match]
-    if scope.document_id is not None:
-        sql += " JOIN chunks c ON c.rowid = f.rowid WHERE chunks_fts MATCH ? AND c.document_id = ?"
-        args.append(scope.document_id)
-    elif scope.collection_id is not None:
-        sql += (" JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.document_id"
-                " WHERE chunks_fts MATCH ? AND d.collection_id = ?")  # fmt: skip
-        args.append(scope.collection_id)
-    else:
-        sql += " WHERE chunks_fts MATCH ?"
-    sql += " ORDER BY f.rank LIMIT ?"
-    args.append(k)
-    return [(r[0], -r[1]) for r in lib.store.db.execute(sql, args)]
+    return lib.store.fts_ranking(match, k, scope.document_id, scope.collection_id)
 
 
 def _lift(ranked: list[tuple[int, float]], exact: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
@@ -354,18 +332,7 @@ def _standardised(ranking: list[tuple[int, float]], pool: list[float], absent: f
 
 def _hits(lib, rowids: list[int]) -> list[SearchHit]:
     """SearchHits for chunk rowids, in the given order."""
-    if not rowids:
-        return []
-    marks = ",".join("?" * len(rowids))
-    rows = lib.store.db.execute(
-        f"""SELECT k.rowid, k.id, k.document_id, d.title, k.level, k.idx, k.parent_id, k.section_path, k.text,
-                   k.start, k."end", k.page_start, k.page_end
-            FROM chunks k JOIN documents d ON d.id = k.document_id WHERE k.rowid IN ({marks})""",
-        rowids,
-    ).fetchall()
-    by_rowid = {r[0]: SearchHit(r[1], r[2], r[3], r[4], r[5], r[6], tuple(json.loads(r[7])), r[8], r[9], r[10],
-                                r[11], r[12]) for r in rows}  # fmt: skip
-    return [by_rowid[r] for r in rowids if r in by_rowid]
+    return lib.store.hits(rowids)
 
 
 @dataclass
@@ -394,9 +361,7 @@ def hybrid(lib, query: str, k: int, scope: Scope, candidates: int = CANDIDATES,
 
 
 def _stored_vectors(lib, rowids: list[int]) -> dict[int, np.ndarray]:
-    marks = ",".join("?" * len(rowids))
-    rows = lib.store.db.execute(f"SELECT rowid, embedding FROM chunks WHERE rowid IN ({marks})", rowids)
-    return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows if r[1] is not None}
+    return lib.store.vectors_of(rowids)
 
 
 # ---------------------------------------------------------------- public operations
@@ -416,8 +381,7 @@ def find_items(lib, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT) -> list
     q = clean_query(query)
     k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
     needle = q.lower()
-    docs = lib.store.db.execute("SELECT id, collection_id, title, source_path, substr(text, 1, 400), embedding "
-                                "FROM documents").fetchall()  # fmt: skip
+    docs = lib.store.document_previews()
     cols = lib.store.collection_rows()
     if not docs and not cols:
         return []
@@ -447,11 +411,10 @@ def find_items(lib, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT) -> list
 
 
 def _mean_chunk_vector(lib, doc_id: str) -> np.ndarray | None:
-    rows = lib.store.db.execute("SELECT embedding FROM chunks WHERE document_id = ? AND level = 2 "
-                                "AND embedding IS NOT NULL", (doc_id,)).fetchall()  # fmt: skip
-    if not rows:
+    vectors = lib.store.paragraph_vectors(doc_id)
+    if not vectors:
         return None
-    centre = np.mean([np.frombuffer(r[0], dtype=np.float32) for r in rows], axis=0)
+    centre = np.mean(vectors, axis=0)
     return centre / (np.linalg.norm(centre) or 1.0)
 
 
@@ -464,8 +427,7 @@ def deep_read(lib, chunk_id: str) -> dict:
     """One chunk in full, with its place in the tree (parent, position, siblings, children, document)."""
     chunk = lib.chunk(_clean_id(chunk_id))
     doc = lib.store.document_row(chunk.document_id)
-    siblings = lib.store.db.execute("SELECT COUNT(*) FROM chunks WHERE parent_id = ?", (chunk.parent_id,)).fetchone()[0]
-    children = lib.store.db.execute("SELECT COUNT(*) FROM chunks WHERE parent_id = ?", (chunk.id,)).fetchone()[0]
+    siblings, children = lib.store.child_count(chunk.parent_id), lib.store.child_count(chunk.id)
     hit = SearchHit.of(chunk, doc.title)
     return {**hit.to_dict(), "tokenCount": chunk.token_count, "siblingCount": siblings, "childCount": children,
             "collectionId": doc.collection_id, "sourcePath": doc.source_path}  # fmt: skip
@@ -572,8 +534,7 @@ def relevance(lib, query: str, top: list[_Ranked]) -> float:
 
 def _document_frequencies(lib, terms: list[str]) -> list[tuple[str, int]]:
     """(term, number of paragraph chunks containing it) for each term."""
-    sql = "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
-    return [(t, lib.store.db.execute(sql, (_fts_quote(t),)).fetchone()[0]) for t in terms]
+    return [(t, lib.store.match_count(_fts_quote(t))) for t in terms]
 
 
 def _passing(ranked: list[_Ranked], k: int) -> list[_Ranked]:
@@ -591,16 +552,7 @@ def _neighbours(lib, rowids: list[int], scope: Scope) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     taken = set(rowids)
     for rowid in rowids:
-        row = lib.store.db.execute("SELECT document_id, start FROM chunks WHERE rowid = ?", (rowid,)).fetchone()
-        near = lib.store.db.execute(
-            """SELECT rowid FROM (SELECT rowid, start FROM chunks WHERE document_id = ? AND level = 2 AND start < ?
-                                  ORDER BY start DESC LIMIT 1)
-               UNION ALL
-               SELECT rowid FROM (SELECT rowid, start FROM chunks WHERE document_id = ? AND level = 2 AND start > ?
-                                  ORDER BY start LIMIT 1)""",
-            (row[0], row[1], row[0], row[1]),
-        ).fetchall()
-        out[rowid] = [r[0] for r in near if r[0] not in taken]
+        out[rowid] = [r for r in lib.store.neighbours(rowid) if r not in taken]
         taken.update(out[rowid])
     return out
 

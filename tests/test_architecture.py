@@ -19,3 +19,15 @@ def test_core_imports_no_front_end_and_no_heavy_model_libraries():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_only_the_store_runs_sql():
+    """Every SQL statement lives in localreason/store/ as a named method; nothing else calls execute."""
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "localreason"
+    offenders = [f"{path.relative_to(package)}:{n}" for path in package.rglob("*.py") if "store" not in path.parts
+                 for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if re.search(r"\.execute(many|script)?\(", line)]  # fmt: skip
+    assert offenders == []

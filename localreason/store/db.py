@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LibraryError, StorageFull
-from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document
+from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 
 
 def _statements(script: str) -> list[str]:
@@ -74,6 +74,14 @@ def _storage_error(exc: sqlite3.Error, path: Path) -> LibraryError:
                             hint="If the file is damaged, move it aside and ingest your files again.")
     return LibraryError(f"The library database {path} failed: {text}.",
                         hint="Check the disk; what was committed before is kept.")
+
+
+_P = LEVEL_PARAGRAPH
+"""The paragraph level, as the SQL below spells it."""
+
+
+def _marks(values: list) -> str:
+    return ",".join("?" * len(values))
 
 
 def now() -> str:
@@ -521,6 +529,93 @@ class Store:
     def vector_epoch(self) -> int:
         """Bumped when stored vectors change in place (reindex): a vector cache of another epoch is rebuilt."""
         return int(self.get_meta("vector_epoch") or 0)
+
+    # ------------------------------------------------------------ retrieval (see retrieval.py)
+
+    def collection_exists(self, cid: str) -> bool:
+        return self.db.execute("SELECT 1 FROM collections WHERE id = ?", (cid,)).fetchone() is not None
+
+    def scope_rowids(self, document_id: str | None = None, collection_id: str | None = None) -> np.ndarray:
+        """Rowids of the paragraph chunks of one document, or of one collection."""
+        if document_id is not None:
+            rows = self.db.execute(f"SELECT rowid FROM chunks WHERE document_id = ? AND level = {_P}", (document_id,))
+        else:
+            rows = self.db.execute(f"SELECT k.rowid FROM chunks k JOIN documents d ON d.id = k.document_id "
+                                   f"WHERE d.collection_id = ? AND k.level = {_P}", (collection_id,))  # fmt: skip
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+    def fts_ranking(self, match: str, k: int, document_id: str | None = None,
+                    collection_id: str | None = None) -> list[tuple[int, float]]:  # fmt: skip
+        """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for an FTS5 MATCH expression."""
+        sql = "SELECT f.rowid, f.rank FROM chunks_fts f"
+        args: list = [match]
+        if document_id is not None:
+            sql += " JOIN chunks c ON c.rowid = f.rowid WHERE chunks_fts MATCH ? AND c.document_id = ?"
+            args.append(document_id)
+        elif collection_id is not None:
+            sql += (" JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.document_id"
+                    " WHERE chunks_fts MATCH ? AND d.collection_id = ?")  # fmt: skip
+            args.append(collection_id)
+        else:
+            sql += " WHERE chunks_fts MATCH ?"
+        sql += " ORDER BY f.rank LIMIT ?"
+        args.append(k)
+        return [(r[0], -r[1]) for r in self.db.execute(sql, args)]
+
+    def match_count(self, match: str, upto: int | None = None) -> int:
+        """How many paragraph chunks match an FTS5 expression (counting stops at ``upto``, if given)."""
+        if upto is None:
+            return self.db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone()[0]
+        sql = "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
+        return self.db.execute(sql, (match, upto)).fetchone()[0]
+
+    def hits(self, rowids: list[int]) -> list[SearchHit]:
+        """SearchHits for chunk rowids, in the given order (rowids that no longer exist are left out)."""
+        if not rowids:
+            return []
+        rows = self.db.execute(
+            f"""SELECT k.rowid, k.id, k.document_id, d.title, k.level, k.idx, k.parent_id, k.section_path, k.text,
+                       k.start, k."end", k.page_start, k.page_end
+                FROM chunks k JOIN documents d ON d.id = k.document_id WHERE k.rowid IN ({_marks(rowids)})""",
+            rowids,
+        ).fetchall()
+        by_rowid = {r[0]: SearchHit(r[1], r[2], r[3], r[4], r[5], r[6], tuple(json.loads(r[7])), r[8], r[9], r[10],
+                                    r[11], r[12]) for r in rows}  # fmt: skip
+        return [by_rowid[r] for r in rowids if r in by_rowid]
+
+    def vectors_of(self, rowids: list[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of the given chunks, by rowid."""
+        rows = self.db.execute(f"SELECT rowid, embedding FROM chunks WHERE rowid IN ({_marks(rowids)})", rowids)
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows if r[1] is not None}
+
+    def document_previews(self) -> list[tuple]:
+        """(id, collection id, title, source path, first 400 characters, vector blob) of every document."""
+        return self.db.execute("SELECT id, collection_id, title, source_path, substr(text, 1, 400), embedding "
+                               "FROM documents").fetchall()  # fmt: skip
+
+    def paragraph_vectors(self, document_id: str) -> list[np.ndarray]:
+        rows = self.db.execute(f"SELECT embedding FROM chunks WHERE document_id = ? AND level = {_P} "
+                               "AND embedding IS NOT NULL", (document_id,))  # fmt: skip
+        return [np.frombuffer(r[0], dtype=np.float32) for r in rows]
+
+    def child_count(self, parent_id: str) -> int:
+        """How many chunks have ``parent_id`` as their parent (a document's sections, a section's paragraphs)."""
+        return self.db.execute("SELECT COUNT(*) FROM chunks WHERE parent_id = ?", (parent_id,)).fetchone()[0]
+
+    def neighbours(self, rowid: int) -> list[int]:
+        """The rowids of the paragraph before and after this one in its document (those that exist)."""
+        row = self.db.execute("SELECT document_id, start FROM chunks WHERE rowid = ?", (rowid,)).fetchone()
+        if row is None:
+            return []
+        near = self.db.execute(
+            f"""SELECT rowid FROM (SELECT rowid, start FROM chunks WHERE document_id = ? AND level = {_P} AND start < ?
+                                   ORDER BY start DESC LIMIT 1)
+                UNION ALL
+                SELECT rowid FROM (SELECT rowid, start FROM chunks WHERE document_id = ? AND level = {_P} AND start > ?
+                                   ORDER BY start LIMIT 1)""",
+            (row[0], row[1], row[0], row[1]),
+        ).fetchall()
+        return [r[0] for r in near]
 
     # ------------------------------------------------------------ sources
 
