@@ -355,13 +355,9 @@ def hybrid(lib, query: str, k: int, scope: Scope, candidates: int = CANDIDATES,
     fused = fuse(dense, lexical, method)
     missing = [r for r, _ in fused[:k] if r not in cos]
     if missing:  # cosine of lexical-only hits, for the relevance guard
-        for r, v in _stored_vectors(lib, missing).items():
+        for r, v in lib.store.vectors_of(missing).items():
             cos[r] = float(np.dot(qvec, v))
     return [_Ranked(r, s, cos.get(r)) for r, s in fused[:k]]
-
-
-def _stored_vectors(lib, rowids: list[int]) -> dict[int, np.ndarray]:
-    return lib.store.vectors_of(rowids)
 
 
 # ---------------------------------------------------------------- public operations

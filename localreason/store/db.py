@@ -492,13 +492,6 @@ class Store:
             args += (level,)
         return [self._chunk(r) for r in self.db.execute(sql + " ORDER BY level, start, idx", args)]
 
-    def iter_embeddings(self, batch: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(rowids, blobs) of every paragraph chunk's stored vector, in batches."""
-        cur = self.db.execute("SELECT rowid, embedding FROM chunks WHERE level = 2 AND embedding IS NOT NULL")
-        while rows := cur.fetchmany(batch):
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            yield ids, np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-
     def paragraph_count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM chunks WHERE level = 2").fetchone()[0]
 
@@ -585,8 +578,7 @@ class Store:
 
     def vectors_of(self, rowids: list[int]) -> dict[int, np.ndarray]:
         """Stored vectors of the given chunks, by rowid."""
-        rows = self.db.execute(f"SELECT rowid, embedding FROM chunks WHERE rowid IN ({_marks(rowids)})", rowids)
-        return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows if r[1] is not None}
+        return {int(r): v for ids, vecs in self.embeddings_for(rowids) for r, v in zip(ids, vecs)}
 
     def document_previews(self) -> list[tuple]:
         """(id, collection id, title, source path, first 400 characters, vector blob) of every document."""

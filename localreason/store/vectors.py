@@ -18,7 +18,7 @@ Keeping it in step, across threads and processes:
   its generation and the model identity. A loaded file is reconciled with SQLite
   before it is used, whatever its label says.
 - In-place changes of stored vectors (reindex) bump the database's vector epoch,
-  which is part of the identity: a cache of another epoch or model is rebuilt.
+  which is part of the identity: a cache of another epoch or model is not loaded.
 """
 
 from __future__ import annotations
@@ -123,14 +123,6 @@ class VectorIndex:
                 f"{self.dim}-dimensional ones.",
                 hint="Run `localreason reindex` to re-embed the library with the configured model.",
             )
-
-    def rebuild(self, store: Store) -> None:
-        """Drop everything and load every stored vector again (after a reindex)."""
-        with self.lock:
-            self.index.reset()
-            self.generation = None
-            self.sync(store, force=True)
-            self.dirty = True
 
     def apply(self, write: Write, vectors: np.ndarray | None = None) -> None:
         """Apply a committed write of this process; ``vectors`` are the added chunks' vectors, in order."""
