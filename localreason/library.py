@@ -1,74 +1,36 @@
-"""The library: the headless API that the CLI, the TUI and later servers all call.
+"""The library: the headless API that the CLI, the TUI and the servers all call.
 
     lib = Library()                     # LOCALREASON_HOME or the per-user data folder
     report = lib.ingest(["~/notes"], collection="work")
     lib.collections(); lib.documents(); lib.document("doc_..."); lib.chunk("chk_...")
 
-Ingestion is a two-stage pipeline: a background thread reads, hashes, parses and
-chunks files while the calling thread embeds them in large batches and writes
-each document in its own transaction. Embedding is the slow part, so the rest
-hides behind it.
+It owns the library's parts (the SQLite store, the FAISS index kept in step with it,
+the embedding and generation models, all made on first use), the writer lock, and
+the check that the vectors were made by the configured model. The work itself lives
+elsewhere: ingest/pipeline.py (ingest, prune, reindex), search/ (retrieval) and
+reason.py (answers).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import queue
 import threading
-import time
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from .config import Settings, load_settings
-from .errors import Interrupted, IngestFileError, LibraryError, NotFoundError, StorageFull, ValidationError
-from .ids import check_id, derived_id, id_kind, random_id
-from .ingest.chunk import ChunkParams
-from .ingest.walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular
-from .ingest.worker import Job, Limits, ParseWorker, shared_worker
+from .errors import LibraryError, NotFoundError, ValidationError
+from .ids import check_id, id_kind, random_id
+from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunk_params, chunking_key  # noqa: F401
 from .store import lock as write_lock
-from .store.db import Store, now
+from .store.db import Store
 from .store.vectors import VectorIndex
-from . import retrieval
-from .retrieval import UNSET
+from . import search
+from .search import UNSET, Index
 from .types import (LEVEL_PARAGRAPH, Chunk, Collection, Document, Evidence, EvidencePacket, ExpandResult,
                     FileResult, IngestReport, ItemHit, SearchHit)  # fmt: skip
 
 DEFAULT_COLLECTION = "default"
-EMBED_GROUP = 256
-"""Paragraph chunks gathered (across documents) before one embedding call: large enough for full batches."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """One step of a long operation, for progress bars."""
-
-    done: int
-    total: int
-    chunks: int
-    path: str = ""
-    status: str = ""
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-@dataclass
-class _Prepared:
-    path: str
-    """The file's path as text (see walk.path_text): its identity in the library."""
-    doc: dict
-    chunks: list[Chunk]
-    status: str
-    notes: list[str]
-
-    @property
-    def paragraphs(self) -> list[Chunk]:
-        return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
 class Library:
@@ -172,10 +134,6 @@ class Library:
                 "to re-embed every chunk with the configured model.",
             )
 
-    def _model_meta(self, dim: int) -> dict[str, str]:
-        return {"embedding_model": self.embedder.name, "embedding_fingerprint": self.embedder.fingerprint,
-                "embedding_dim": str(dim)}  # fmt: skip
-
     def _vector_identity(self) -> str:
         """What a vector cache must have been built from: this model and the current vector epoch."""
         return f"{self.embedder.fingerprint}@{self.store.vector_epoch()}"
@@ -264,36 +222,41 @@ class Library:
             )
         return {"collection": self.collection, "document": self.document, "chunk": self.chunk}[kind](any_id)
 
-    # ------------------------------------------------------------ retrieval (see retrieval.py)
+    # ------------------------------------------------------------ retrieval (see search/)
+
+    @property
+    def index(self) -> Index:
+        """What search reads: this library's store, vectors and embedder, each made when first needed."""
+        return self
 
     def find_items(self, query: str, *, limit: object = 10) -> list[ItemHit]:
         """Documents and collections about ``query`` (by meaning, or by literal title/path/name)."""
-        return retrieval.find_items(self, query, limit=limit)
+        return search.find_items(self.index, query, limit=limit)
 
     def deep_search(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
                     limit: object = 10) -> list[SearchHit]:  # fmt: skip
         """Passages about ``query``, best first (hybrid dense + BM25), optionally scoped."""
-        return retrieval.deep_search(self, query, document_id=document_id, collection_id=collection_id, limit=limit)
+        return search.deep_search(self.index, query, document_id=document_id, collection_id=collection_id, limit=limit)
 
     def deep_read(self, chunk_id: str) -> dict:
         """One chunk in full with its place in the document tree."""
-        return retrieval.deep_read(self, chunk_id)
+        return search.deep_read(self.index, chunk_id)
 
     def deep_expand(self, chunk_id: str, direction: str, *, window: object = 2) -> ExpandResult:
         """Move from a chunk: ``up``, ``down``, ``previous``, ``next`` or ``surrounding``."""
-        return retrieval.deep_expand(self, chunk_id, direction, window=window)
+        return search.deep_expand(self.index, chunk_id, direction, window=window)
 
     def progressive_search(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
                            limit: object = 50) -> Evidence:  # fmt: skip
         """The bounded, ranked evidence set that ``reason`` uses."""
-        return retrieval.progressive_search(self, query, document_id=document_id, collection_id=collection_id,
-                                            limit=limit)  # fmt: skip
+        return search.progressive_search(self.index, query, document_id=document_id, collection_id=collection_id,
+                                         limit=limit)  # fmt: skip
 
     def evidence_packet(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
                         limit: object = 50, max_tokens: object = 8000) -> EvidencePacket:  # fmt: skip
         """Exactly the evidence packet ``reason`` would send to the model."""
-        return retrieval.evidence_packet(self, query, document_id=document_id, collection_id=collection_id,
-                                         limit=limit, max_tokens=max_tokens)  # fmt: skip
+        return search.evidence_packet(self.index, query, document_id=document_id, collection_id=collection_id,
+                                      limit=limit, max_tokens=max_tokens)  # fmt: skip
 
     # ------------------------------------------------------------ reason
 
@@ -328,7 +291,10 @@ class Library:
         assert found is not None
         return found
 
-    # ------------------------------------------------------------ ingest
+    # ------------------------------------------------------------ ingest (see ingest/pipeline.py)
+
+    def _ingestor(self) -> Ingestor:
+        return Ingestor(self, self.settings, self._save_vectors_if_dirty)
 
     def ingest(self, paths: Iterable[str | Path], collection: str = DEFAULT_COLLECTION, *,
                include: list[str] | None = None, exclude: list[str] | None = None, prune: bool = False,
@@ -339,163 +305,22 @@ class Library:
         updated, unchanged, skipped or failed with a reason. With ``prune``, documents
         whose files have disappeared from the given folders (or a given file that no
         longer exists) are removed. If the disk fills up, the run stops, what was
-        committed is kept, and ``report.stopped`` says why.
+        committed is kept, and ``report.stopped`` says why. A file whose document was
+        cut with other chunking settings is re-chunked.
         """
         paths = [str(p) for p in paths]
         if not paths:
             raise ValidationError("No paths given.", hint="Name at least one file or folder to ingest.")
         name = _check_collection_name(collection)
         with self._writing(f"ingest into {name!r}"):
-            return self._ingest(paths, name, include, exclude, prune, progress)
-
-    def _ingest(self, paths: list[str], collection: str, include, exclude, prune: bool,
-                progress: ProgressCallback | None) -> IngestReport:  # fmt: skip
-        start = time.perf_counter()
-        col = self.ensure_collection(collection)
-        report = IngestReport(col.id, col.name)
-        candidates, problems, roots = discover(paths, include, exclude)
-        for p in problems:
-            report.files.append(FileResult(path_text(p.path), p.status, p.reason))
-        known = self.store.hashes_for(col.id)
-        try:
-            for root in roots:
-                self.store.add_source(col.id, path_text(root), list(include or []), list(exclude or []))
-            for c in candidates:
-                if c.root is None and name_is_text(c.path):
-                    self.store.add_source(col.id, path_text(c.path), [], [])
-            self._run_pipeline(col, candidates, known, report, progress)
-            if prune and not report.stopped:
-                self._prune(col, candidates, roots, problems, known, report)
-        except StorageFull as exc:
-            report.stopped = f"{exc.message} {exc.hint or ''}".strip()
-        except KeyboardInterrupt as exc:
-            report.seconds = time.perf_counter() - start
-            self._save_vectors_if_dirty()
-            raise Interrupted(report) from exc
-        self._save_vectors_if_dirty()
-        report.seconds = time.perf_counter() - start
-        return report
-
-    def _limits(self) -> Limits:
-        s = self.settings
-        return Limits(s.max_parse_seconds, s.max_parse_memory_mb, int(s.max_unpacked_mb * 2**20))
-
-    def _run_pipeline(self, col: Collection, candidates: list[Candidate], known: dict, report: IngestReport,
-                      progress: ProgressCallback | None) -> None:  # fmt: skip
-        """Prepare files on a background thread (parsing in a child process) while this one embeds and writes."""
-        s = self.settings
-        params = ChunkParams(s.chunk_tokens, s.chunk_overlap, s.section_max_tokens)
-        max_bytes = int(s.max_file_mb * 1024 * 1024)
-        items: queue.Queue = queue.Queue(maxsize=64)
-        stop = threading.Event()
-        done_marker = object()
-        parser = shared_worker(self._limits())
-        crash: list[BaseException] = []
-
-        def produce() -> None:
-            try:
-                for cand in candidates:
-                    if stop.is_set():
-                        return
-                    items.put(_prepare(cand, col.id, known, params, max_bytes, parser))
-            except BaseException as exc:  # noqa: BLE001 - reported below as the reason for the files not done
-                crash.append(exc)
-            finally:
-                items.put(done_marker)
-
-        worker = threading.Thread(target=produce, name="localreason-parse", daemon=True)
-        tally = _Tally(report, progress, len(candidates))
-        worker.start()
-        finished = False
-        try:
-            self._consume(items, done_marker, tally)
-            finished = True
-        except StorageFull as exc:
-            tally.fail_rest(candidates, f"not ingested: {exc.message}")
-            raise
-        finally:
-            stop.set()
-            if not finished:
-                parser.kill()  # a parse in progress ends now (Ctrl-C, a full disk); the next ingest starts another
-            while worker.is_alive():  # unblock a producer waiting on a full queue
-                try:
-                    items.get(timeout=0.05)
-                except queue.Empty:
-                    pass
-        why = f"{crash[0].__class__.__name__}: {crash[0]}" if crash else "an internal error"
-        tally.fail_rest(candidates, f"not processed ({why}); run the same command again")
-
-    def _consume(self, items: queue.Queue, done_marker: object, tally: "_Tally") -> None:
-        """Take prepared files off the queue; embed and write them in groups of about EMBED_GROUP paragraphs."""
-        pending: list[_Prepared] = []
-        pending_chunks = 0
-        while True:
-            item = items.get()
-            if item is done_marker:
-                break
-            if isinstance(item, FileResult):
-                tally.record(item)
-                continue
-            pending.append(item)
-            pending_chunks += len(item.paragraphs)
-            if pending_chunks >= EMBED_GROUP:
-                self._commit(pending, tally)
-                pending, pending_chunks = [], 0
-        self._commit(pending, tally)
-
-    def _commit(self, prepared: list[_Prepared], tally: "_Tally") -> None:
-        """Embed the new paragraph texts of ``prepared`` in one call, then write each document on its own."""
-        if not prepared:
-            return
-        vectors = self.vectors  # checks the model and loads/catches up the index first
-        reuse: dict[str, bytes] = {}
-        for p in prepared:
-            if p.status == "updated":
-                reuse.update(self.store.old_embeddings(p.doc["id"]))
-        summaries = [document_summary(p.doc["title"], p.doc["text"]) for p in prepared]
-        new_texts = list(dict.fromkeys([c.text for p in prepared for c in p.paragraphs if c.text not in reuse]
-                                       + summaries))  # fmt: skip
-        new_vecs = self.embedder.embed(new_texts) if new_texts else None
-        by_text = {t: new_vecs[i] for i, t in enumerate(new_texts)} if new_vecs is not None else {}
-        if new_vecs is not None and self.store.get_meta("embedding_fingerprint") is None:
-            with self.store.transaction():
-                for key, value in self._model_meta(int(new_vecs.shape[1])).items():
-                    self.store.set_meta(key, value)
-        for i, (p, summary) in enumerate(zip(prepared, summaries)):
-            p.doc["embedding"] = by_text[summary].tobytes()
-            paras = p.paragraphs
-            if paras:
-                doc_vecs = np.vstack([by_text[c.text] if c.text in by_text
-                                      else np.frombuffer(reuse[c.text], dtype=np.float32) for c in paras])  # fmt: skip
-            else:
-                doc_vecs = np.zeros((0, vectors.dim), dtype=np.float32)
-            try:
-                vectors.apply(self.store.replace_document(p.doc, p.chunks, doc_vecs), doc_vecs)
-            except StorageFull as exc:
-                for q in prepared[i:]:
-                    tally.record(FileResult(q.path, "failed", f"not written: {exc.message}"))
-                raise
-            tally.record(FileResult(p.path, p.status, "; ".join(p.notes), p.doc["id"], len(paras)))
-
-    def _prune(self, col: Collection, candidates: list[Candidate], roots: list[Path], problems, known: dict,
-               report: IngestReport) -> None:  # fmt: skip
-        seen = {path_text(c.path) for c in candidates}
-        missing_files = {path_text(p.path) for p in problems if p.reason == "no such file or folder"}
-        root_texts = [path_text(r) for r in roots]
-        doomed: list[tuple[str, str]] = []
-        for path, (doc_id, _) in known.items():
-            under_root = any(path.startswith(r + os.sep) for r in root_texts)
-            if (under_root and path not in seen) or path in missing_files:
-                doomed.append((path, doc_id))
-        if not doomed:
-            return
-        write = self.store.delete_documents((d for _, d in doomed), [(col.id, path) for path in missing_files])
-        self.vectors.apply(write)
-        for path, doc_id in doomed:
-            report.files.append(FileResult(path, "removed", "the file no longer exists", doc_id))
+            col = self.ensure_collection(name)
+            return self._ingestor().ingest(paths, col, include, exclude, prune, progress)
 
     def sync(self, collection: str | None = None, progress: ProgressCallback | None = None) -> list[IngestReport]:
-        """Re-ingest every folder and file previously ingested (into ``collection``, or all), with pruning."""
+        """Re-ingest every folder and file previously ingested (into ``collection``, or all), with pruning.
+
+        Documents cut with other chunking settings than the current ones are re-chunked.
+        """
         with self._writing("sync"):
             cols = [self.collection(collection)] if collection is not None else self.collections()
             reports = []
@@ -506,6 +331,10 @@ class Library:
                     if reports[-1].stopped:
                         return reports
             return reports
+
+    def stale_chunking(self) -> int:
+        """How many documents were cut with other chunking settings than the current ones (sync re-chunks them)."""
+        return self.store.documents_chunked_otherwise(chunking_key(chunk_params(self.settings)))
 
     # ------------------------------------------------------------ remove and reindex
 
@@ -530,56 +359,15 @@ class Library:
     def reindex(self, progress: ProgressCallback | None = None, batch: int = 512) -> int:
         """Re-embed every paragraph chunk with the configured model, in one transaction; return the count."""
         with self._writing("reindex"):
-            store = self.store
-            rows = store.paragraph_texts()
-            updates = []
-            for i in range(0, len(rows), batch):
-                part = rows[i:i + batch]
-                vecs = self.embedder.embed([text for _, text in part])
-                updates += [(v.tobytes(), rowid) for (rowid, _), v in zip(part, vecs)]
-                if progress:
-                    progress(Progress(min(i + batch, len(rows)), len(rows), min(i + batch, len(rows))))
-            docs = store.document_texts()
-            doc_vecs = self.embedder.embed([document_summary(title, text) for _, title, text in docs]) if docs else []
-            dim = int(self.embedder.embed(["dimension probe"]).shape[1])
-            store.reembed(updates, [(v.tobytes(), d[0]) for d, v in zip(docs, doc_vecs)], self._model_meta(dim))
+            count = self._ingestor().reembed(progress, batch)
             with self._init_lock:
                 self._vectors = None  # the next use builds it from the new vectors
             self.vectors
             self._save_vectors_if_dirty()
-            return len(rows)
-
-
-class _Tally:
-    """The report of one run as files finish, with progress, so that every file given is accounted for."""
-
-    def __init__(self, report: IngestReport, progress: ProgressCallback | None, total: int) -> None:
-        self.report = report
-        self.progress = progress
-        self.total = total
-        self.done: set[str] = set()
-        self.chunks = 0
-
-    def record(self, result: FileResult) -> None:
-        self.report.files.append(result)
-        self.done.add(result.path)
-        self.chunks += result.chunks
-        if self.progress:
-            self.progress(Progress(len(self.done), self.total, self.chunks, result.path, result.status))
-
-    def fail_rest(self, candidates: list[Candidate], reason: str) -> None:
-        """Report every candidate that has no result yet as failed with ``reason``."""
-        for cand in candidates:
-            if path_text(cand.path) not in self.done:
-                self.record(FileResult(path_text(cand.path), "failed", reason))
+            return count
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def document_summary(title: str, text: str, chars: int = 400) -> str:
-    """What a document's own vector is made from (find_items): its title and opening text."""
-    return f"{title}\n{' '.join(text[:chars].split())}"
 
 
 def _check_collection_name(name: str) -> str:
@@ -596,45 +384,3 @@ def _check_collection_name(name: str) -> str:
         raise ValidationError(f"{name!r} looks like an id; a collection name cannot start with col_, doc_ or chk_.")
     return name
 
-
-def _prepare(cand: Candidate, collection_id: str, known: dict, params: ChunkParams, max_bytes: int,
-             parser: ParseWorker) -> _Prepared | FileResult:  # fmt: skip
-    """Read, hash, parse and chunk one file (on the parsing thread); any fault fails this file only."""
-    path = path_text(cand.path)
-    try:
-        return _prepare_file(cand, path, collection_id, known, params, max_bytes, parser)
-    except IngestFileError as exc:
-        return FileResult(path, exc.status, exc.message)
-    except FileNotFoundError:
-        return FileResult(path, "failed", "the file was moved or deleted before it could be read")
-    except OSError as exc:
-        return FileResult(path, "failed", os_reason(exc, cand.path))
-    except Exception as exc:  # a bug: report it against this file and go on with the others
-        return FileResult(path, "failed", f"could not be ingested ({exc.__class__.__name__}: {exc})")
-
-
-def _prepare_file(cand: Candidate, path: str, collection_id: str, known: dict, params: ChunkParams,
-                  max_bytes: int, parser: ParseWorker) -> _Prepared | FileResult:  # fmt: skip
-    if cand.format is None:
-        kind = cand.path.suffix or "no extension"
-        return FileResult(path, "skipped", f"unsupported file type ({path_text(kind)})")
-    data, st = read_regular(cand.path, max_bytes)
-    if not data:
-        return FileResult(path, "skipped", "empty file")
-    content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
-    previous = known.get(path)
-    if previous and previous[1] == content_hash:
-        return FileResult(path, "unchanged", "", previous[0])
-    doc_id = derived_id("doc", collection_id, path)
-    parsed = parser.parse(Job(path, data, cand.format, doc_id, params, parser.limits.unpacked_bytes))
-    notes = list(parsed.notes)
-    if not name_is_text(cand.path):
-        notes.append("the file name is not valid UTF-8; it is shown with \\x escapes")
-    doc = {
-        "id": doc_id, "collection_id": collection_id, "title": parsed.title or cand.path.name,
-        "source_path": path, "format": parsed.format, "content_hash": content_hash, "size_bytes": len(data),
-        "mtime": st.st_mtime, "char_count": len(parsed.text),
-        "token_count": sum(c.token_count for c in parsed.chunks if c.level == 1), "text": parsed.text,
-        "updated_at": now(),
-    }  # fmt: skip
-    return _Prepared(path, doc, parsed.chunks, "updated" if previous else "added", notes)

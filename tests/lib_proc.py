@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from conftest import FakeEmbedder, FakeGenerator  # noqa: E402
 
-import localreason.library as library_module  # noqa: E402
+import localreason.ingest.pipeline as pipeline  # noqa: E402
 from localreason.config import load_settings  # noqa: E402
 from localreason.errors import LocalReasonError  # noqa: E402
 from localreason.library import Library  # noqa: E402
 
-library_module.EMBED_GROUP = 8  # commit often, so kills land between and inside many transactions
+pipeline.EMBED_GROUP = 8  # commit often, so kills land between and inside many transactions
 
 
 def say(*parts) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from localreason import retrieval as R
+from localreason import search
 
 FILLER = [
     "The scheduler runs jobs in the order they were queued and retries a failed job three times.",
@@ -84,22 +84,22 @@ def test_identifier_shaped_queries_rank_the_exact_passage_first(lib, tmp_path, q
 
 
 def test_phrases_are_taken_from_quotes_punctuated_words_and_names_with_numbers():
-    assert R.query_phrases("shutil.copytree") == ["shutil copytree"]
-    assert R.query_phrases("What does os.path.join do?") == ["os path join"]
-    assert R.query_phrases("E-1234 error") == ["e 1234"]
-    assert R.query_phrases("RFC 7231 says") == ["rfc 7231"]
-    assert R.query_phrases('"backed up every hour" please') == ["backed up every hour"]
-    assert R.query_phrases("__init__") == []  # one index word: "_" is part of words
-    assert R.query_phrases("the 3 pigs") == []
+    assert search.query_phrases("shutil.copytree") == ["shutil copytree"]
+    assert search.query_phrases("What does os.path.join do?") == ["os path join"]
+    assert search.query_phrases("E-1234 error") == ["e 1234"]
+    assert search.query_phrases("RFC 7231 says") == ["rfc 7231"]
+    assert search.query_phrases('"backed up every hour" please') == ["backed up every hour"]
+    assert search.query_phrases("__init__") == []  # one index word: "_" is part of words
+    assert search.query_phrases("the 3 pigs") == []
 
 
 def test_fusion_gives_a_single_lexical_hit_its_due():
     dense = [(r, 0.80 - r * 0.001) for r in range(1, 101)]  # a hundred near-identical marker lines
     for lexical in ([(57, 9.1)], [(57, 9.1), (12, 2.0)], [(57, 9.1)] + [(r, 1.0) for r in range(60, 160)]):
-        assert R.fuse(dense, lexical)[0][0] == 57
-    assert R.fuse(dense, [(57, 9.1)], "zsum-list")[0][0] != 57  # the previous fusion: the dense order decides
-    assert R.fuse([], [(57, 9.1)])[0][0] == 57
-    assert R.fuse(dense, [])[0][0] == 1
+        assert search.fuse(dense, lexical)[0][0] == 57
+    assert search.fuse(dense, [(57, 9.1)], "zsum-list")[0][0] != 57  # the previous fusion: the dense order decides
+    assert search.fuse([], [(57, 9.1)])[0][0] == 57
+    assert search.fuse(dense, [])[0][0] == 1
 
 
 def test_an_older_library_is_reindexed_for_identifier_words(tmp_path, fake_embedder):
@@ -121,11 +121,11 @@ def test_an_older_library_is_reindexed_for_identifier_words(tmp_path, fake_embed
     raw.executescript("""BEGIN; DROP TABLE chunks_fts; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text,
         content='chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
         INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
-        PRAGMA user_version=3; COMMIT;""")  # fmt: skip
+        ALTER TABLE documents DROP COLUMN chunking; PRAGMA user_version=3; COMMIT;""")  # fmt: skip
     raw.close()
     lib = Library(settings=load_settings(home), embedder=fake_embedder)
     assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION
-    hits = R.lexical_ranking(lib, "__init__", 10, R.Scope())
+    hits = search.lexical_ranking(lib.index, "__init__", 10, search.Scope())
     assert len(hits) == 1
     assert "__init__" in lib.deep_search("__init__", limit=1)[0].content
     lib.close()

@@ -92,6 +92,44 @@ def test_changed_file_is_reindexed_reusing_unchanged_chunks(lib, notes, fake_emb
     consistent(lib)
 
 
+def test_changed_chunking_settings_re_chunk_on_the_next_sync(tmp_path, fake_embedder):
+    root = tmp_path / "long"
+    root.mkdir()
+    (root / "long.md").write_text("# Long\n\n" + " ".join(f"Sentence {i} says something new." for i in range(200)))
+    (root / "short.md").write_text("# Short\n\nOne small paragraph.\n")
+    home = tmp_path / "home"
+    lib = Library(settings=load_settings(home), embedder=fake_embedder)
+    lib.ingest([root], "work")
+    before = len(lib.chunks(lib.documents()[0].id, 2)) + len(lib.chunks(lib.documents()[1].id, 2))
+    lib.close()
+    lib = Library(settings=load_settings(home, chunk_tokens=60, chunk_overlap=10), embedder=fake_embedder)
+    assert lib.stale_chunking() == 2, "both documents were cut with the old settings"
+    texts = fake_embedder.texts
+    [report] = lib.sync()
+    assert report.counts["updated"] == 2 and report.counts["unchanged"] == 0
+    assert all("re-chunked" in f.reason for f in report.files)
+    after = sum(len(lib.chunks(d.id, 2)) for d in lib.documents())
+    assert after > before, "the long document is now cut into smaller passages"
+    assert max(c.token_count for d in lib.documents() for c in lib.chunks(d.id, 2)) <= 60
+    assert fake_embedder.texts - texts < after + 2, "the unchanged short passage kept its vector"
+    assert lib.stale_chunking() == 0
+    assert lib.sync()[0].counts["unchanged"] == 2, "settled: the next sync has nothing to do"
+    consistent(lib)
+    lib.close()
+
+
+def test_documents_from_before_chunking_was_recorded_are_re_chunked_once(lib, notes, fake_embedder):
+    lib.ingest([notes], "work")
+    lib.store.db.execute("UPDATE documents SET chunking = NULL")  # as a schema-4 library left them
+    assert lib.stale_chunking() == 2
+    texts = fake_embedder.texts
+    report = lib.ingest([notes], "work")
+    assert report.counts["updated"] == 2
+    assert fake_embedder.texts - texts == 2, "same settings, same passages: only the two summaries re-embedded"
+    assert lib.ingest([notes], "work").counts["unchanged"] == 2
+    consistent(lib)
+
+
 def test_prune_removes_deleted_files_only_when_asked(lib, notes):
     lib.ingest([notes], "work")
     (notes / "sub" / "todo.txt").unlink()
@@ -200,7 +238,7 @@ def test_interrupt_keeps_finished_documents_and_index_consistent(lib, tmp_path, 
     folder.mkdir()
     for i in range(6):
         (folder / f"n{i}.md").write_text(f"# Note {i}\n\n" + f"Sentence {i} about topic {i}. " * 300)
-    monkeypatch.setattr("localreason.library.EMBED_GROUP", 1)
+    monkeypatch.setattr("localreason.ingest.pipeline.EMBED_GROUP", 1)
     real = lib.store.replace_document
     written = []
 

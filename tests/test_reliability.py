@@ -115,16 +115,16 @@ def test_a_file_name_that_is_not_utf8_is_ingested_and_the_rest_too(lib, tmp_path
 
 def test_a_file_deleted_before_it_is_read_fails_alone(lib, tmp_path, monkeypatch):
     root = folder_of(tmp_path / "vanish", 4)
-    import localreason.library as library_module
+    import localreason.ingest.pipeline as pipeline
 
-    real = library_module.read_regular
+    real = pipeline.read_regular
 
     def vanish(path, max_bytes):
         if path.name == "note01.md":
             path.unlink()
         return real(path, max_bytes)
 
-    monkeypatch.setattr(library_module, "read_regular", vanish)
+    monkeypatch.setattr(pipeline, "read_regular", vanish)
     report = lib.ingest([root], "work")
     got = statuses(report)
     assert got["note01.md"] == ("failed", "the file was moved or deleted before it could be read")
@@ -133,16 +133,16 @@ def test_a_file_deleted_before_it_is_read_fails_alone(lib, tmp_path, monkeypatch
 
 def test_an_unexpected_error_on_one_file_fails_that_file_only(lib, tmp_path, monkeypatch):
     root = folder_of(tmp_path / "bug", 4)
-    import localreason.library as library_module
+    import localreason.ingest.pipeline as pipeline
 
-    real = library_module._prepare_file
+    real = pipeline.prepare_file
 
-    def buggy(cand, path, *args):
+    def buggy(prep, cand, path):
         if cand.path.name == "note02.md":
             raise UnicodeEncodeError("utf-8", "x", 0, 1, "surrogates not allowed")
-        return real(cand, path, *args)
+        return real(prep, cand, path)
 
-    monkeypatch.setattr(library_module, "_prepare_file", buggy)
+    monkeypatch.setattr(pipeline, "prepare_file", buggy)
     report = lib.ingest([root], "work")
     assert statuses(report)["note02.md"][0] == "failed"
     assert "UnicodeEncodeError" in statuses(report)["note02.md"][1]
@@ -151,18 +151,18 @@ def test_an_unexpected_error_on_one_file_fails_that_file_only(lib, tmp_path, mon
 
 def test_if_the_parsing_thread_dies_every_file_is_still_reported(lib, tmp_path, monkeypatch):
     root = folder_of(tmp_path / "dies", 5)
-    import localreason.library as library_module
+    import localreason.ingest.pipeline as pipeline
 
-    real = library_module._prepare
+    real = pipeline._Preparer.prepare
     seen = []
 
-    def dies(cand, *args):
+    def dies(self, cand):
         seen.append(cand)
         if len(seen) == 3:
             raise SystemExit("the thread is gone")
-        return real(cand, *args)
+        return real(self, cand)
 
-    monkeypatch.setattr(library_module, "_prepare", dies)
+    monkeypatch.setattr(pipeline._Preparer, "prepare", dies)
     report = lib.ingest([root], "work")
     assert len(report.files) == 5
     assert report.counts["added"] == 2 and report.counts["failed"] == 3
@@ -371,9 +371,9 @@ def test_a_writer_waits_for_another_and_says_so(tmp_path):
 
 
 def test_a_full_disk_stops_the_ingest_keeps_what_was_written_and_says_why(tmp_path, monkeypatch):
-    import localreason.library as library_module
+    import localreason.ingest.pipeline as pipeline
 
-    monkeypatch.setattr(library_module, "EMBED_GROUP", 1)
+    monkeypatch.setattr(pipeline, "EMBED_GROUP", 1)
     home = tmp_path / "home"
     lib = open_lib(home)
     lib.ingest([folder_of(tmp_path / "first", 2, "first")], "work")
@@ -494,6 +494,7 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     lib.close()
     # The same library under schema 2 (chunk rowids a plain INTEGER PRIMARY KEY).
     src = sqlite3.connect(home / "library.sqlite3")
+    src.execute("ALTER TABLE documents DROP COLUMN chunking")  # added by schema 5
     tables = {t: src.execute(f"SELECT * FROM {t}").fetchall() for t in ("meta", "collections", "documents", "chunks")}
     rows = tables["chunks"]
     src.close()
@@ -506,7 +507,7 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     raw.commit()
     raw.close()
     store = Store(home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 4
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 5
     assert [tuple(r) for r in store.db.execute("SELECT * FROM chunks ORDER BY rowid")] == rows
     assert "AUTOINCREMENT" in store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]
     store.close()

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from localreason import retrieval as R
+from localreason import search
 from localreason.errors import NotFoundError, ValidationError
 from localreason.tokens import count_tokens
 from localreason.types import Evidence
@@ -58,25 +58,25 @@ def test_queries_are_trimmed_and_absurd_lengths_refused(library):
 
 @pytest.mark.parametrize("value, expected", [(None, 50), (0, 1), (1, 1), (7.9, 7), ("12", 12), (51, 50), (10**9, 50)])
 def test_limit_is_clamped(value, expected):
-    assert R.clamp_limit(value, 50, 50) == expected
+    assert search.clamp_limit(value, 50, 50) == expected
 
 
 @pytest.mark.parametrize("value", [-1, -0.5, "-3", "ten", True, float("nan"), float("inf"), [], {}])
 def test_bad_limits_are_refused(value):
     with pytest.raises(ValidationError):
-        R.clamp_limit(value, 50, 50)
+        search.clamp_limit(value, 50, 50)
 
 
 @pytest.mark.parametrize("value, expected", [(None, 8000), (8000, 8000), (1000.9, 1000), ("2500.5", 2500), (-5, 0),
                                              (-0.5, 0), (0, 0)])  # fmt: skip
 def test_max_tokens_truncated_and_negatives_zero(value, expected):
-    assert R.clean_max_tokens(value) == expected
+    assert search.clean_max_tokens(value) == expected
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -math.inf, "lots", True])
 def test_bad_max_tokens_refused(value):
     with pytest.raises(ValidationError):
-        R.clean_max_tokens(value)
+        search.clean_max_tokens(value)
 
 
 # ------------------------------------------------------------ scope rules (spec: "Ask a question")
@@ -141,11 +141,11 @@ def test_fusion_prefers_agreement_and_keeps_one_sided_hits():
     dense = [(1, 0.9), (2, 0.5), (3, 0.4)]
     lexical = [(2, 12.0), (1, 11.0), (4, 3.0)]
     for method in ("zsum", "rrf"):
-        fused = [r for r, _ in R.fuse(dense, lexical, method)]
+        fused = [r for r, _ in search.fuse(dense, lexical, method)]
         assert set(fused) == {1, 2, 3, 4}
         assert set(fused[:2]) == {1, 2}
-    assert R.fuse([], [], "zsum") == []
-    assert [r for r, _ in R.fuse([], lexical)] == [2, 1, 4]
+    assert search.fuse([], [], "zsum") == []
+    assert [r for r, _ in search.fuse([], lexical)] == [2, 1, 4]
 
 
 def test_find_items_literal_and_by_meaning(library):
@@ -228,7 +228,7 @@ def test_unrelated_unscoped_question_is_weak_but_scoped_evidence_is_kept(library
 def test_widening_adds_neighbours_when_little_passes(library):
     ev = library.progressive_search("pinhole", document_id=doc_id(library, "Router manual"))
     assert ev.hits[0].content.startswith("Reset") or "pinhole" in ev.hits[0].content
-    assert any("neighbouring" in s or "rarest" in s for s in ev.steps) or len(ev.hits) >= R.ENOUGH_EVIDENCE
+    assert any("neighbouring" in s or "rarest" in s for s in ev.steps) or len(ev.hits) >= search.ENOUGH_EVIDENCE
 
 
 # ------------------------------------------------------------ the evidence packet
@@ -236,12 +236,12 @@ def test_widening_adds_neighbours_when_little_passes(library):
 
 def test_packet_keeps_order_and_budget(library):
     ev = library.progressive_search("warranty router inverter")
-    full = R.build_packet(ev, 8000)
+    full = search.build_packet(ev, 8000)
     assert [c.chunk_id for c in full.chunks] == [h.chunk_id for h in ev.hits]
     assert full.tokens == count_tokens(full.text) <= 8000 and not full.truncated
     assert full.chunks_gathered == len(ev.hits)
     for budget in (0, 5, 30, 60, 90, full.tokens - 1):
-        p = R.build_packet(ev, budget)
+        p = search.build_packet(ev, budget)
         assert count_tokens(p.text) <= budget
         assert [c.chunk_id for c in p.chunks] == [h.chunk_id for h in ev.hits][:len(p.chunks)]
         assert p.truncated
@@ -250,8 +250,8 @@ def test_packet_keeps_order_and_budget(library):
             if c.truncated:
                 rest = h.content[len(c.content):]
                 assert rest == "" or rest[0].isspace(), "cut at a word boundary"
-    assert R.build_packet(ev, -10).chunks == () and R.build_packet(ev, -10).max_tokens == 0
-    assert R.build_packet(ev, 1234.9).max_tokens == 1234
+    assert search.build_packet(ev, -10).chunks == () and search.build_packet(ev, -10).max_tokens == 0
+    assert search.build_packet(ev, 1234.9).max_tokens == 1234
 
 
 def test_packet_wrappers_carry_id_and_title_and_cannot_be_forged(lib, tmp_path):
@@ -261,7 +261,7 @@ def test_packet_wrappers_carry_id_and_title_and_cannot_be_forged(lib, tmp_path):
                                         "<body><p>Another warranty page.</p></body></html>")  # fmt: skip
     lib.ingest([tmp_path], "x")
     ev = Evidence("warranty", tuple(lib.deep_search("warranty")), True, False)
-    packet = R.build_packet(ev, 8000)
+    packet = search.build_packet(ev, 8000)
     opening = re.findall(r'<chunk id="([^"]+)" document="([^"]*)"', packet.text)
     assert [i for i, _ in opening] == [c.chunk_id for c in packet.chunks] and len(opening) == 2
     assert packet.text.count("</chunk>") == len(packet.chunks)
@@ -290,7 +290,7 @@ def test_migration_from_schema_1_keeps_data(isolated_home):
     raw.commit()
     raw.close()
     store = dbmod.Store(isolated_home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 4
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 5
     assert [c.name for c in store.collection_rows()] == ["old"]
     assert "embedding" in [r[1] for r in store.db.execute("PRAGMA table_info(documents)")]
     store.close()

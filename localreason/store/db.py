@@ -92,7 +92,7 @@ def now() -> str:
 
 
 # Each migration is one SQL script, applied in one transaction with the version bump.
-M001_INITIAL = """
+M001_INITIAL = f"""
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE collections (
             id TEXT PRIMARY KEY,
@@ -136,10 +136,10 @@ M001_INITIAL = """
         CREATE VIRTUAL TABLE chunks_fts USING fts5 (
             text, content='chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
         );
-        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = 2 BEGIN
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
             INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
         END;
-        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
             INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
         END;
         CREATE TABLE sources (
@@ -161,7 +161,7 @@ ALTER TABLE documents ADD COLUMN embedding BLOB;
 # another process's writes can then only point at a chunk that still holds that vector, or at
 # nothing, never at an unrelated passage. The level index lists the paragraph rowids that the
 # vector index is reconciled against without reading the chunks' text.
-M003_STABLE_ROWIDS = """
+M003_STABLE_ROWIDS = f"""
 CREATE TABLE chunks_v3 (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -187,10 +187,10 @@ ALTER TABLE chunks_v3 RENAME TO chunks;
 CREATE INDEX chunks_by_document ON chunks (document_id, level, idx);
 CREATE INDEX chunks_by_parent ON chunks (parent_id, idx);
 CREATE INDEX chunks_by_level ON chunks (level);
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = 2 BEGIN
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
     INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
 END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
 INSERT INTO meta (key, value) VALUES ('generation', '1')
@@ -198,25 +198,32 @@ INSERT INTO meta (key, value) VALUES ('generation', '1')
 """
 
 # Identifiers are words: the full-text index keeps "_" inside tokens (``__init__``, ``copy_tree``),
-# as Python's \w and the query side (retrieval.query_terms) do; "." and "-" still split, and
-# such names are searched as phrases (retrieval.query_phrases).
-M004_IDENTIFIER_TOKENS = """
+# as Python's \w and the query side (text.query_terms) do; "." and "-" still split, and
+# such names are searched as phrases (search.ranking.query_phrases).
+M004_IDENTIFIER_TOKENS = f"""
 DROP TRIGGER chunks_fts_insert;
 DROP TRIGGER chunks_fts_delete;
 DROP TABLE chunks_fts;
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
     text, content='chunks', content_rowid='rowid', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
 );
-INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = 2 BEGIN
+INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = {_P};
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
     INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
 END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
 """
 
-MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS, M004_IDENTIFIER_TOKENS]
+# The chunking settings a document was cut with (ingest/pipeline.chunking_key). NULL for documents written
+# before: unknown, so the next sync re-chunks them (reusing their vectors wherever a passage is unchanged).
+M005_CHUNKING = """
+ALTER TABLE documents ADD COLUMN chunking TEXT;
+"""
+
+MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS, M004_IDENTIFIER_TOKENS,
+                         M005_CHUNKING]  # fmt: skip
 BUSY_TIMEOUT_S = 10.0
 """How long a statement waits for another process's write lock before giving up (SQLite's busy timeout)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -354,10 +361,10 @@ class Store:
 
     def collection_rows(self) -> list[Collection]:
         rows = self.db.execute(
-            """SELECT c.id, c.name, c.created_at,
+            f"""SELECT c.id, c.name, c.created_at,
                       (SELECT COUNT(*) FROM documents d WHERE d.collection_id = c.id) AS docs,
                       (SELECT COUNT(*) FROM chunks k JOIN documents d ON k.document_id = d.id
-                        WHERE d.collection_id = c.id AND k.level = 2) AS chunks
+                        WHERE d.collection_id = c.id AND k.level = {_P}) AS chunks
                FROM collections c ORDER BY c.name"""
         ).fetchall()
         return [Collection(r["id"], r["name"], r["created_at"], r["docs"], r["chunks"]) for r in rows]
@@ -373,9 +380,9 @@ class Store:
 
     # ------------------------------------------------------------ documents
 
-    _DOC_COLUMNS = """d.id, d.collection_id, d.title, d.source_path, d.format, d.content_hash, d.size_bytes,
+    _DOC_COLUMNS = f"""d.id, d.collection_id, d.title, d.source_path, d.format, d.content_hash, d.size_bytes,
         d.char_count, d.token_count,
-        (SELECT COUNT(*) FROM chunks k WHERE k.document_id = d.id AND k.level = 2) AS chunk_count,
+        (SELECT COUNT(*) FROM chunks k WHERE k.document_id = d.id AND k.level = {_P}) AS chunk_count,
         d.created_at, d.updated_at"""
 
     def document_rows(self, collection_id: str | None = None) -> list[Document]:
@@ -394,15 +401,20 @@ class Store:
         r = self.db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
         return r[0] if r else None
 
-    def hashes_for(self, collection_id: str) -> dict[str, tuple[str, str]]:
-        """source path -> (document id, content hash) for one collection."""
-        rows = self.db.execute("SELECT source_path, id, content_hash FROM documents WHERE collection_id = ?",
-                               (collection_id,))  # fmt: skip
+    def hashes_for(self, collection_id: str, chunking: str) -> dict[str, tuple[str, str | None]]:
+        """source path -> (document id, content hash) for one collection; the hash is None for a document
+        cut with other chunking settings than ``chunking`` (so it is prepared again)."""
+        rows = self.db.execute("SELECT source_path, id, CASE WHEN chunking IS ? THEN content_hash END "
+                               "FROM documents WHERE collection_id = ?", (chunking, collection_id))  # fmt: skip
         return {r[0]: (r[1], r[2]) for r in rows}
+
+    def documents_chunked_otherwise(self, chunking: str) -> int:
+        """How many documents were cut with other chunking settings than ``chunking`` (or unknown ones)."""
+        return self.db.execute("SELECT count(*) FROM documents WHERE chunking IS NOT ?", (chunking,)).fetchone()[0]
 
     def old_embeddings(self, doc_id: str) -> dict[str, bytes]:
         """text -> embedding blob of a document's current paragraph chunks (to reuse on update)."""
-        rows = self.db.execute("SELECT text, embedding FROM chunks WHERE document_id = ? AND level = 2 "
+        rows = self.db.execute(f"SELECT text, embedding FROM chunks WHERE document_id = ? AND level = {_P} "
                                "AND embedding IS NOT NULL", (doc_id,))  # fmt: skip
         return {r[0]: r[1] for r in rows}
 
@@ -410,15 +422,16 @@ class Store:
         """Write one document and its chunks in a single transaction; returns what the vector index must apply."""
         with self.transaction():
             removed = [r[0] for r in self.db.execute(
-                "SELECT rowid FROM chunks WHERE document_id = ? AND level = 2", (doc["id"],))]  # fmt: skip
+                f"SELECT rowid FROM chunks WHERE document_id = ? AND level = {_P}", (doc["id"],))]  # fmt: skip
             existing = self.db.execute("SELECT created_at FROM documents WHERE id = ?", (doc["id"],)).fetchone()
             self.db.execute("DELETE FROM documents WHERE id = ?", (doc["id"],))
             self.db.execute(
                 """INSERT INTO documents (id, collection_id, title, source_path, format, content_hash, size_bytes,
-                   mtime, char_count, token_count, text, created_at, updated_at, embedding)
+                   mtime, char_count, token_count, text, created_at, updated_at, embedding, chunking)
                    VALUES (:id, :collection_id, :title, :source_path, :format, :content_hash, :size_bytes, :mtime,
-                   :char_count, :token_count, :text, :created_at, :updated_at, :embedding)""",
-                {"embedding": None, **doc, "created_at": existing[0] if existing else doc["updated_at"]},
+                   :char_count, :token_count, :text, :created_at, :updated_at, :embedding, :chunking)""",
+                {"embedding": None, "chunking": None, **doc,
+                 "created_at": existing[0] if existing else doc["updated_at"]},
             )
             added = []
             vi = 0
@@ -445,7 +458,7 @@ class Store:
         with self.transaction():
             for doc_id in ids:
                 removed += [r[0] for r in self.db.execute(
-                    "SELECT rowid FROM chunks WHERE document_id = ? AND level = 2", (doc_id,))]  # fmt: skip
+                    f"SELECT rowid FROM chunks WHERE document_id = ? AND level = {_P}", (doc_id,))]  # fmt: skip
                 self.db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
             self.db.executemany("DELETE FROM sources WHERE collection_id = ? AND path = ?", list(sources))
             generations = self.bump_generation()
@@ -455,7 +468,7 @@ class Store:
         with self.transaction():
             removed = [r[0] for r in self.db.execute(
                 "SELECT k.rowid FROM chunks k JOIN documents d ON k.document_id = d.id "
-                "WHERE d.collection_id = ? AND k.level = 2", (cid,))]  # fmt: skip
+                f"WHERE d.collection_id = ? AND k.level = {_P}", (cid,))]  # fmt: skip
             self.db.execute("DELETE FROM collections WHERE id = ?", (cid,))
             generations = self.bump_generation()
         return Write(removed, [], *generations)
@@ -493,11 +506,11 @@ class Store:
         return [self._chunk(r) for r in self.db.execute(sql + " ORDER BY level, start, idx", args)]
 
     def paragraph_count(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM chunks WHERE level = 2").fetchone()[0]
+        return self.db.execute(f"SELECT COUNT(*) FROM chunks WHERE level = {_P}").fetchone()[0]
 
     def paragraph_rowids(self) -> np.ndarray:
         """Rowids of every paragraph chunk that has a vector, ascending (what the vector index must hold)."""
-        rows = self.db.execute("SELECT rowid FROM chunks WHERE level = 2 AND embedding IS NOT NULL ORDER BY rowid")
+        rows = self.db.execute(f"SELECT rowid FROM chunks WHERE level = {_P} AND embedding IS NOT NULL ORDER BY rowid")
         return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
     def embeddings_for(self, rowids: Iterable[int], batch: int = 500) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -513,7 +526,8 @@ class Store:
 
     def paragraph_texts(self) -> list[tuple[int, str]]:
         """(rowid, text) of every paragraph chunk, for re-embedding."""
-        return [(r[0], r[1]) for r in self.db.execute("SELECT rowid, text FROM chunks WHERE level = 2 ORDER BY rowid")]
+        rows = self.db.execute(f"SELECT rowid, text FROM chunks WHERE level = {_P} ORDER BY rowid")
+        return [(r[0], r[1]) for r in rows]
 
     def document_texts(self) -> list[tuple[str, str, str]]:
         """(id, title, text) of every document, for re-embedding."""
@@ -523,7 +537,7 @@ class Store:
         """Bumped when stored vectors change in place (reindex): a vector cache of another epoch is rebuilt."""
         return int(self.get_meta("vector_epoch") or 0)
 
-    # ------------------------------------------------------------ retrieval (see retrieval.py)
+    # ------------------------------------------------------------ retrieval (see search/)
 
     def collection_exists(self, cid: str) -> bool:
         return self.db.execute("SELECT 1 FROM collections WHERE id = ?", (cid,)).fetchone() is not None

@@ -1,0 +1,391 @@
+"""Ingestion: files in, documents, chunks and vectors out; also sync's pruning and reindex.
+
+A two-stage pipeline: a background thread reads, hashes, parses (in a child process,
+see worker.py) and chunks files while the calling thread embeds them in large batches
+and writes each document in its own transaction. Embedding is the slow part, so the
+rest hides behind it. Every file given is accounted for in the report, whatever
+happens to it.
+
+The caller (Library) holds the writer lock; this module only does the work, over the
+library's parts: ``index`` (store, vectors, embedder) and the settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import Interrupted, IngestFileError, StorageFull
+from ..ids import derived_id
+from ..store.db import now
+from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk, Collection, FileResult, IngestReport
+from .chunk import ChunkParams
+from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular
+from .worker import Job, Limits, ParseWorker, shared_worker
+
+EMBED_GROUP = 256
+"""Paragraph chunks gathered (across documents) before one embedding call: large enough for full batches."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a long operation, for progress bars."""
+
+    done: int
+    total: int
+    chunks: int
+    path: str = ""
+    status: str = ""
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class DocumentRecord:
+    """A document row as the store writes it."""
+
+    id: str
+    collection_id: str
+    title: str
+    source_path: str
+    format: str
+    content_hash: str
+    size_bytes: int
+    mtime: float
+    char_count: int
+    token_count: int
+    text: str
+    updated_at: str
+    chunking: str
+    """The chunking settings its chunks were cut with (``chunking_key``)."""
+    embedding: bytes | None = None
+    """Its own vector (title and opening text), for find_items; set just before it is written."""
+
+    def row(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class PreparedDocument:
+    """One file read, parsed and chunked, waiting to be embedded and written."""
+
+    path: str
+    """The file's path as text (see walk.path_text): its identity in the library."""
+    record: DocumentRecord
+    chunks: list[Chunk]
+    status: str
+    """``added`` or ``updated``."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def paragraphs(self) -> list[Chunk]:
+        return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
+
+
+def chunk_params(settings: Settings) -> ChunkParams:
+    return ChunkParams(settings.chunk_tokens, settings.chunk_overlap, settings.section_max_tokens)
+
+
+def chunking_key(params: ChunkParams) -> str:
+    """The chunking settings as stored with each document: a document cut otherwise is re-chunked on sync."""
+    return f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens}"
+
+
+def document_summary(title: str, text: str, chars: int = 400) -> str:
+    """What a document's own vector is made from (find_items): its title and opening text."""
+    return f"{title}\n{' '.join(text[:chars].split())}"
+
+
+def model_meta(embedder, dim: int) -> dict[str, str]:
+    """What the library records about the model that made its vectors."""
+    return {"embedding_model": embedder.name, "embedding_fingerprint": embedder.fingerprint,
+            "embedding_dim": str(dim)}  # fmt: skip
+
+
+class Ingestor:
+    """Ingest, prune and reindex over one library's parts. The caller holds the writer lock."""
+
+    def __init__(self, index, settings: Settings, publish: Callable[[], None]) -> None:
+        self.index = index
+        """Has ``store``, ``vectors`` (caught up with the database on each use) and ``embedder``."""
+        self.settings = settings
+        self.publish = publish
+        """Saves the vector index for other processes when it changed."""
+
+    @property
+    def store(self):
+        return self.index.store
+
+    # ------------------------------------------------------------ ingest
+
+    def ingest(self, paths: list[str], col: Collection, include, exclude, prune: bool,
+               progress: ProgressCallback | None) -> IngestReport:  # fmt: skip
+        start = time.perf_counter()
+        report = IngestReport(col.id, col.name)
+        candidates, problems, roots = discover(paths, include, exclude)
+        for p in problems:
+            report.files.append(FileResult(path_text(p.path), p.status, p.reason))
+        known = self.store.hashes_for(col.id, chunking_key(chunk_params(self.settings)))
+        try:
+            self._remember_sources(col, candidates, roots, include, exclude)
+            self._run(col, candidates, known, report, progress)
+            if prune and not report.stopped:
+                self._prune(col, candidates, roots, problems, known, report)
+        except StorageFull as exc:
+            report.stopped = f"{exc.message} {exc.hint or ''}".strip()
+        except KeyboardInterrupt as exc:
+            report.seconds = time.perf_counter() - start
+            self.publish()
+            raise Interrupted(report) from exc
+        self.publish()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def _remember_sources(self, col: Collection, candidates: list[Candidate], roots: list[Path], include,
+                          exclude) -> None:  # fmt: skip
+        """What sync will ingest again: each folder given, and each file given by name."""
+        for root in roots:
+            self.store.add_source(col.id, path_text(root), list(include or []), list(exclude or []))
+        for c in candidates:
+            if c.root is None and name_is_text(c.path):
+                self.store.add_source(col.id, path_text(c.path), [], [])
+
+    def _limits(self) -> Limits:
+        s = self.settings
+        return Limits(s.max_parse_seconds, s.max_parse_memory_mb, int(s.max_unpacked_mb * 2**20))
+
+    def _run(self, col: Collection, candidates: list[Candidate], known: dict, report: IngestReport,
+             progress: ProgressCallback | None) -> None:  # fmt: skip
+        """Prepare files on a background thread (parsing in a child process) while this one embeds and writes."""
+        preparer = _Preparer(col.id, known, chunk_params(self.settings), int(self.settings.max_file_mb * 2**20),
+                             shared_worker(self._limits()))  # fmt: skip
+        feed = _Feed(candidates, preparer)
+        tally = _Tally(report, progress, len(candidates))
+        feed.start()
+        finished = False
+        try:
+            self._consume(feed, tally)
+            finished = True
+        except StorageFull as exc:
+            tally.fail_rest(candidates, f"not ingested: {exc.message}")
+            raise
+        finally:
+            feed.stop(kill_parser=not finished)
+        why = f"{feed.crash.__class__.__name__}: {feed.crash}" if feed.crash else "an internal error"
+        tally.fail_rest(candidates, f"not processed ({why}); run the same command again")
+
+    def _consume(self, feed: "_Feed", tally: "_Tally") -> None:
+        """Take prepared files off the feed; embed and write them in groups of about EMBED_GROUP paragraphs."""
+        pending: list[PreparedDocument] = []
+        pending_chunks = 0
+        for item in feed:
+            if isinstance(item, FileResult):
+                tally.record(item)
+                continue
+            pending.append(item)
+            pending_chunks += len(item.paragraphs)
+            if pending_chunks >= EMBED_GROUP:
+                self._commit(pending, tally)
+                pending, pending_chunks = [], 0
+        self._commit(pending, tally)
+
+    def _commit(self, prepared: list[PreparedDocument], tally: "_Tally") -> None:
+        """Embed the new paragraph texts of ``prepared`` in one call, then write each document on its own."""
+        if not prepared:
+            return
+        vectors = self.index.vectors  # checks the model and loads/catches up the index first
+        reuse: dict[str, bytes] = {}
+        for p in prepared:
+            if p.status == "updated":
+                reuse.update(self.store.old_embeddings(p.record.id))
+        by_text = self._embed_new(prepared, reuse)
+        for i, p in enumerate(prepared):
+            p.record.embedding = by_text[document_summary(p.record.title, p.record.text)].tobytes()
+            paras = p.paragraphs
+            doc_vecs = np.vstack([by_text[c.text] if c.text in by_text else np.frombuffer(reuse[c.text], np.float32)
+                                  for c in paras]) if paras else np.zeros((0, vectors.dim), np.float32)  # fmt: skip
+            try:
+                vectors.apply(self.store.replace_document(p.record.row(), p.chunks, doc_vecs), doc_vecs)
+            except StorageFull as exc:
+                for q in prepared[i:]:
+                    tally.record(FileResult(q.path, "failed", f"not written: {exc.message}"))
+                raise
+            tally.record(FileResult(p.path, p.status, "; ".join(p.notes), p.record.id, len(paras)))
+
+    def _embed_new(self, prepared: list[PreparedDocument], reuse: dict[str, bytes]) -> dict[str, np.ndarray]:
+        """Vectors for every paragraph text not in ``reuse`` and every document summary, in one call."""
+        summaries = [document_summary(p.record.title, p.record.text) for p in prepared]
+        texts = list(dict.fromkeys([c.text for p in prepared for c in p.paragraphs if c.text not in reuse]
+                                   + summaries))  # fmt: skip
+        if not texts:
+            return {}
+        vecs = self.index.embedder.embed(texts)
+        if self.store.get_meta("embedding_fingerprint") is None:
+            with self.store.transaction():
+                for key, value in model_meta(self.index.embedder, int(vecs.shape[1])).items():
+                    self.store.set_meta(key, value)
+        return {t: vecs[i] for i, t in enumerate(texts)}
+
+    def _prune(self, col: Collection, candidates: list[Candidate], roots: list[Path], problems, known: dict,
+               report: IngestReport) -> None:  # fmt: skip
+        """Remove the documents whose files have left the given folders (or a given file that is gone)."""
+        seen = {path_text(c.path) for c in candidates}
+        missing_files = {path_text(p.path) for p in problems if p.reason == "no such file or folder"}
+        root_texts = [path_text(r) for r in roots]
+        doomed: list[tuple[str, str]] = []
+        for path, (doc_id, _) in known.items():
+            under_root = any(path.startswith(r + os.sep) for r in root_texts)
+            if (under_root and path not in seen) or path in missing_files:
+                doomed.append((path, doc_id))
+        if not doomed:
+            return
+        write = self.store.delete_documents((d for _, d in doomed), [(col.id, path) for path in missing_files])
+        self.index.vectors.apply(write)
+        for path, doc_id in doomed:
+            report.files.append(FileResult(path, "removed", "the file no longer exists", doc_id))
+
+    # ------------------------------------------------------------ reindex
+
+    def reembed(self, progress: ProgressCallback | None = None, batch: int = 512) -> int:
+        """Re-embed every paragraph chunk and document with the configured model, in one transaction."""
+        store, embedder = self.store, self.index.embedder
+        rows = store.paragraph_texts()
+        updates = []
+        for i in range(0, len(rows), batch):
+            part = rows[i:i + batch]
+            vecs = embedder.embed([text for _, text in part])
+            updates += [(v.tobytes(), rowid) for (rowid, _), v in zip(part, vecs)]
+            if progress:
+                progress(Progress(min(i + batch, len(rows)), len(rows), min(i + batch, len(rows))))
+        docs = store.document_texts()
+        doc_vecs = embedder.embed([document_summary(title, text) for _, title, text in docs]) if docs else []
+        dim = int(embedder.embed(["dimension probe"]).shape[1])
+        store.reembed(updates, [(v.tobytes(), d[0]) for d, v in zip(docs, doc_vecs)], model_meta(embedder, dim))
+        return len(rows)
+
+
+class _Feed:
+    """The background thread that prepares files, and the queue it hands them over by."""
+
+    def __init__(self, candidates: list[Candidate], preparer: "_Preparer") -> None:
+        self.candidates = candidates
+        self.preparer = preparer
+        self.items: queue.Queue = queue.Queue(maxsize=64)
+        self.halt = threading.Event()
+        self.crash: BaseException | None = None
+        self._done = object()
+        self.thread = threading.Thread(target=self._produce, name="localreason-parse", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _produce(self) -> None:
+        try:
+            for cand in self.candidates:
+                if self.halt.is_set():
+                    return
+                self.items.put(self.preparer.prepare(cand))
+        except BaseException as exc:  # noqa: BLE001 - reported as the reason for the files not done
+            self.crash = exc
+        finally:
+            self.items.put(self._done)
+
+    def __iter__(self):
+        while (item := self.items.get()) is not self._done:
+            yield item
+
+    def stop(self, kill_parser: bool) -> None:
+        self.halt.set()
+        if kill_parser:
+            self.preparer.parser.kill()  # a parse in progress ends now (Ctrl-C, a full disk); the next run starts another
+        while self.thread.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                self.items.get(timeout=0.05)
+            except queue.Empty:
+                pass
+
+
+@dataclass
+class _Preparer:
+    """Read, hash, parse and chunk one file at a time (on the feed's thread)."""
+
+    collection_id: str
+    known: dict
+    """source path -> (document id, content hash or None when its chunking differs from ``params``)."""
+    params: ChunkParams
+    max_bytes: int
+    parser: ParseWorker
+
+    def prepare(self, cand: Candidate) -> PreparedDocument | FileResult:
+        """One file prepared, or its result; any fault fails this file only."""
+        path = path_text(cand.path)
+        try:
+            return prepare_file(self, cand, path)
+        except IngestFileError as exc:
+            return FileResult(path, exc.status, exc.message)
+        except FileNotFoundError:
+            return FileResult(path, "failed", "the file was moved or deleted before it could be read")
+        except OSError as exc:
+            return FileResult(path, "failed", os_reason(exc, cand.path))
+        except Exception as exc:  # a bug: report it against this file and go on with the others
+            return FileResult(path, "failed", f"could not be ingested ({exc.__class__.__name__}: {exc})")
+
+
+def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocument | FileResult:
+    if cand.format is None:
+        kind = cand.path.suffix or "no extension"
+        return FileResult(path, "skipped", f"unsupported file type ({path_text(kind)})")
+    data, st = read_regular(cand.path, prep.max_bytes)
+    if not data:
+        return FileResult(path, "skipped", "empty file")
+    content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+    previous = prep.known.get(path)
+    if previous and previous[1] == content_hash:
+        return FileResult(path, "unchanged", "", previous[0])
+    doc_id = derived_id("doc", prep.collection_id, path)
+    parsed = prep.parser.parse(Job(path, data, cand.format, doc_id, prep.params, prep.parser.limits.unpacked_bytes))
+    notes = list(parsed.notes)
+    if previous and previous[1] is None:
+        notes.append("re-chunked: the chunking settings changed")
+    if not name_is_text(cand.path):
+        notes.append("the file name is not valid UTF-8; it is shown with \\x escapes")
+    record = DocumentRecord(
+        id=doc_id, collection_id=prep.collection_id, title=parsed.title or cand.path.name, source_path=path,
+        format=parsed.format, content_hash=content_hash, size_bytes=len(data), mtime=st.st_mtime,
+        char_count=len(parsed.text), token_count=sum(c.token_count for c in parsed.chunks if c.level == LEVEL_SECTION),
+        text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params))  # fmt: skip
+    return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes)
+
+
+class _Tally:
+    """The report of one run as files finish, with progress, so that every file given is accounted for."""
+
+    def __init__(self, report: IngestReport, progress: ProgressCallback | None, total: int) -> None:
+        self.report = report
+        self.progress = progress
+        self.total = total
+        self.done: set[str] = set()
+        self.chunks = 0
+
+    def record(self, result: FileResult) -> None:
+        self.report.files.append(result)
+        self.done.add(result.path)
+        self.chunks += result.chunks
+        if self.progress:
+            self.progress(Progress(len(self.done), self.total, self.chunks, result.path, result.status))
+
+    def fail_rest(self, candidates: Iterable[Candidate], reason: str) -> None:
+        """Report every candidate that has no result yet as failed with ``reason``."""
+        for cand in candidates:
+            if path_text(cand.path) not in self.done:
+                self.record(FileResult(path_text(cand.path), "failed", reason))
