@@ -13,9 +13,10 @@ from localreason.demo import samples_dir
 from localreason.errors import ModelError
 from localreason.library import Library
 from localreason.reason import NO_EVIDENCE_ANSWER
-from localreason.tui.app import AnswerView, LibraryTree, LocalReasonApp, RefItem
+from localreason.tui.app import LocalReasonApp
 from localreason.tui.screens import (AddScreen, ConfirmScreen, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen,
                                      ReportScreen, SourceScreen)  # fmt: skip
+from localreason.tui.widgets import AnswerView, LibraryTree, RefItem
 
 from conftest import FakeEmbedder, FakeGenerator
 from files import make_pdf
@@ -408,6 +409,54 @@ async def test_errors_appear_in_a_modal_and_the_app_carries_on(tui_lib):
         await ask(pilot, "   ")
         assert not isinstance(app.screen, ErrorScreen), "a blank question is a notice, not a failure"
         assert app.turn is None
+
+
+async def wait_for_screen(pilot, kind, tries: int = 200) -> None:
+    """Pause until a screen of ``kind`` is on top (without waiting on workers, one of which failed)."""
+    for _ in range(tries):
+        if isinstance(pilot.app.screen, kind):
+            return
+        await pilot.pause(0.05)
+
+
+async def test_an_unexpected_exception_in_a_worker_shows_the_error_dialog_and_the_app_goes_on(tui_lib, monkeypatch):
+    app = LocalReasonApp(tui_lib)
+
+    def exploding(*args, **kwargs):
+        raise RuntimeError(f"{kwargs.get('what', 'search')} exploded")
+
+    monkeypatch.setattr(app.session, "search", exploding)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f3", *"plague")
+        await wait_for_screen(pilot, ErrorScreen)
+        assert isinstance(app.screen, ErrorScreen), "the search worker's exception reached the catch-all"
+        assert "RuntimeError: search exploded" in str(app.screen.query_one("#error-message").render())
+        assert "tui.log" in str(app.screen.query_one("#error-hint").render())
+        log = (tui_lib.home / "logs" / "tui.log").read_text()
+        assert "Traceback" in log and "search exploded" in log
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, ErrorScreen)
+        await pilot.press("f2")  # the app still answers keys
+        await pilot.pause()
+        assert app.mode == "ask" and app.focused is app.query_one("#ask")
+        # a screen's worker: the source viewer forwards its failure to the App
+        await ask(pilot, "Where did the Black Death originate?")
+        await pilot.press("1")
+        await settle(pilot)
+        assert isinstance(app.screen, SourceScreen)
+        monkeypatch.setattr(tui_lib, "deep_expand", lambda *a, **k: exploding(what="viewer"))
+        await pilot.press("n")
+        await wait_for_screen(pilot, ErrorScreen)
+        assert isinstance(app.screen, ErrorScreen)
+        assert "RuntimeError: viewer exploded" in str(app.screen.query_one("#error-message").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SourceScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, SourceScreen)
 
 
 async def test_ids_typed_in_search_open_their_item_and_bad_ids_explain_themselves(tui_lib):

@@ -3,6 +3,11 @@
 Every slow call (model load, search, generation, ingestion) runs in a thread worker
 through :class:`~localreason.session.Session`; the UI thread only draws. Models load
 on first use, so the first screen appears before torch or llama.cpp are imported.
+
+The widgets (``widgets/``) and screens (``screens/``) report to the App with Textual messages
+and ``dismiss`` results; the App holds the layout, the keys, the workers and what happens when
+they finish. A worker that fails with an exception it did not handle shows the error dialog
+(:meth:`LocalReasonApp.on_worker_state_changed`); the app carries on.
 """
 
 from __future__ import annotations
@@ -18,13 +23,14 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Input, ListItem, ListView, ProgressBar, Static, Tree
+from textual.widgets import Footer, Header, Input, ProgressBar, Static
+from textual.worker import Worker, WorkerState
 
 from ..errors import Cancelled, Interrupted, LocalReasonError
-from ..reason import NO_EVIDENCE_ANSWER
 from ..session import Session, Turn, default_export_name, elapsed_text
-from .screens import (AddScreen, ConfirmScreen, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen,
+from .screens import (AddScreen, ConfirmScreen, ErrorReported, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen,
                       ReportScreen, SourceScreen)  # fmt: skip
+from .widgets import AnswerView, LibraryTree, SearchResults
 
 STAGES = {
     "waiting": "Waiting for the library (a change is being written)",
@@ -37,64 +43,6 @@ STAGES = {
 }
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEARCH_DEBOUNCE = 0.25
-WELCOME = (
-    "Ask a question about your documents and press Enter.\n\n"
-    "Every statement in an answer is a quotation checked word for word against the cited passage. "
-    "Select a statement or a source (↑ ↓ Enter, a click, or its number) to read it in its document.\n\n"
-    "F1 help · F3 search · F6 add files · Enter on the library tree scopes questions to a collection or document."
-)
-
-
-class LibraryTree(Tree):
-    """Collections and their documents, with passage counts. Enter scopes; Delete removes."""
-
-    BINDINGS = [
-        Binding("delete", "remove", "Remove"),
-        Binding("x", "app.clear_scope", "Clear scope"),
-    ]
-
-    def action_remove(self) -> None:
-        node = self.cursor_node
-        if node is not None and node.data:
-            self.app.confirm_remove(node.data)
-
-
-class RefItem(ListItem):
-    """A list row that opens citation ``ref`` (a statement or a source)."""
-
-    def __init__(self, body, ref: int) -> None:
-        super().__init__(Static(body, markup=False))
-        self.ref = ref
-
-
-class NoteItem(ListItem):
-    """A row that is read, not selected."""
-
-    def __init__(self, body, classes: str = "") -> None:
-        super().__init__(Static(body, markup=False), classes=classes, disabled=True)
-
-
-class AnswerView(ListView):
-    """The answer: statements with citation markers, then sources, limitations and meta."""
-
-    BINDINGS = [Binding(str(n), f"app.open_ref({n})", show=False) for n in range(1, 10)]
-
-    typing = False
-    """True from the first letter typed here until the question box has the focus (keys of a burst follow)."""
-
-    def on_key(self, event) -> None:
-        """Typing a letter here starts the next question: focus moves to the question box."""
-        ch = event.character
-        if ch and ch.isprintable() and (self.typing or not ch.isdigit()):
-            self.typing = True
-            box = self.app.main("#ask", Input)
-            box.focus()
-            box.insert_text_at_cursor(ch)
-            event.stop()
-            event.prevent_default()
-
-    def on_blur(self) -> None:
-        self.typing = False
 
 
 class LocalReasonApp(App):
@@ -134,8 +82,6 @@ class LocalReasonApp(App):
         self.started = 0.0
         self.stage_text = ""
         self.stages_seen: list[str] = []
-        self.refs: list = []
-        """(reference, document title) of the shown answer, in marker order: [1] is refs[0]."""
         self.library_size: tuple[int, int] | None = None
         """(documents, passages), once the tree has loaded."""
         self.search_seq = 0
@@ -152,16 +98,14 @@ class LocalReasonApp(App):
         yield Header()
         with Horizontal(id="body"):
             with Vertical(id="library-pane"):
-                tree = LibraryTree("Library", id="library")
-                tree.auto_expand = False
-                tree.show_root = False
-                yield tree
+                yield LibraryTree("Library", id="library")
             with Vertical(id="main"):
                 yield Static(id="scope")
-                yield Input(placeholder="Ask a question and press Enter", id="ask", select_on_focus=False)
+                ask = Input(placeholder="Ask a question and press Enter", id="ask", select_on_focus=False)
+                yield ask
                 yield Input(placeholder="Search passages as you type", id="search", classes="hidden")
-                yield AnswerView(NoteItem(WELCOME, classes="welcome"), id="answer")
-                yield ListView(id="results", classes="hidden")
+                yield AnswerView(id="answer", type_into=ask)
+                yield SearchResults(id="results", classes="hidden")
                 with Horizontal(id="statusbar"):
                     yield Static(id="status")
                     yield ProgressBar(id="progress", show_eta=False, classes="hidden")
@@ -169,8 +113,6 @@ class LocalReasonApp(App):
 
     def on_mount(self) -> None:
         self.main("#library-pane").border_title = "Library"
-        self.main("#answer").border_title = "Answer"
-        self.main("#results").border_title = "Search results"
         self.show_scope()
         self.show_ready()
         self.main("#ask", Input).focus()
@@ -213,7 +155,7 @@ class LocalReasonApp(App):
 
     # ------------------------------------------------------------ library tree and scope
 
-    @work(thread=True, exclusive=True, group="tree")
+    @work(thread=True, exclusive=True, group="tree", exit_on_error=False)
     def load_tree(self) -> None:
         lib = self.session.library
         try:
@@ -223,30 +165,23 @@ class LocalReasonApp(App):
         except LocalReasonError as exc:
             self.ui(self.show_error, exc)
             return
-        self.ui(self._fill_tree, cols, docs)
+        self.ui(self._tree_loaded, cols, docs)
 
-    def _fill_tree(self, cols, docs) -> None:
-        tree = self.main(LibraryTree)
-        tree.clear()
-        for col in cols:
-            node = tree.root.add(Text.assemble((col.name, "bold"), (f"  {col.document_count} docs", "dim")),
-                                 data=("collection", col.id, col.name), expand=True)  # fmt: skip
-            for doc in docs[col.id]:
-                node.add_leaf(Text.assemble(doc.title, (f"  {doc.chunk_count}", "dim")),
-                              data=("document", doc.id, doc.title))  # fmt: skip
-        if not cols:
-            tree.root.add_leaf(Text("(empty: F6 adds files)", style="dim italic"))
+    def _tree_loaded(self, cols, docs) -> None:
+        self.main(LibraryTree).fill(cols, docs)
         self.library_size = (sum(c.document_count for c in cols), sum(c.chunk_count for c in cols))
         if not self.busy:
             self.show_ready()
 
-    @on(Tree.NodeSelected, "#library")
-    def _node_selected(self, event: Tree.NodeSelected) -> None:
-        if event.node.data:
-            kind, id_, _ = event.node.data
-            self.scope_to(kind, id_)
+    @on(LibraryTree.ScopeRequested)
+    def _scope_requested(self, event: LibraryTree.ScopeRequested) -> None:
+        self.scope_to(event.kind, event.id)
 
-    @work(thread=True, group="scope")
+    @on(LibraryTree.ClearScopeRequested)
+    def _clear_scope_requested(self) -> None:
+        self.action_clear_scope()
+
+    @work(thread=True, group="scope", exit_on_error=False)
     def scope_to(self, kind: str, id_: str) -> None:
         try:
             self.session.scope_to(kind, id_)
@@ -275,6 +210,9 @@ class LocalReasonApp(App):
 
     def action_focus_library(self) -> None:
         self.main(LibraryTree).focus()
+
+    def select_in_tree(self, id_: str) -> None:
+        self.main(LibraryTree).select_id(id_)
 
     # ------------------------------------------------------------ modes
 
@@ -308,14 +246,14 @@ class LocalReasonApp(App):
         self._tick = self.set_interval(0.1, self._refresh_stage)
         self.run_ask(question, self.cancel_event)
 
-    @work(thread=True, group="ask")
+    @work(thread=True, group="ask", exit_on_error=False)
     def run_ask(self, question: str, cancel: threading.Event) -> None:
         def stage(name: str, **info) -> None:
             self.ui(self.set_stage, name, **info)
 
         try:
             turn = self.session.ask(question, stage=stage, cancel=cancel)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a message, never a crash
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message, and the question ends
             self.ui(self.ask_done, None, exc)
         else:
             self.ui(self.ask_done, turn, None)
@@ -371,57 +309,12 @@ class LocalReasonApp(App):
 
     async def show_turn(self, turn: Turn) -> None:
         self.turn = turn
-        self.refs = []
-        a = turn.answer
-        view = self.main(AnswerView)
-        await view.clear()
-        items: list[ListItem] = [NoteItem(Text.assemble(("Q ", "bold"), turn.question,
-                                                        (f"   ({turn.scope.describe()})", "dim")), classes="question")]  # fmt: skip
-        if a.no_evidence:
-            items.append(NoteItem(Text(NO_EVIDENCE_ANSWER, style="italic"), classes="no-evidence"))
-            items.append(NoteItem(Text("Try other words, widen the scope (Ctrl+X), or add documents (F6).",
-                                       style="dim"), classes="hint"))  # fmt: skip
-        else:
-            titles = {c.chunk_id: c.document_title for c in a.citations}
-            for st in a.statements:
-                first = len(self.refs) + 1
-                body = Text(st.text)
-                for ref in st.references:
-                    self.refs.append((ref, titles.get(ref.chunk_id, "")))
-                    body.append(" ")
-                    body.append(f"[{len(self.refs)}]", style="bold reverse")
-                items.append(RefItem(body, first))
-            if not a.statements:
-                items.append(NoteItem(Text(a.answer, style="italic")))
-            if self.refs:
-                items.append(NoteItem(Text("Sources", style="bold"), classes="heading"))
-            for n, (ref, title) in enumerate(self.refs, 1):
-                body = Text.assemble((f"[{n}] ", "bold"), (title, "bold"), (f"  {ref.chunk_id}\n", "dim"),
-                                     ("“" + ref.quotation + "”", "italic"))  # fmt: skip
-                items.append(RefItem(body, n))
-        if a.gaps:
-            items.append(NoteItem(Text("Limitations", style="bold"), classes="heading"))
-            items += [NoteItem(Text("• " + g), classes="gap") for g in a.gaps]
-        items.append(NoteItem(Text(f"{a.chunks_gathered} chunks gathered · {a.citations_dropped} citations "
-                                   f"dropped · {a.latency_ms / 1000:.1f} s", style="dim"), classes="meta"))  # fmt: skip
-        await view.extend(items)
-        first_ref = next((i for i, it in enumerate(items) if isinstance(it, RefItem)), None)
-        view.index = first_ref
-        if first_ref is not None:
-            view.focus()
+        await self.main(AnswerView).show_turn(turn)
 
-    @on(ListView.Selected, "#answer")
-    def _answer_selected(self, event: ListView.Selected) -> None:
-        if isinstance(event.item, RefItem):
-            self.action_open_ref(event.item.ref)
-
-    def action_open_ref(self, n: int) -> None:
-        refs = self.refs
-        if not 1 <= n <= len(refs):
-            self.notify(f"There is no citation [{n}].", severity="warning")
-            return
-        ref, title = refs[n - 1]
-        self.push_screen(SourceScreen(self.session, ref.chunk_id, quote=(ref.start, ref.end), title=title))
+    @on(AnswerView.OpenReference)
+    def _open_reference(self, event: AnswerView.OpenReference) -> None:
+        ref = event.reference
+        self.push_screen(SourceScreen(self.session, ref.chunk_id, quote=(ref.start, ref.end), title=event.title))
 
     # ------------------------------------------------------------ search mode
 
@@ -432,7 +325,7 @@ class LocalReasonApp(App):
         if self._search_timer is not None:
             self._search_timer.stop()
         if not query:
-            self.main("#results", ListView).clear()
+            self.main(SearchResults).clear()
             return
         self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self._start_search(query, seq))
 
@@ -447,12 +340,9 @@ class LocalReasonApp(App):
         if value[:4] in ("col_", "doc_", "chk_") and " " not in value:
             self.open_id(value)  # an id typed or pasted: go straight to it
             return
-        results = self.main("#results", ListView)
-        if results.children:
-            results.focus()
-            results.index = 0
+        self.main(SearchResults).focus_first()
 
-    @work(thread=True, group="search")
+    @work(thread=True, group="search", exit_on_error=False)
     def open_id(self, value: str) -> None:
         try:
             with self.session.lock.read():
@@ -468,8 +358,9 @@ class LocalReasonApp(App):
             self.scope_to(kind, item.id)
             self.ui(self.select_in_tree, item.id)
 
-    @work(thread=True, group="search")
+    @work(thread=True, group="search", exit_on_error=False)
     def run_search(self, query: str, seq: int) -> None:
+        """Search in a thread; anything but a LocalReasonError reaches the catch-all (the error dialog)."""
         if seq != self.search_seq:
             return  # typed on; a newer search is due
         try:
@@ -477,63 +368,24 @@ class LocalReasonApp(App):
         except LocalReasonError as exc:
             self.ui(self.show_results, seq, query, [], [], exc)
             return
-        except Exception as exc:  # noqa: BLE001
-            self.ui(self.show_error, exc)
-            return
         self.ui(self.show_results, seq, query, passages, documents, None)
 
     async def show_results(self, seq: int, query: str, passages, documents, error) -> None:
         if seq != self.search_seq:
             return  # a stale query: its results are dropped
         self.shown_seq = seq
-        view = self.main("#results", ListView)
-        await view.clear()
-        items: list[ListItem] = []
-        if error is not None:
-            items.append(NoteItem(Text(error.message, style="italic")))
-        with_passages = {h.document_id for h in passages}
-        documents = [d for d in documents if d.id in with_passages][:2] or documents[:1]
-        for d in documents:
-            item = ListItem(Static(Text.assemble(("Document: ", "dim"), (d.title, "bold"), ("  (Enter: ask it)", "dim")),
-                                   markup=False))  # fmt: skip
-            item.hit = ("document", d.id, d.title)
-            items.append(item)
-        for h in passages:
-            path = list(h.section_path)
-            where = " › ".join(path[1:] if path and path[0] == h.document_title else path)
-            snippet = " ".join(h.content.split())
-            item = ListItem(Static(Text.assemble((h.document_title, "bold"), (f"  {where}\n" if where else "\n", "dim"),
-                                                 snippet[:220] + ("…" if len(snippet) > 220 else "")), markup=False))  # fmt: skip
-            item.hit = ("passage", h.chunk_id, h.document_title)
-            items.append(item)
-        if not items:
-            items.append(NoteItem(Text(f"Nothing found for “{query}”.", style="italic")))
-        await view.extend(items)
-        view.border_title = f"Search results for “{query}”"
+        await self.main(SearchResults).show(query, passages, documents, error)
         if not self.busy:
             self.set_status(f"{len(passages)} passages. Tab: to the list, Enter: open.")
 
-    @on(ListView.Selected, "#results")
-    def _result_selected(self, event: ListView.Selected) -> None:
-        hit = getattr(event.item, "hit", None)
-        if hit is None:
-            return
-        kind, id_, title = hit
-        if kind == "passage":
-            self.push_screen(SourceScreen(self.session, id_, title=title))
+    @on(SearchResults.Chosen)
+    def _result_chosen(self, event: SearchResults.Chosen) -> None:
+        if event.kind == "passage":
+            self.push_screen(SourceScreen(self.session, event.id, title=event.title))
         else:
-            self.scope_to("document", id_)
-            self.select_in_tree(id_)
-            self.notify(f"Questions now go to {title}.", title="Scoped")
-
-    def select_in_tree(self, id_: str) -> None:
-        tree = self.main(LibraryTree)
-        for node in tree.root.children:
-            for child in [node, *node.children]:
-                if child.data and child.data[1] == id_:
-                    node.expand()
-                    tree.move_cursor(child)
-                    return
+            self.scope_to("document", event.id)
+            self.select_in_tree(event.id)
+            self.notify(f"Questions now go to {event.title}.", title="Scoped")
 
     # ------------------------------------------------------------ library management
 
@@ -586,13 +438,13 @@ class LocalReasonApp(App):
         name = Path(p.path).name if p.path else ""
         self.set_status(f"{self.busy_label}: {p.done}/{p.total} files, {p.chunks} passages  {name}")
 
-    @work(thread=True, group="library")
+    @work(thread=True, group="library", exit_on_error=False)
     def run_ingest(self, path: str, collection: str, cancel: threading.Event) -> None:
         def job():
             return [self.session.library.ingest([path], collection, progress=self._progress(cancel))]
         self._library_job(job, f"Added to {collection}")
 
-    @work(thread=True, group="library")
+    @work(thread=True, group="library", exit_on_error=False)
     def run_sync(self, collection: str | None, cancel: threading.Event) -> None:
         def job():
             return self.session.library.sync(collection, progress=self._progress(cancel))
@@ -605,7 +457,7 @@ class LocalReasonApp(App):
         except Interrupted as stop:
             self.ui(self.library_done, title + " (cancelled)", [stop.report] if stop.report else [],
                                   "Cancelled: what was finished is kept. Run it again to continue.", None)  # fmt: skip
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the progress bar and busy flag must be reset
             self.ui(self.library_done, title, [], "", exc)
         else:
             self.ui(self.library_done, title, reports, "", None)
@@ -624,16 +476,19 @@ class LocalReasonApp(App):
             failed = sum(r.counts.get("failed", 0) for r in reports)
             self.push_screen(ReportScreen(title + (f" — {failed} failed" if failed else ""), reports, note))
 
-    def confirm_remove(self, data) -> None:
+    @on(LibraryTree.RemoveRequested)
+    def _remove_requested(self, event: LibraryTree.RemoveRequested) -> None:
+        self.confirm_remove(event.kind, event.id, event.label)
+
+    def confirm_remove(self, kind: str, id_: str, label: str) -> None:
         if self._library_busy():
             return
-        kind, id_, label = data
         what = (f"the document “{label}”" if kind == "document"
                 else f"the collection “{label}” and all its documents")  # fmt: skip
         self.push_screen(ConfirmScreen(f"Remove {what} from the library?\nThe files on disk are not touched."),
                          lambda yes: yes and self.run_remove(kind, id_, label))  # fmt: skip
 
-    @work(thread=True, group="library")
+    @work(thread=True, group="library", exit_on_error=False)
     def run_remove(self, kind: str, id_: str, label: str) -> None:
         try:
             with self.session.lock.write():
@@ -695,10 +550,32 @@ class LocalReasonApp(App):
         size = f" {self.library_size[0]} documents, {self.library_size[1]} passages." if self.library_size else ""
         self.set_status("Ready." + size)
 
-    def show_error(self, exc: Exception) -> None:
-        if isinstance(exc, LocalReasonError):
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The catch-all: a worker that ended in an exception it did not handle shows it (traceback logged).
+
+        Every worker has ``exit_on_error=False``, so such a failure no longer closes the app.
+        Screens' own workers report to their screen, which forwards the failure as ErrorReported.
+        """
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.show_error(event.worker.error, log_traceback=True)
+
+    @on(ErrorReported)
+    def _error_reported(self, event: ErrorReported) -> None:
+        self.show_error(event.error, log_traceback=event.unexpected)
+
+    def show_error(self, exc: BaseException, *, log_traceback: bool = False) -> None:
+        """The error dialog for ``exc``: a LocalReasonError's title, message and hint; anything else as
+        an unexpected error. The traceback of the latter (and with ``log_traceback``, of any) goes to logs/tui.log."""
+        expected = isinstance(exc, LocalReasonError)
+        log = self.log_exception(exc) if log_traceback or not expected else None
+        if expected:
             self.push_screen(ErrorScreen(exc.title, exc.message, exc.hint or ""))
             return
+        self.push_screen(ErrorScreen("Unexpected error", f"{exc.__class__.__name__}: {exc}",
+                                     f"The details are in {log}. Please report it; your library is unchanged."))  # fmt: skip
+
+    def log_exception(self, exc: BaseException) -> Path:
+        """Append ``exc``'s traceback to logs/tui.log in the library's home (best effort); returns that path."""
         log = self.session.library.home / "logs" / "tui.log"
         try:
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -706,5 +583,4 @@ class LocalReasonApp(App):
                 fh.write("".join(traceback.format_exception(exc)))
         except OSError:
             pass
-        self.push_screen(ErrorScreen("Unexpected error", f"{exc.__class__.__name__}: {exc}",
-                                     f"The details are in {log}. Please report it; your library is unchanged."))  # fmt: skip
+        return log

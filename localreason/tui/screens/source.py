@@ -1,0 +1,170 @@
+"""The source viewer: one chunk in its document, the verified quotation highlighted, with deep_expand navigation.
+
+It reads through the :class:`~localreason.session.Session` passed to it. Failures go to the App as
+:class:`~localreason.tui.screens.error.ErrorReported` messages; Escape or q dismisses it.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
+
+from ...errors import LocalReasonError
+from ...types import LEVEL_NAMES
+from .error import ErrorReported
+
+DIRECTIONS = {"up": "the enclosing section", "down": "the first passage inside", "previous": "the previous passage",
+              "next": "the next passage", "surrounding": "the passages around"}  # fmt: skip
+HOW = {"cited": "cited passage", "previous": "previous", "next": "next", "up": "up", "down": "down",
+       "surrounding": "around"}  # fmt: skip
+
+
+class SourceScreen(Screen):
+    """One chunk in its document, the verified quotation highlighted, with deep_expand navigation."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Back"),
+        Binding("p,left", "move('previous')", "Previous"),
+        Binding("n,right", "move('next')", "Next"),
+        Binding("u", "move('up')", "Up"),
+        Binding("d", "move('down')", "Down"),
+        Binding("s", "move('surrounding')", "Around"),
+        Binding("c", "move('cited')", "Cited", show=False),
+    ]
+
+    def __init__(self, session, chunk_id: str, *, quote: tuple[int, int] | None = None, title: str = "") -> None:
+        super().__init__()
+        self.session = session
+        self.cited = chunk_id
+        self.quote = quote
+        """Document character offsets of the verified quotation, highlighted wherever it is in view."""
+        self.heading = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="viewer"):
+            yield Static(id="crumbs")
+            yield Static(id="where")
+            with VerticalScroll(id="source-scroll"):
+                yield Static(id="source-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show([self.cited], self.cited, "cited")
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    def action_move(self, direction: str) -> None:
+        if direction == "cited":
+            self.show([self.cited], self.cited, "cited")
+            return
+        self.expand(self.current, direction)
+
+    def _ui(self, fn, *args, **kwargs):
+        """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed."""
+        try:
+            return self.app.call_from_thread(fn, *args, **kwargs)
+        except RuntimeError:
+            return None
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """This screen's workers report to it; an exception one did not handle goes on to the App."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.post_message(ErrorReported(event.worker.error, unexpected=True))
+
+    # ------------------------------------------------------------ workers
+
+    @work(thread=True, exclusive=True, group="viewer", exit_on_error=False)
+    def expand(self, chunk_id: str, direction: str) -> None:
+        lib = self.session.library
+        try:
+            with self.session.lock.read():
+                result = lib.deep_expand(chunk_id, direction, window=2)
+        except LocalReasonError as exc:
+            self.post_message(ErrorReported(exc))
+            return
+        if not result.items:
+            where = "the top of the document" if result.document else "nothing there"
+            msg = result.reason or f"There is no {DIRECTIONS[direction].removeprefix('the ')}: {where}."
+            self._ui(self.notify, msg, title="Can't move", severity="warning")
+            return
+        ids = [h.chunk_id for h in result.items]
+        focus = ids[len(ids) // 2] if direction == "surrounding" else ids[0]
+        if direction == "surrounding":
+            ids = list(dict.fromkeys([*ids[:len(ids) // 2], chunk_id, *ids[len(ids) // 2:]]))
+            focus = chunk_id
+        self._ui(self.show, ids, focus, direction)
+
+    @work(thread=True, exclusive=True, group="viewer-load", exit_on_error=False)
+    def show(self, ids: list[str], focus: str, how: str) -> None:
+        lib = self.session.library
+        try:
+            with self.session.lock.read():
+                chunks = [lib.chunk(i) for i in ids]
+                doc = lib.document(chunks[0].document_id)
+        except LocalReasonError as exc:
+            self.post_message(ErrorReported(exc))
+            return
+        self._ui(self._paint, chunks, doc, focus, how)
+
+    # ------------------------------------------------------------ drawing
+
+    def _paint(self, chunks, doc, focus: str, how: str) -> None:
+        self.current = focus
+        main = next(c for c in chunks if c.id == focus)
+        self.query_one("#crumbs", Static).update(self._crumbs(doc, main))
+        self.query_one("#where", Static).update(self._where(main, how))
+        self.query_one("#source-text", Static).update(self._body(chunks, focus))
+        scroll = self.query_one("#source-scroll", VerticalScroll)
+        scroll.scroll_home(animate=False)
+        if self.quote:
+            self._scroll_to_quote(scroll, chunks)
+
+    @staticmethod
+    def _crumbs(doc, main) -> Text:
+        crumbs = Text(doc.title, style="bold")
+        path = list(main.section_path)
+        for part in path[1:] if path and path[0] == doc.title else path:
+            crumbs.append("  ›  ", style="dim")
+            crumbs.append(part)
+        return crumbs
+
+    def _where(self, main, how: str) -> Text:
+        page = f" · page {main.page_start}" if main.page_start else ""
+        label = HOW.get(how, how)
+        return Text.assemble(
+            (f"{LEVEL_NAMES[main.level]} {main.index + 1}", "bold"), f" · {main.id}{page} · ",
+            (f"({label})", "italic"),
+            ("  ▌ quotation" if self.quote and self._has_quote(main) else "", "reverse"))  # fmt: skip
+
+    def _body(self, chunks, focus: str) -> Text:
+        body = Text()
+        for c in chunks:
+            if body:
+                body.append("\n\n")
+            part = Text(c.text, style="" if c.id == focus or len(chunks) == 1 else "dim")
+            if self.quote and self._has_quote(c):
+                s, e = self.quote[0] - c.start, self.quote[1] - c.start
+                part.stylize("reverse bold", max(0, s), min(len(c.text), e))
+            body.append_text(part)
+        return body
+
+    def _scroll_to_quote(self, scroll: VerticalScroll, chunks) -> None:
+        """Bring the quotation into view: scroll by the share of text that precedes it."""
+        focus_chunk = next((c for c in chunks if self._has_quote(c)), None)
+        if focus_chunk is None:
+            return
+        before = sum(len(c.text) + 2 for c in chunks[:chunks.index(focus_chunk)])
+        before += max(0, self.quote[0] - focus_chunk.start)
+        total = sum(len(c.text) + 2 for c in chunks) or 1
+        self.call_after_refresh(lambda: scroll.scroll_to(
+            y=max(0, int(scroll.virtual_size.height * before / total) - 2), animate=False))
+
+    def _has_quote(self, chunk) -> bool:
+        return bool(self.quote) and chunk.start <= self.quote[0] and self.quote[1] <= chunk.end

@@ -1,0 +1,155 @@
+"""The answer pane: the question, statements with citation markers, sources, limitations and meta.
+
+The rows are built here from a :class:`~localreason.session.Turn` and its answer.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Input, ListItem, ListView, Static
+
+from ...reason import NO_EVIDENCE_ANSWER
+
+WELCOME = (
+    "Ask a question about your documents and press Enter.\n\n"
+    "Every statement in an answer is a quotation checked word for word against the cited passage. "
+    "Select a statement or a source (↑ ↓ Enter, a click, or its number) to read it in its document.\n\n"
+    "F1 help · F3 search · F6 add files · Enter on the library tree scopes questions to a collection or document."
+)
+
+
+class RefItem(ListItem):
+    """A list row that opens citation ``ref`` (a statement or a source)."""
+
+    def __init__(self, body, ref: int) -> None:
+        super().__init__(Static(body, markup=False))
+        self.ref = ref
+
+
+class NoteItem(ListItem):
+    """A row that is read, not selected."""
+
+    def __init__(self, body, classes: str = "") -> None:
+        super().__init__(Static(body, markup=False), classes=classes, disabled=True)
+
+
+# ---------------------------------------------------------------- rows of an answer
+
+
+def answer_items(turn) -> tuple[list[ListItem], list]:
+    """The rows that show ``turn``, and its (reference, document title) pairs in marker order."""
+    a = turn.answer
+    refs: list = []
+    items: list[ListItem] = [NoteItem(Text.assemble(("Q ", "bold"), turn.question,
+                                                    (f"   ({turn.scope.describe()})", "dim")), classes="question")]  # fmt: skip
+    if a.no_evidence:
+        items.append(NoteItem(Text(NO_EVIDENCE_ANSWER, style="italic"), classes="no-evidence"))
+        items.append(NoteItem(Text("Try other words, widen the scope (Ctrl+X), or add documents (F6).",
+                                   style="dim"), classes="hint"))  # fmt: skip
+    else:
+        items += _statement_items(a, refs)
+        items += _source_items(refs)
+    if a.gaps:
+        items.append(NoteItem(Text("Limitations", style="bold"), classes="heading"))
+        items += [NoteItem(Text("• " + g), classes="gap") for g in a.gaps]
+    items.append(NoteItem(Text(f"{a.chunks_gathered} chunks gathered · {a.citations_dropped} citations "
+                               f"dropped · {a.latency_ms / 1000:.1f} s", style="dim"), classes="meta"))  # fmt: skip
+    return items, refs
+
+
+def _statement_items(a, refs: list) -> list[ListItem]:
+    """One row per statement, its markers numbered on from ``refs`` (which it extends)."""
+    titles = {c.chunk_id: c.document_title for c in a.citations}
+    items: list[ListItem] = []
+    for st in a.statements:
+        first = len(refs) + 1
+        body = Text(st.text)
+        for ref in st.references:
+            refs.append((ref, titles.get(ref.chunk_id, "")))
+            body.append(" ")
+            body.append(f"[{len(refs)}]", style="bold reverse")
+        items.append(RefItem(body, first))
+    if not a.statements:
+        items.append(NoteItem(Text(a.answer, style="italic")))
+    return items
+
+
+def _source_items(refs: list) -> list[ListItem]:
+    """The Sources heading and one row per reference: title, chunk id and the quotation."""
+    items: list[ListItem] = [NoteItem(Text("Sources", style="bold"), classes="heading")] if refs else []
+    for n, (ref, title) in enumerate(refs, 1):
+        body = Text.assemble((f"[{n}] ", "bold"), (title, "bold"), (f"  {ref.chunk_id}\n", "dim"),
+                             ("“" + ref.quotation + "”", "italic"))  # fmt: skip
+        items.append(RefItem(body, n))
+    return items
+
+
+# ---------------------------------------------------------------- the widget
+
+
+class AnswerView(ListView):
+    """The answer: statements with citation markers, then sources, limitations and meta.
+
+    Enter, a click or a digit on a citation posts :class:`AnswerView.OpenReference`. Typing a
+    letter here goes on in ``type_into`` (the question box), focused for the next question.
+    """
+
+    BORDER_TITLE = "Answer"
+    BINDINGS = [Binding(str(n), f"open_ref({n})", show=False) for n in range(1, 10)]
+
+    class OpenReference(Message):
+        """Citation ``n`` was chosen: ``reference`` (chunk id, offsets) in the document ``title``."""
+
+        def __init__(self, n: int, reference, title: str) -> None:
+            super().__init__()
+            self.n, self.reference, self.title = n, reference, title
+
+    typing = False
+    """True from the first letter typed here until the question box has the focus (keys of a burst follow)."""
+
+    def __init__(self, *, type_into: Input | None = None, **kwargs) -> None:
+        super().__init__(NoteItem(WELCOME, classes="welcome"), **kwargs)
+        self.type_into = type_into
+        """Where typing goes (directly, so the keys of a fast burst keep their order)."""
+        self.refs: list = []
+        """(reference, document title) of the shown answer, in marker order: [1] is refs[0]."""
+
+    async def show_turn(self, turn) -> None:
+        """Show ``turn``; the first citation is selected (and the list focused) if there is one."""
+        self.refs = []
+        await self.clear()
+        items, self.refs = answer_items(turn)
+        await self.extend(items)
+        first_ref = next((i for i, it in enumerate(items) if isinstance(it, RefItem)), None)
+        self.index = first_ref
+        if first_ref is not None:
+            self.focus()
+
+    def action_open_ref(self, n: int) -> None:
+        if not 1 <= n <= len(self.refs):
+            self.notify(f"There is no citation [{n}].", severity="warning")
+            return
+        ref, title = self.refs[n - 1]
+        self.post_message(self.OpenReference(n, ref, title))
+
+    @on(ListView.Selected)
+    def _selected(self, event: ListView.Selected) -> None:
+        if isinstance(event.item, RefItem):
+            self.action_open_ref(event.item.ref)
+
+    def on_key(self, event) -> None:
+        """Typing a letter here starts the next question: focus moves to the question box."""
+        ch = event.character
+        box = self.type_into
+        if box is not None and ch and ch.isprintable() and (self.typing or not ch.isdigit()):
+            self.typing = True
+            box.focus()
+            box.insert_text_at_cursor(ch)
+            event.stop()
+            event.prevent_default()
+
+    def on_blur(self) -> None:
+        self.typing = False
