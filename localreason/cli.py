@@ -475,7 +475,7 @@ def evidence(obj: _Ctx, query, collection, document, limit, max_tokens, explain,
     lib = obj.library()
     scope = _scope_args(lib, collection, document)
     ev = lib.progressive_search(query, limit=limit, **scope)
-    from .retrieval import build_packet
+    from .search import build_packet
 
     packet = build_packet(ev, max_tokens)
     if as_json:
@@ -652,7 +652,7 @@ def demo(obj: _Ctx, as_json, tui) -> int:
 @click.pass_obj
 def tui(obj: _Ctx, max_tokens) -> int:
     """Open the terminal UI over your library: ask, read citations in context, search, manage files."""
-    from .retrieval import clean_max_tokens
+    from .search import clean_max_tokens
 
     budget = clean_max_tokens(max_tokens)  # a bad value is refused before the screen opens
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

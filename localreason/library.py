@@ -55,6 +55,8 @@ class Library:
         self._write_fd: int | None = None
         self.notice: Callable[[str], None] | None = None
         """Told (one line for a person) when a write must wait for another program's."""
+        self.catch_up_on_use = True
+        """Whether each use of ``vectors`` first applies other processes' writes (see ``catch_up``)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -140,15 +142,32 @@ class Library:
 
     @property
     def vectors(self) -> VectorIndex:
-        """The FAISS index, loaded (or rebuilt from SQLite) on first use and in step with the database."""
+        """The FAISS index, loaded (or rebuilt from SQLite) on first use and in step with the database.
+
+        Each use first catches up with what other processes wrote, unless ``catch_up_on_use`` is off
+        (the service does it itself, under its write lock, so no search runs while the index changes).
+        """
         vectors = self._lazy("_vectors", self._open_vectors)
-        if vectors.generation != self.store.generation():  # another process wrote since
-            with self._init_lock:
-                if self._vectors is vectors and vectors.identity != self._vector_identity():
-                    self._vectors = None  # re-embedded elsewhere (reindex): start again from SQLite
-                    return self._lazy("_vectors", self._open_vectors)
-            vectors.sync(self.store)
+        if self.catch_up_on_use and vectors.generation != self.store.generation():
+            return self.catch_up()
         return vectors
+
+    def stale(self) -> bool:
+        """Whether another process (or another Library) changed the database since the index was read."""
+        return self._vectors is not None and self._vectors.generation != self.store.generation()
+
+    def catch_up(self) -> VectorIndex:
+        """Bring the vector index in step with the database: apply other processes' writes, or reload it
+        when they re-embedded everything (reindex)."""
+        with self._init_lock:
+            vectors = self._lazy("_vectors", self._open_vectors)
+            if vectors.generation == self.store.generation():
+                return vectors
+            if vectors.identity != self._vector_identity():
+                self._vectors = None  # re-embedded elsewhere (reindex): start again from SQLite
+                return self._lazy("_vectors", self._open_vectors)
+            vectors.sync(self.store)
+            return vectors
 
     def _open_vectors(self) -> VectorIndex:
         self.check_embedding_model()
@@ -265,6 +284,11 @@ class Library:
         """The configured GGUF model, shared by every Library of this process and loaded on first use."""
         return self._lazy("_generator", self._make_generator)
 
+    def models_loaded(self) -> bool:
+        """Whether the embedding and generation models are both in memory (nothing will wait for them)."""
+        parts = (self._embedder, self._generator)
+        return all(p is not None and getattr(p, "loaded", True) for p in parts)
+
     def _make_generator(self):
         from .generate import shared_generator
         from .models import resolve_gguf
@@ -272,13 +296,17 @@ class Library:
         return shared_generator(resolve_gguf(self.settings))
 
     def ask(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
-            max_tokens: object = 8000, stage=None, cancel=None):  # fmt: skip
-        """Answer ``query`` from the library with verified citations (see reason.py). Read-only."""
+            max_tokens: object = None, stage=None, cancel=None):  # fmt: skip
+        """Answer ``query`` from the library with verified citations (see reason.py). Read-only.
+
+        ``max_tokens`` is the evidence budget (the spec's maxTokens); None uses the ``answer_budget`` setting.
+        """
         from .reason import reason
 
+        budget = self.settings.answer_budget if max_tokens is None else max_tokens
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
-                      limit=limit, max_tokens=max_tokens, style=self.settings.answer_style,
-                      lead=self.settings.answer_lead, stage=stage, cancel=cancel)  # fmt: skip
+                      limit=limit, max_tokens=budget, style=self.settings.answer_style,
+                      lead=self.settings.lead_quotes, stage=stage, cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 

@@ -21,15 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .retrieval import _STOPWORDS, _WORD, query_terms
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:[A-Z]|ca|c|cf|approx|e\.g|i\.e|etc|vs|viz|al|Mr|Mrs|Ms|Dr|Prof|St|Mt|Jr|Sr|Co|Corp|Inc|Ltd|No|Nos|"
-    r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
-"""A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
-MIN_CHARS = 15
-MAX_CHARS = 600
+from .text import STOPWORDS, WORD, collapse, query_terms, sentences
 
 FEATURES = ("cosine", "context cosine gain", "lexical", "context lexical gain", "chunk rank", "number",
             "word pairs", "suffix-stripped gain")  # fmt: skip
@@ -74,33 +66,6 @@ class Quote:
     score: float
     probability: float = 0.0
     """The ranking's estimate of the chance that this sentence holds the answer (softmax of the scores)."""
-
-
-def sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) spans of the sentences of ``text``; long ones cut at a word boundary."""
-    spans = []
-    pos = 0
-    for m in list(_SENTENCE_END.finditer(text)) + [None]:
-        if m is not None and m.group(0).strip() == "" and _ABBREVIATION.search(text, max(0, m.start() - 8), m.start()):
-            continue
-        end = m.start() if m else len(text)
-        seg = text[pos:end]
-        lead = len(seg) - len(seg.lstrip())
-        s, e = pos + lead, pos + len(seg.rstrip())
-        if e - s > MAX_CHARS:
-            cut = text.rfind(" ", s, s + MAX_CHARS)
-            e = cut if cut > s + MIN_CHARS else s + MAX_CHARS
-        if e - s >= MIN_CHARS:
-            spans.append((s, e))
-        pos = m.end() if m else len(text)
-    if not spans and text.strip():  # no sentence-like span (short lines, code): the passage itself, capped
-        s = len(text) - len(text.lstrip())
-        e = len(text.rstrip())
-        if e - s > MAX_CHARS:
-            cut = text.rfind(" ", s, s + MAX_CHARS)
-            e = cut if cut > s else s + MAX_CHARS
-        spans.append((s, e))
-    return spans
 
 
 def is_sentence_like(text: str) -> bool:
@@ -206,8 +171,8 @@ def features(question: str, cands: list[Candidate], embed) -> np.ndarray:
     # Rarity of each term among the candidate sentences: rare terms say more.
     weights = {t: math.log(1 + n / (1 + sum(t in s for s in lowered))) for t in terms}
     total = sum(weights.values()) or 1.0
-    q_words = _WORD.findall(question.lower())
-    q_pairs = {p for p in _pairs(q_words) if not (p[0] in _STOPWORDS and p[1] in _STOPWORDS)}
+    q_words = WORD.findall(question.lower())
+    q_pairs = {p for p in _pairs(q_words) if not (p[0] in STOPWORDS and p[1] in STOPWORDS)}
     numeric = bool(_NUMBER_QUESTION.match(question))
 
     def lexical(words: set[str]) -> float:
@@ -215,10 +180,10 @@ def features(question: str, cands: list[Candidate], embed) -> np.ndarray:
 
     rows = []
     for c, low, cs, cc in zip(cands, lowered, cos, cos_ctx):
-        words = _WORD.findall(low)
+        words = WORD.findall(low)
         wset = set(words)
         lex = lexical(wset)
-        lex_ctx = lexical(wset | set(_WORD.findall(c.previous.lower())))
+        lex_ctx = lexical(wset | set(WORD.findall(c.previous.lower())))
         stems = {_stem(w) for w in wset}
         lex_stem = sum(w for t, w in weights.items() if _stem(t) in stems) / total
         pairs = len(q_pairs & _pairs(words)) / len(q_pairs) if q_pairs else 0.0
@@ -269,9 +234,3 @@ def lead_count(probabilities, confidence: float = LEAD_CONFIDENCE, least: int = 
         if mass >= confidence:
             break
     return min(len(probabilities), max(least, min(k, most)))
-
-
-def collapse(text: str) -> str:
-    """Whitespace runs to one space, trimmed: the form quotations are compared in."""
-    return " ".join(text.split())
-

@@ -25,10 +25,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import retrieval as R
+from . import search
 from .errors import Cancelled, ValidationError
 from .generate import Completion, GenerationError, Generator
-from .quotes import MAX_LEAD, Quote, collapse, instruction_sentences, lead_count, rank_quotes, word_stem
+from .quotes import MAX_LEAD, Quote, instruction_sentences, lead_count, rank_quotes, word_stem
+from .text import STOPWORDS, collapse
 from .types import EvidencePacket, PacketChunk
 
 DEFAULT_ANSWER_BUDGET = 1000
@@ -41,7 +42,7 @@ NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this 
 ANSWER_GUARD = 2.25
 SENTENCE_GUARD_WEIGHT = 0.2
 """reason's fixed relevance guard: evidence is strong enough to answer from when progressive search's
-relevance (best cosine + coverage of the question's terms, retrieval.relevance) plus
+relevance (best cosine + coverage of the question's terms, search.relevance) plus
 SENTENCE_GUARD_WEIGHT x the best quotable sentence's ranking score (quotes.WEIGHTS' scale) reaches
 ANSWER_GUARD. Passage-level relevance alone cannot tell a passage on the topic from one that answers;
 the best sentence can. Calibrated in scripts/tune_reason.py on questions the evaluation does not ask."""
@@ -371,7 +372,7 @@ def content_words(text: str) -> set[str]:
         word = re.split("['\u2019]", token)[0]  # "warranty's" -> "warranty"
         if any(ch.isdigit() for ch in word):
             words.add(token)
-        elif word not in R._STOPWORDS:
+        elif word not in STOPWORDS:
             words.add(word_stem(word))
     return words
 
@@ -486,9 +487,9 @@ def reporter(stage, cancel):
     return say
 
 
-def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNSET,
-           collection_id: object = R.UNSET, limit: object = R.DEFAULT_EVIDENCE_LIMIT,
-           max_tokens: object = R.DEFAULT_MAX_TOKENS, style: str = "extract", lead: int | None = None,
+def reason(lib, query: str, *, generator: Generator, document_id: object = search.UNSET,
+           collection_id: object = search.UNSET, limit: object = search.DEFAULT_EVIDENCE_LIMIT,
+           max_tokens: object = search.DEFAULT_MAX_TOKENS, style: str = "extract", lead: int | None = None,
            stage=None, cancel=None) -> Answer:  # fmt: skip
     """Answer ``query`` from the library. ``stage(name, **info)`` is called as the work progresses.
 
@@ -500,14 +501,15 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
     """
     t0 = time.perf_counter()
     say = reporter(stage, cancel)
-    q = R.clean_query(query)
-    k = R.clamp_limit(limit, R.DEFAULT_EVIDENCE_LIMIT, R.MAX_EVIDENCE_LIMIT)
-    budget = R.clean_max_tokens(max_tokens)
+    q = search.clean_query(query)
+    k = search.clamp_limit(limit, search.DEFAULT_EVIDENCE_LIMIT, search.MAX_EVIDENCE_LIMIT)
+    budget = search.clean_max_tokens(max_tokens)
     if lead is not None and (not isinstance(lead, int) or not 1 <= lead <= MAX_LEAD):
         raise ValidationError(f"lead must be a number from 1 to {MAX_LEAD} (got {lead!r}).",
                               hint="Leave it out to let the ranking decide how many quotations lead.")
     say("searching")
-    evidence = R.progressive_search(lib, q, document_id=document_id, collection_id=collection_id, limit=k)
+    evidence = search.progressive_search(lib.index, q, document_id=document_id, collection_id=collection_id,
+                                         limit=k)  # fmt: skip
     t_search = time.perf_counter()
     gaps: list[str] = []
 
@@ -518,7 +520,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = R.UNS
 
     if not evidence.hits:
         return no_evidence([unread_gap(budget)] if budget == 0 else [])
-    packet = R.build_packet(evidence, budget)
+    packet = search.build_packet(evidence, budget)
     if packet.empty:
         return no_evidence([unread_gap(budget)])
     say("reading", chunks=len(packet.chunks), tokens=packet.tokens)
@@ -613,7 +615,7 @@ def _shrink_to_context(evidence, packet: EvidencePacket, query: str, generator: 
     budget = packet.max_tokens
     while budget > 0:
         budget = int(budget * 0.8)
-        smaller = R.build_packet(evidence, budget)
+        smaller = search.build_packet(evidence, budget)
         if smaller.empty or generator.prompt_tokens(messages_for(query, smaller.text)) <= room:
             return smaller
-    return R.build_packet(evidence, 0)
+    return search.build_packet(evidence, 0)

@@ -97,7 +97,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="print each query not found first, with what came first")
     args = ap.parse_args()
-    from localreason import retrieval as R
+    from localreason import search
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
     from localreason.library import Library
@@ -141,14 +141,14 @@ def main() -> None:
     rng_forms = {term: rng.choice(SENTENCE) for _, term in queries}
     texts = list(dict.fromkeys(asked(k, t, f) for k, t in queries for f in ("bare", "sentence")))
     vecs = dict(zip(texts, embedder.embed(texts)))
-    scope = R.Scope()
+    scope = search.Scope()
 
     def top3(query: str, method: str) -> list[int]:
-        dense = R.dense_ranking(lib, vecs[query], R.CANDIDATES, scope)
+        dense = search.dense_ranking(lib.index, vecs[query], search.CANDIDATES, scope)
         if method == "now":
-            return [r.rowid for r in R.hybrid(lib, query, 3, scope, qvec=vecs[query])]
-        lexical = R.lexical_ranking(lib, query, R.CANDIDATES, scope, terms=R.query_terms(query))
-        return [r for r, _ in R.fuse(dense, lexical, "zsum-list")[:3]]
+            return [r.rowid for r in search.hybrid(lib.index, query, 3, scope, qvec=vecs[query])]
+        lexical = search.lexical_ranking(lib.index, query, search.CANDIDATES, scope, terms=search.query_terms(query))
+        return [r for r, _ in search.fuse(dense, lexical, "zsum-list")[:3]]
 
     table: dict[tuple[str, str, str], list[tuple[bool, bool]]] = defaultdict(list)
     for kind, term in queries:

@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--latency-queries", type=int, default=300)
     args = ap.parse_args()
 
-    from localreason import retrieval as R
+    from localreason import search
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
     from localreason.library import Library
@@ -94,11 +94,11 @@ def main() -> None:
     qvecs = embedder.embed([q for q, _ in qs])
     print(f"{len(qs)} questions embedded in {time.perf_counter() - t:.0f} s", flush=True)
 
-    scope = R.Scope()
+    scope = search.Scope()
     dense_l, lex_l = [], []
     for (q, _), v in zip(qs, qvecs):
-        dense_l.append(R.dense_ranking(lib, v, R.CANDIDATES, scope))
-        lex_l.append(R.lexical_ranking(lib, q, R.CANDIDATES, scope))
+        dense_l.append(search.dense_ranking(lib.index, v, search.CANDIDATES, scope))
+        lex_l.append(search.lexical_ranking(lib.index, q, search.CANDIDATES, scope))
 
     def evaluate(rank_fn, idx) -> dict[str, float]:
         return metrics([doc_rank(rank_fn(i), chunk_doc, qs[i][1]) for i in idx])
@@ -107,19 +107,19 @@ def main() -> None:
     rows = {
         "lexical (FTS5 BM25)": evaluate(lambda i: [r for r, _ in lex_l[i]], everything),
         "dense (MiniLM, FAISS)": evaluate(lambda i: [r for r, _ in dense_l[i]], everything),
-        "reciprocal rank fusion k=60": evaluate(lambda i: [r for r, _ in R.fuse(dense_l[i], lex_l[i], "rrf")],
+        "reciprocal rank fusion k=60": evaluate(lambda i: [r for r, _ in search.fuse(dense_l[i], lex_l[i], "rrf")],
                                                 everything),  # fmt: skip
     }
     # The product's own path (hybrid() with the query vector given, so questions are embedded once).
-    rows[f"localreason hybrid (z-score sum, dense weight {R.DENSE_WEIGHT})"] = evaluate(
-        lambda i: [h.rowid for h in R.hybrid(lib, qs[i][0], 10 * 3, scope, qvec=qvecs[i])], everything)
+    rows[f"localreason hybrid (z-score sum, dense weight {search.DENSE_WEIGHT})"] = evaluate(
+        lambda i: [h.rowid for h in search.hybrid(lib.index, qs[i][0], 10 * 3, scope, qvec=qvecs[i])], everything)
 
     half = len(qs) // 2
     dev, test = range(half), range(half, len(qs))
     print("\nDense-weight sweep (z-score sum): tuned on the first half, checked on the second")
     print(f"{'weight':>8} {'dev R@5':>8} {'dev MRR':>8} {'test R@5':>9} {'test MRR':>9}")
     for w in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6):
-        fn = lambda i, w=w: [r for r, _ in R.fuse(dense_l[i], lex_l[i], "zsum", w)]  # noqa: E731
+        fn = lambda i, w=w: [r for r, _ in search.fuse(dense_l[i], lex_l[i], "zsum", w)]  # noqa: E731
         d, te = evaluate(fn, dev), evaluate(fn, test)
         print(f"{w:>8} {d['R@5']:>8.3f} {d['MRR@10']:>8.3f} {te['R@5']:>9.3f} {te['MRR@10']:>9.3f}")
 

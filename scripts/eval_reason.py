@@ -55,7 +55,7 @@ def norm(text: str) -> str:
 def miss_reason(lib, q: str, golds: list[str], ans, max_tokens: int) -> str:
     """Why an answerable question went unsupported: refused, the gold answer outside the packet
     (further down the evidence, or not retrieved), or in the packet but not among the quotations."""
-    from localreason import retrieval as R
+    from localreason import search
 
     if ans.no_evidence:
         return "refused"
@@ -63,8 +63,8 @@ def miss_reason(lib, q: str, golds: list[str], ans, max_tokens: int) -> str:
     def has_gold(text: str) -> bool:
         return any(norm(g) in norm(text) for g in golds)
 
-    evidence = R.progressive_search(lib, q)
-    if any(has_gold(c.content) for c in R.build_packet(evidence, max_tokens).chunks):
+    evidence = search.progressive_search(lib.index, q)
+    if any(has_gold(c.content) for c in search.build_packet(evidence, max_tokens).chunks):
         return "in the packet, not quoted"
     if any(has_gold(h.content) for h in evidence.hits):
         return "beyond the packet"
@@ -81,7 +81,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
     args = ap.parse_args()
 
-    from localreason import retrieval as R
+    from localreason import search
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
     from localreason.models import resolve_embedding_model
@@ -115,8 +115,8 @@ def main() -> None:
 
     def strength(lib, q):
         """reason's gate score: progressive search's relevance + weight x the best quotable sentence's score."""
-        evidence = R.progressive_search(lib, q)
-        packet = R.build_packet(evidence, max_tokens)
+        evidence = search.progressive_search(lib.index, q)
+        packet = search.build_packet(evidence, max_tokens)
         best = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], embedder.embed, 1)
         return gate_score(evidence.relevance, best[0].score if best else 0.0)
 
@@ -139,8 +139,8 @@ def main() -> None:
     # Retrieval-only baseline: quote the top-ranked sentence (no model).
     base_hits = 0
     for q, golds, _ in answerable:
-        ev = R.progressive_search(lib_all, q)
-        packet = R.build_packet(ev, max_tokens)
+        ev = search.progressive_search(lib_all.index, q)
+        packet = search.build_packet(ev, max_tokens)
         top = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], embedder.embed, 1)
         base_hits += bool(top) and any(norm(g) in norm(top[0].text) for g in golds)
 

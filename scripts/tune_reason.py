@@ -39,12 +39,12 @@ from squad import load_squad, write_corpus  # noqa: E402
 def guard_study(lib_all, lib_part, answerable, unanswerable, budget: int = 1000) -> None:
     from localreason import quotes as Q
     from localreason import reason as RS
-    from localreason import retrieval as R
+    from localreason import search
 
     def features(lib, q):
         """(progressive search's relevance, the best quotable sentence's score) as reason computes them."""
-        evidence = R.progressive_search(lib, q)
-        packet = R.build_packet(evidence, budget)
+        evidence = search.progressive_search(lib.index, q)
+        packet = search.build_packet(evidence, budget)
         best = Q.rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed, 1)
         return evidence.relevance, best[0].score if best else 0.0
 
@@ -66,18 +66,18 @@ def guard_study(lib_all, lib_part, answerable, unanswerable, budget: int = 1000)
     su = np.array([RS.gate_score(rel, best) for rel, best in fu])
     print(f"chosen (reason.py): w {RS.SENTENCE_GUARD_WEIGHT}, guard {RS.ANSWER_GUARD}: answerable refused "
           f"{(sa < RS.ANSWER_GUARD).mean():.3f}, unanswerable stopped {(su < RS.ANSWER_GUARD).mean():.3f}; "
-          f"passage relevance alone at retrieval's guard {R.RELEVANCE_GUARD}: refused "
-          f"{(fa[:, 0] < R.RELEVANCE_GUARD).mean():.3f}, stopped {(fu[:, 0] < R.RELEVANCE_GUARD).mean():.3f}")
+          f"passage relevance alone at retrieval's guard {search.RELEVANCE_GUARD}: refused "
+          f"{(fa[:, 0] < search.RELEVANCE_GUARD).mean():.3f}, stopped {(fu[:, 0] < search.RELEVANCE_GUARD).mean():.3f}")
 
 
 def ranking_rows(lib, questions, budget: int) -> list:
     """(features, gold flags) of each question's candidate sentences in a ``budget``-token packet."""
     from localreason import quotes as Q
-    from localreason import retrieval as R
+    from localreason import search
 
     rows = []
     for q, golds in questions:
-        packet = R.build_packet(R.progressive_search(lib, q), budget)
+        packet = search.build_packet(search.progressive_search(lib.index, q), budget)
         cands = Q.candidates([(c.chunk_id, c.content) for c in packet.chunks])
         if not cands:
             rows.append(None)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from localreason import retrieval as R
+from localreason import search
 from localreason.errors import ValidationError
 from localreason.ids import check_id
 from localreason.quotes import Quote
@@ -63,13 +63,13 @@ def test_check_id_returns_the_id_or_refuses(value, kind):
 @given(value=ANYTHING)
 def test_number_validators_return_a_valid_value_or_refuse(value):
     try:
-        limit = R.clamp_limit(value, 10, 50)
+        limit = search.clamp_limit(value, 10, 50)
     except ValidationError as exc:
         assert exc.message
     else:
         assert type(limit) is int and 1 <= limit <= 50
     try:
-        budget = R.clean_max_tokens(value)
+        budget = search.clean_max_tokens(value)
     except ValidationError as exc:
         assert exc.message
     else:
@@ -80,11 +80,11 @@ def test_number_validators_return_a_valid_value_or_refuse(value):
 @given(query=st.one_of(ANYTHING, QUERIES))
 def test_clean_query_returns_clean_text_or_refuses(query):
     try:
-        q = R.clean_query(query)
+        q = search.clean_query(query)
     except ValidationError as exc:
         assert exc.message and exc.hint
     else:
-        assert q and q == q.strip() and len(q) <= R.MAX_QUERY_CHARS
+        assert q and q == q.strip() and len(q) <= search.MAX_QUERY_CHARS
         q.encode("utf-8")
         assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", q)
 
@@ -94,14 +94,14 @@ def test_clean_query_returns_clean_text_or_refuses(query):
 ])  # fmt: skip
 def test_odd_queries_are_refused_with_what_happened_and_what_to_do(query, message):
     with pytest.raises(ValidationError, match=message) as exc:
-        R.clean_query(query)
+        search.clean_query(query)
     assert exc.value.hint
 
 
 def test_control_characters_become_spaces_and_right_to_left_text_is_kept():
-    assert R.clean_query("\x00router\x1b[31m warranty\x7f\n") == "router [31m warranty"
+    assert search.clean_query("\x00router\x1b[31m warranty\x7f\n") == "router [31m warranty"
     rtl = "\u202e" + HEBREW + "?"
-    assert R.clean_query(rtl) == rtl
+    assert search.clean_query(rtl) == rtl
 
 
 # ------------------------------------------------------------ search operations on a real store
@@ -126,15 +126,15 @@ def searchable(lib, tmp_path):
 @example(query="\u202e" + HEBREW, limit=None)
 @example(query="warranty " * 12_000, limit=None)
 def test_search_operations_return_results_or_refuse(searchable, query, limit):
-    for op in (R.deep_search, R.find_items):
+    for op in (search.deep_search, search.find_items):
         try:
-            out = op(searchable, query, limit=limit)
+            out = op(searchable.index, query, limit=limit)
         except ValidationError as exc:
             assert exc.message
         else:
             assert isinstance(out, list)
     try:
-        evidence = R.progressive_search(searchable, query, limit=limit)
+        evidence = search.progressive_search(searchable.index, query, limit=limit)
     except ValidationError as exc:
         assert exc.message
     else:
@@ -143,7 +143,7 @@ def test_search_operations_return_results_or_refuse(searchable, query, limit):
 
 @pytest.mark.parametrize("query", ["warranty\x00 length\x1b", HEBREW, ARABIC, "_" * 40, '"warranty" OR NEAR(a b)*'])
 def test_odd_but_valid_queries_search_and_answer(searchable, query):
-    assert isinstance(R.deep_search(searchable, query), list)
+    assert isinstance(search.deep_search(searchable.index, query), list)
     a = reason(searchable, query, generator=FakeGenerator(), collection_id=searchable.collection("work").id)
     assert a.answer
 
@@ -181,7 +181,7 @@ def _evidence(items) -> Evidence:
 def test_packets_stay_within_budget_and_no_text_forges_a_wrapper(items, budget):
     evidence = _evidence(items)
     try:
-        packet = R.build_packet(evidence, budget)
+        packet = search.build_packet(evidence, budget)
     except ValidationError:
         return
     assert isinstance(packet, EvidencePacket)

@@ -1,0 +1,114 @@
+"""Finding documents and collections (find_items) and moving through a document's tree (deep_read, deep_expand)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NotFoundError, ValidationError
+from ..ids import check_id
+from ..types import LEVEL_DOCUMENT, LEVEL_SECTION, Chunk, ExpandResult, ItemHit, SearchHit
+from .index import Index
+from .scope import DEFAULT_SEARCH_LIMIT, clamp_limit, clean_id, clean_query
+
+DIRECTIONS = ("up", "down", "previous", "next", "surrounding")
+
+
+def find_items(index: Index, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT) -> list[ItemHit]:
+    """Documents and collections about ``query``: literal title/path/name matches first, then by meaning."""
+    q = clean_query(query)
+    k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
+    needle = q.lower()
+    docs = index.store.document_previews()
+    cols = index.store.collection_rows()
+    if not docs and not cols:
+        return []
+    qvec = index.embedder.embed([q])[0]
+    doc_vecs = {}
+    for d in docs:
+        doc_vecs[d[0]] = np.frombuffer(d[5], dtype=np.float32) if d[5] is not None else _mean_chunk_vector(index, d[0])
+    scored: list[tuple[float, ItemHit]] = []
+    for d in docs:
+        title, path = d[2], d[3]
+        literal = 2.0 if title.lower() == needle else 1.0 if needle in title.lower() or needle in path.lower() else 0.0
+        vec = doc_vecs[d[0]]
+        cos = float(np.dot(qvec, vec)) if vec is not None else 0.0
+        scored.append((literal + cos, ItemHit(d[0], "document", title, _preview(d[4]), d[1])))
+    for c in cols:
+        literal = 2.0 if c.name.lower() == needle else 1.0 if needle in c.name.lower() else 0.0
+        members = [doc_vecs[d[0]] for d in docs if d[1] == c.id and doc_vecs[d[0]] is not None]
+        cos = 0.0
+        if members:
+            centre = np.mean(members, axis=0)
+            cos = float(np.dot(qvec, centre / (np.linalg.norm(centre) or 1.0)))
+        titles = [d[2] for d in docs if d[1] == c.id]
+        preview = f"{len(titles)} document(s): " + "; ".join(titles[:5]) + (" ..." if len(titles) > 5 else "")
+        scored.append((literal + cos, ItemHit(c.id, "collection", c.name, preview)))
+    scored.sort(key=lambda s: -s[0])
+    return [hit for score, hit in scored[:k] if score >= 0.15]
+
+
+def _mean_chunk_vector(index: Index, doc_id: str) -> np.ndarray | None:
+    vectors = index.store.paragraph_vectors(doc_id)
+    if not vectors:
+        return None
+    centre = np.mean(vectors, axis=0)
+    return centre / (np.linalg.norm(centre) or 1.0)
+
+
+def _preview(text: str, n: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[:n].rsplit(" ", 1)[0] + " …"
+
+
+def _chunk(index: Index, chunk_id: object) -> Chunk:
+    """The chunk with this id; a malformed id is a ValidationError, an unknown one NotFoundError."""
+    chunk_id = clean_id(chunk_id)
+    check_id(chunk_id, "chunk", "chunk id")
+    chunk = index.store.chunk_row(chunk_id)
+    if chunk is None:
+        raise NotFoundError(f"No chunk {chunk_id} in this library.")
+    return chunk
+
+
+def deep_read(index: Index, chunk_id: str) -> dict:
+    """One chunk in full, with its place in the tree (parent, position, siblings, children, document)."""
+    chunk = _chunk(index, chunk_id)
+    doc = index.store.document_row(chunk.document_id)
+    siblings, children = index.store.child_count(chunk.parent_id), index.store.child_count(chunk.id)
+    hit = SearchHit.of(chunk, doc.title)
+    return {**hit.to_dict(), "tokenCount": chunk.token_count, "siblingCount": siblings, "childCount": children,
+            "collectionId": doc.collection_id, "sourcePath": doc.source_path}  # fmt: skip
+
+
+def deep_expand(index: Index, chunk_id: str, direction: str, *, window: object = 2) -> ExpandResult:
+    """Move from a chunk through its document's tree: up, down, previous, next or surrounding."""
+    if not isinstance(direction, str) or direction.strip().lower() not in DIRECTIONS:
+        raise ValidationError(f"Unknown direction {direction!r}.", hint=f"Use one of: {', '.join(DIRECTIONS)}.")
+    direction = direction.strip().lower()
+    n = clamp_limit(window, 2, 20, "window")
+    chunk = _chunk(index, chunk_id)
+    doc = index.store.document_row(chunk.document_id)
+    title = doc.title
+
+    def result(chunks, reason="", document=None) -> ExpandResult:
+        items = tuple(SearchHit.of(c, title) for c in chunks)
+        return ExpandResult(chunk.id, direction, items, "" if items or document else reason, document)
+
+    if direction == "up":
+        if chunk.level == LEVEL_SECTION:
+            return result([], document={"id": doc.id, "title": doc.title, "level": LEVEL_DOCUMENT,
+                                        "collectionId": doc.collection_id})  # fmt: skip
+        return result([index.store.chunk_row(chunk.parent_id)])
+    if direction == "down":
+        kids = [c for c in index.store.chunk_rows(chunk.document_id) if c.parent_id == chunk.id]
+        return result(sorted(kids, key=lambda c: c.index), "a paragraph-level chunk has no children")
+    # Siblings in reading order across the whole document: previous/next cross section boundaries.
+    same_level = index.store.chunk_rows(chunk.document_id, chunk.level)
+    same_level.sort(key=lambda c: (c.start, c.index))
+    pos = next(i for i, c in enumerate(same_level) if c.id == chunk.id)
+    if direction == "previous":
+        return result(same_level[pos - 1:pos] if pos else [], "this is the first chunk of the document")
+    if direction == "next":
+        return result(same_level[pos + 1:pos + 2], "this is the last chunk of the document")
+    around = same_level[max(0, pos - n):pos] + same_level[pos + 1:pos + 1 + n]
+    return result(around, "the document has no other chunk at this level")

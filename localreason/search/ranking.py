@@ -1,0 +1,214 @@
+"""The two rankings (dense and lexical), their fusion, and deep_search.
+
+Hybrid search fuses a dense ranking (FAISS inner product over unit vectors, i.e.
+cosine) with a lexical one (SQLite FTS5 BM25). Each list's scores are turned into
+z-scores over its own top candidates, so the two scales meet on equal terms; a
+chunk missing from one list takes that list's lowest observed value; the fused
+score is a weighted sum. The weight was chosen by measurement on SQuAD (see
+docs/benchmarks.md and scripts/bench_retrieval.py, which also reports plain
+reciprocal rank fusion).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..text import STOPWORDS, WORD, query_terms
+from ..types import SearchHit
+from .index import Index
+from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Scope, clamp_limit, clean_query, resolve_scope,
+                    scope_rowids)  # fmt: skip
+
+# Fusion: weight of the dense z-score (the lexical one gets 1 - this); see the module docstring.
+DENSE_WEIGHT = 0.45
+CANDIDATES = 100
+"""How many candidates each ranking contributes before fusion."""
+
+RARE_MATCHES = 1
+"""A query word found in at most this many passages names them (a code, an identifier, a rare name):
+they are lifted above the passages that match only the query's other words. 1 keeps SQuAD's MRR@10 at
+0.868; 2 and 3 cost it 0.002 and 0.003 (scripts/bench_retrieval.py, docs/benchmarks.md)."""
+
+
+# ---------------------------------------------------------------- the lexical ranking
+
+
+_QUOTED = re.compile(r'"([^"]+)"|\u201c([^\u201d]+)\u201d')
+_NUMBER = re.compile(r"\d+")
+_APOSTROPHE = re.compile(r"\w['\u2019]\w")
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+
+
+def query_phrases(query: str, *, exact_only: bool = False) -> list[str]:
+    """Runs of words the query names exactly, as full-text phrases (words in order, adjacent).
+
+    Exact names: a quoted part ("exact phrase") and a word that the full-text index splits
+    at punctuation (``shutil.copytree``, ``E-1234``, ``QX012-7B2``, ``v2.3.1``; not at an
+    apostrophe); an acronym followed by a number (``RFC 7231``, ``PEP 8``). Also, unless
+    ``exact_only``, any other name followed by a number (``Super Bowl 50``): likely
+    together, but as often written apart. The index keeps
+    letters, digits and ``_`` together and splits at everything else, so these are matched
+    as sequences of its words.
+    """
+    phrases = []
+    for m in _QUOTED.finditer(query):
+        phrases.append(WORD.findall((m.group(1) or m.group(2)).lower()))
+    pieces = query.split()
+    for i, piece in enumerate(pieces):
+        words = WORD.findall(piece.lower())
+        if len(words) >= 2 and not piece.startswith(("\"", "\u201c")) and not _APOSTROPHE.search(piece):
+            phrases.append(words)
+        nxt = WORD.findall(pieces[i + 1].lower()) if i + 1 < len(pieces) else []
+        if len(words) == 1 and nxt and _NUMBER.fullmatch(nxt[0]) and not _NUMBER.fullmatch(words[0]) \
+                and words[0] not in STOPWORDS and (not exact_only or _ACRONYM.fullmatch(piece)):  # fmt: skip
+            phrases.append([words[0], nxt[0]])
+    return list(dict.fromkeys(" ".join(p) for p in phrases if len(p) >= 2))
+
+
+def fts_quote(term: str) -> str:
+    """``term`` as one FTS5 string (a phrase when it holds several index words)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def lexical_ranking(index: Index, query: str, k: int, scope: Scope, *, all_terms: bool = False,
+                    terms: list[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip
+    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks matching the query.
+
+    Given ``terms`` (or ``all_terms``), a plain match of those terms (any, or all). Otherwise
+    the query's phrases (``query_phrases``) join its terms, weighed by BM25 like a rare word,
+    and the passages holding what the query names are lifted above every passage that
+    matches only the rest: first those with a word found in at most RARE_MATCHES passages,
+    then, above them, those with a code or identifier written as it is or a quoted phrase.
+    """
+    if scope.empty:
+        return []
+    if terms is not None or all_terms:
+        terms = query_terms(query) if terms is None else terms
+        return _fts_ranking(index, (" AND " if all_terms else " OR ").join(map(fts_quote, terms)), k, scope) \
+            if terms else []  # fmt: skip
+    terms, phrases = query_terms(query), query_phrases(query)
+    if not terms and not phrases:
+        return []
+    ranked = _fts_ranking(index, " OR ".join(map(fts_quote, terms + phrases)), k, scope)
+    for named in (_rare_terms(index, terms), query_phrases(query, exact_only=True)):  # the exact name ends on top
+        if named:
+            ranked = _lift(ranked, _fts_ranking(index, " OR ".join(map(fts_quote, named)), k, scope), k)
+    return ranked
+
+
+def _rare_terms(index: Index, terms: list[str]) -> list[str]:
+    """The terms found in 1 to RARE_MATCHES paragraph chunks (counting stops there, so common words cost little)."""
+    return [t for t in terms if 0 < index.store.match_count(fts_quote(t), upto=RARE_MATCHES + 1) <= RARE_MATCHES]
+
+
+def _fts_ranking(index: Index, match: str, k: int, scope: Scope) -> list[tuple[int, float]]:
+    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for an FTS5 MATCH expression."""
+    return index.store.fts_ranking(match, k, scope.document_id, scope.collection_id)
+
+
+def _lift(ranked: list[tuple[int, float]], exact: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+    """``ranked`` with the passages of ``exact`` moved above all others, BM25 order kept within each group."""
+    if not exact:
+        return ranked
+    scores = dict(ranked)
+    lift = max(scores.values(), default=0.0)
+    for rowid, score in exact:
+        scores[rowid] = scores.get(rowid, score) + lift
+    return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
+
+
+# ---------------------------------------------------------------- the dense ranking and the fusion
+
+
+def dense_ranking(index: Index, qvec: np.ndarray, k: int, scope: Scope) -> list[tuple[int, float]]:
+    """(rowid, cosine) of the ``k`` nearest paragraph chunks."""
+    if scope.empty or index.vectors.size == 0:
+        return []
+    ids = scope_rowids(index, scope)
+    if ids is not None and ids.size == 0:
+        return []
+    scores, rowids = index.vectors.search(qvec, k, ids=ids)
+    return [(int(r), float(s)) for r, s in zip(rowids, scores)]
+
+
+def _z(scores: list[float]) -> tuple[float, float]:
+    arr = np.asarray(scores, dtype=np.float64)
+    return float(arr.mean()), float(arr.std()) or 1.0
+
+
+def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], method: str = "zsum",
+         dense_weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:  # fmt: skip
+    """Fuse two rankings into one list of (rowid, fused score), best first.
+
+    ``zsum`` (the product's): weighted sum of z-scores. The dense scores are standardised
+    over the dense list (a chunk it did not return takes its lowest score). The lexical
+    scores are standardised over every candidate of either list, a chunk that matches no
+    query term scoring 0, as BM25 gives it: one exact match of a rare code among a hundred
+    candidates then stands about ten deviations above the rest, however short the lexical
+    list. (Standardised over its own list alone, a single lexical hit would score 0 and the
+    dense ranking alone would decide.)
+    ``zsum-list``: the lexical scores standardised over the lexical list alone (for comparison).
+    ``rrf``: reciprocal rank fusion with k = 60.
+    """
+    if method == "rrf":
+        fused: dict[int, float] = {}
+        for ranking in (dense, lexical):
+            for rank, (rowid, _) in enumerate(ranking):
+                fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (60 + rank + 1)
+        return sorted(fused.items(), key=lambda kv: -kv[1])
+    ids = list(dict.fromkeys(r for ranking in (dense, lexical) for r, _ in ranking))
+    parts = []
+    if dense:
+        parts.append(_standardised(dense, [s for _, s in dense], min(s for _, s in dense), dense_weight))
+    if lexical:
+        scores = dict(lexical)
+        pool = [scores.get(r, 0.0) for r in ids] if method == "zsum" else list(scores.values())
+        floor = 0.0 if method == "zsum" else min(scores.values())
+        parts.append(_standardised(lexical, pool, floor, 1.0 - dense_weight))
+    fused_list = [(r, sum(w * z.get(r, absent) for z, absent, w in parts)) for r in ids]
+    return sorted(fused_list, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _standardised(ranking: list[tuple[int, float]], pool: list[float], absent: float, weight: float):
+    """(z-score by rowid, z-score of a chunk the ranking did not return, weight), standardised over ``pool``."""
+    mean, std = _z(pool)
+    return {r: (s - mean) / std for r, s in ranking}, (absent - mean) / std, weight
+
+
+@dataclass
+class Ranked:
+    """A candidate of the fused ranking, with its scores (internal to search: scores never leave it)."""
+
+    rowid: int
+    fused: float
+    cosine: float | None
+
+
+def hybrid(index: Index, query: str, k: int, scope: Scope, candidates: int = CANDIDATES,
+           qvec: np.ndarray | None = None, method: str = "zsum") -> list[Ranked]:  # fmt: skip
+    """The fused ranking (internal: carries scores). ``qvec`` saves re-embedding a known query."""
+    if scope.empty:
+        return []
+    if qvec is None:
+        qvec = index.embedder.embed([query])[0]
+    dense = dense_ranking(index, qvec, candidates, scope)
+    lexical = lexical_ranking(index, query, candidates, scope)
+    cos = dict(dense)
+    fused = fuse(dense, lexical, method)
+    missing = [r for r, _ in fused[:k] if r not in cos]
+    if missing:  # cosine of lexical-only hits, for the relevance guard
+        for r, v in index.store.vectors_of(missing).items():
+            cos[r] = float(np.dot(qvec, v))
+    return [Ranked(r, s, cos.get(r)) for r, s in fused[:k]]
+
+
+def deep_search(index: Index, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
+                limit: object = DEFAULT_SEARCH_LIMIT) -> list[SearchHit]:  # fmt: skip
+    """Passages about ``query``, best first, optionally inside one document or collection."""
+    q = clean_query(query)
+    k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
+    scope = resolve_scope(index, document_id, collection_id)
+    return index.store.hits([r.rowid for r in hybrid(index, q, k, scope)])

@@ -1,0 +1,65 @@
+"""Text utilities shared by search, quotations and answer checking: words, stop words, sentences, whitespace."""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"\w+", re.UNICODE)
+"""A word as search and quotation scoring see it (Python's \\w: letters, digits and "_")."""
+
+STOPWORDS = frozenset(
+    "a about above after again against all am an and any are as at be because been before being below between "
+    "both but by can could did do does doing down during each few for from further had has have having he her "
+    "here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only "
+    "or other our ours out over own same she should so some such than that the their theirs them then there "
+    "these they this those through to too under until up very was we were what when where which while who whom "
+    "why will with would you your yours".split()
+)  # fmt: skip
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:[A-Z]|ca|c|cf|approx|e\.g|i\.e|etc|vs|viz|al|Mr|Mrs|Ms|Dr|Prof|St|Mt|Jr|Sr|Co|Corp|Inc|Ltd|No|Nos|"
+    r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
+"""A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
+MIN_CHARS = 15
+MAX_CHARS = 600
+"""``sentences``: spans shorter than MIN_CHARS are dropped, longer than MAX_CHARS cut at a word boundary."""
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-case word tokens without stop words (all words if nothing else is left), in order, once each."""
+    words = [w.lower() for w in WORD.findall(query)]
+    content = [w for w in words if w not in STOPWORDS]
+    return list(dict.fromkeys(content or words))
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs to one space, trimmed: the form quotations are compared in."""
+    return " ".join(text.split())
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) spans of the sentences of ``text``; long ones cut at a word boundary."""
+    spans = []
+    pos = 0
+    for m in list(_SENTENCE_END.finditer(text)) + [None]:
+        if m is not None and m.group(0).strip() == "" and _ABBREVIATION.search(text, max(0, m.start() - 8), m.start()):
+            continue
+        end = m.start() if m else len(text)
+        seg = text[pos:end]
+        lead = len(seg) - len(seg.lstrip())
+        s, e = pos + lead, pos + len(seg.rstrip())
+        if e - s > MAX_CHARS:
+            cut = text.rfind(" ", s, s + MAX_CHARS)
+            e = cut if cut > s + MIN_CHARS else s + MAX_CHARS
+        if e - s >= MIN_CHARS:
+            spans.append((s, e))
+        pos = m.end() if m else len(text)
+    if not spans and text.strip():  # no sentence-like span (short lines, code): the passage itself, capped
+        s = len(text) - len(text.lstrip())
+        e = len(text.rstrip())
+        if e - s > MAX_CHARS:
+            cut = text.rfind(" ", s, s + MAX_CHARS)
+            e = cut if cut > s else s + MAX_CHARS
+        spans.append((s, e))
+    return spans
