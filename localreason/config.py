@@ -52,6 +52,9 @@ class Settings:
     max_unpacked_mb: float = 200.0
     """A compressed document (DOCX) may unpack to at most this much: a decompression bomb fails alone."""
     embed_batch_size: int = 32
+    answer_budget: int = 1000
+    """Tokens of evidence the model reads for one answer (the spec's ``maxTokens``), unless a request gives
+    its own. Larger reads more passages and takes longer (about 137-280 tokens a second on two cores)."""
     answer_style: str = "extract"
     """``extract``: statement text is a run of words of its quotation (right for tiny models); ``free``: bounded free text."""
     answer_quotes: str = "auto"
@@ -59,8 +62,8 @@ class Settings:
     estimates hold the answer with 95% probability; see quotes.lead_count) or a fixed number 1-5."""
 
     @property
-    def answer_lead(self) -> int | None:
-        """``answer_quotes`` as reason's ``lead``: None for auto."""
+    def lead_quotes(self) -> int | None:
+        """``answer_quotes`` as a number, None for auto (reason's ``lead_quotes``)."""
         return None if self.answer_quotes == "auto" else int(self.answer_quotes)
 
     @property
@@ -102,12 +105,13 @@ class Settings:
         if self.max_parse_memory_mb < 0:
             raise ValidationError(f"max_parse_memory_mb must be 0 (no limit) or a positive number of MB "
                                   f"(got {self.max_parse_memory_mb}).", hint="Fix it in config.toml or the environment.")
+        if self.answer_budget < 0:
+            raise ValidationError(f"answer_budget must be 0 or a positive number of tokens (got {self.answer_budget}).",
+                                  hint="Fix answer_budget in config.toml or LOCALREASON_ANSWER_BUDGET.")
         if self.embed_batch_size < 1:
             raise ValidationError(f"embed_batch_size must be at least 1 (got {self.embed_batch_size}).",
                                   hint="Fix embed_batch_size in config.toml or LOCALREASON_EMBED_BATCH_SIZE.")
         return self
-
-
 
 
 def load_settings(home: Path | str | None = None, **overrides) -> Settings:

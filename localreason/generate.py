@@ -48,11 +48,12 @@ class Generator(Protocol):
         """Tokens of the chat prompt built from ``messages`` (template included)."""
         ...
 
-    def complete(self, messages: list[dict], grammar: str, max_tokens: int, prefix: str = "",
+    def complete(self, messages: list[dict], grammar: str, max_output: int, prefix: str = "",
                  cancel=None) -> Completion:  # fmt: skip
         """One completion: the reply starts with ``prefix``; what follows is constrained by ``grammar``.
 
-        ``Completion.text`` is the whole reply, prefix included. When ``cancel`` (an Event) is set,
+        At most ``max_output`` tokens are generated after the prefix. ``Completion.text`` is the
+        whole reply, prefix included. When ``cancel`` (an Event) is set,
         the call stops as soon as it can and raises :class:`~localreason.errors.Cancelled`.
         """
         ...
@@ -150,7 +151,7 @@ class LlamaGenerator:
             tokens += llm.tokenize(prefix.encode("utf-8"), add_bos=False, special=False)
         return tokens, stop
 
-    def complete(self, messages: list[dict], grammar: str, max_tokens: int, prefix: str = "",
+    def complete(self, messages: list[dict], grammar: str, max_output: int, prefix: str = "",
                  cancel=None) -> Completion:  # fmt: skip
         from llama_cpp import LlamaGrammar
 
@@ -170,7 +171,7 @@ class LlamaGenerator:
         self._cancel = cancel
         try:
             tokens, stop = self._prompt(messages, prefix)
-            stream = llm.create_completion(prompt=tokens, grammar=compiled, max_tokens=max_tokens, temperature=0.0,
+            stream = llm.create_completion(prompt=tokens, grammar=compiled, max_tokens=max_output, temperature=0.0,
                                            stop=stop, stream=True)  # fmt: skip
             for chunk in stream:
                 if first is None:

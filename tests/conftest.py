@@ -41,7 +41,7 @@ def isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALREASON_HOME", str(home))
     for var in ("LOCALREASON_EMBEDDING_MODEL", "LOCALREASON_GENERATION_MODEL", "LOCALREASON_CHUNK_TOKENS",
                 "LOCALREASON_CHUNK_OVERLAP", "LOCALREASON_MAX_FILE_MB", "LOCALREASON_MODELS_DIR",
-                "LOCALREASON_ANSWER_QUOTES"):  # fmt: skip
+                "LOCALREASON_ANSWER_QUOTES", "LOCALREASON_ANSWER_BUDGET", "LOCALREASON_API_KEY"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -94,11 +94,11 @@ class FakeGenerator:
     def prompt_tokens(self, messages: list[dict]) -> int:
         return sum(self.count_tokens(m["content"]) + 4 for m in messages)
 
-    def complete(self, messages, grammar, max_tokens, prefix="", cancel=None):
+    def complete(self, messages, grammar, max_output, prefix="", cancel=None):
         from localreason.generate import Completion
 
         self.calls += 1
-        self.last = (messages, grammar, max_tokens)
+        self.last = (messages, grammar, max_output)
         self.last_prefix = prefix
         if self.error is not None:
             raise self.error

@@ -155,11 +155,11 @@ def test_weak_unscoped_evidence_skips_synthesis_but_scoped_evidence_is_used(libr
 
 def test_the_gate_weighs_the_best_quotable_sentence(library, monkeypatch):
     import localreason.reason as RS
-    from localreason import retrieval as R
+    from localreason import search
     from localreason.quotes import rank_quotes
 
     q = "How long is the router warranty?"
-    evidence = R.progressive_search(library, q)
+    evidence = search.progressive_search(library.index, q)
     best = rank_quotes(q, [(h.chunk_id, h.content) for h in evidence.hits], library.embedder.embed, 1)[0].score
     monkeypatch.setattr(RS, "ANSWER_GUARD", evidence.relevance + 0.5)
     monkeypatch.setattr(RS, "SENTENCE_GUARD_WEIGHT", 0.0)
@@ -260,7 +260,7 @@ def test_parse_output_and_grammar_units():
 
 
 def test_short_lines_without_sentences_are_still_quotable():
-    from localreason.quotes import sentences
+    from localreason.text import sentences
 
     text = "x = 1\ny = 2"
     assert [text[s:e] for s, e in sentences(text)] == ["x = 1\ny = 2"]
@@ -279,10 +279,10 @@ def test_answer_quotes_setting_sets_how_many_quotations_lead(library, isolated_h
     assert len(library.ask("How long is the router warranty?").statements) == 2
     from localreason.config import load_settings
 
-    assert load_settings(isolated_home).answer_quotes == "auto" and load_settings(isolated_home).answer_lead is None
+    assert load_settings(isolated_home).answer_quotes == "auto" and load_settings(isolated_home).lead_quotes is None
     (isolated_home).mkdir(parents=True, exist_ok=True)
     (isolated_home / "config.toml").write_text("answer_quotes = 4\n")
-    assert load_settings(isolated_home).answer_lead == 4, "a TOML number works"
+    assert load_settings(isolated_home).lead_quotes == 4, "a TOML number works"
     for bad in ("0", "6", "many"):
         monkeypatch.setenv("LOCALREASON_ANSWER_QUOTES", bad)
         with pytest.raises(ValidationError, match="answer_quotes"):

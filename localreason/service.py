@@ -1,0 +1,233 @@
+"""The service: what every front end (CLI, TUI, MCP server, REST API) calls.
+
+    service = Service.open()                 # LOCALREASON_HOME or the per-user library
+    service.warm()                           # optional: load the models in the background now
+    hits = service.deep_search("warranty")
+    answer = service.reason("How long is the warranty?", stage=print, cancel=threading.Event())
+
+It owns what a front end must not re-implement:
+
+- **The models**, loaded on first use, or ahead of it in the background (``warm``), so a server
+  can answer its handshake before they are ready.
+- **The locks.** Many readers or one writer inside this process (the FAISS index and the SQLite
+  connection are shared by all threads); the library's file lock orders writers across
+  processes; one llama.cpp call at a time.
+- **Other processes' writes.** Before each read, if another process (an ingest in a shell, a
+  second server) changed the library, the vector index catches up, under the write lock, so no
+  search runs on an index that is changing or stale.
+- **Cancellation.** ``reason`` takes an Event; setting it stops the request at the next stage
+  boundary, or inside llama.cpp between two tokens.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from .library import DEFAULT_COLLECTION, Library
+from .stages import Stage, StageCallback, reporter
+
+
+class ReadWriteLock:
+    """Many readers or one writer. Writers wait for readers to finish and block new ones."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def read(self):
+        with self._cond:
+            while self._writer or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def write(self):
+        with self._cond:
+            self._writers_waiting += 1
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._writers_waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+    @property
+    def writing(self) -> bool:
+        return self._writer or self._writers_waiting > 0
+
+
+class Service:
+    """One library served to any number of threads. See the module docstring."""
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+        library.catch_up_on_use = False  # done here, under the write lock (see ``reading``)
+        self.lock = ReadWriteLock()
+        self.model_lock = threading.Lock()
+        """One llama.cpp call at a time: the model and its context are not shared between calls."""
+        self._warming: threading.Thread | None = None
+        self.warm_error: BaseException | None = None
+        """What went wrong loading the models in the background; the first request that needs them says it."""
+
+    @classmethod
+    def open(cls, home: str | Path | None = None, **kwargs) -> "Service":
+        return cls(Library(home, **kwargs))
+
+    @property
+    def settings(self):
+        return self.library.settings
+
+    def close(self) -> None:
+        with self.lock.write():
+            self.library.close()
+
+    def __enter__(self) -> "Service":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ reading
+
+    @contextmanager
+    def reading(self):
+        """Read access to the library, its vector index in step with the database first."""
+        if self.library.stale():
+            with self.lock.write():
+                self.library.catch_up()
+        with self.lock.read():
+            yield self.library
+
+    def collections(self):
+        with self.reading() as lib:
+            return lib.collections()
+
+    def documents(self, collection: str | None = None):
+        with self.reading() as lib:
+            return lib.documents(collection)
+
+    def get(self, any_id: str):
+        with self.reading() as lib:
+            return lib.get(any_id)
+
+    def find_items(self, query: str, **kwargs):
+        with self.reading() as lib:
+            return lib.find_items(query, **kwargs)
+
+    def deep_search(self, query: str, **kwargs):
+        with self.reading() as lib:
+            return lib.deep_search(query, **kwargs)
+
+    def deep_read(self, chunk_id: str):
+        with self.reading() as lib:
+            return lib.deep_read(chunk_id)
+
+    def deep_expand(self, chunk_id: str, direction: str, **kwargs):
+        with self.reading() as lib:
+            return lib.deep_expand(chunk_id, direction, **kwargs)
+
+    def evidence_packet(self, query: str, **kwargs):
+        with self.reading() as lib:
+            return lib.evidence_packet(query, **kwargs)
+
+    def progressive_search(self, query: str, **kwargs):
+        with self.reading() as lib:
+            return lib.progressive_search(query, **kwargs)
+
+    # ------------------------------------------------------------ answering
+
+    def reason(self, query: str, *, stage: StageCallback | None = None, cancel: threading.Event | None = None,
+               **kwargs):  # fmt: skip
+        """``Library.ask`` for any thread: waits its turn for the model, loads it if needed, reports stages.
+
+        ``kwargs`` are ask's: document_id, collection_id, limit, max_tokens (None: the answer_budget setting).
+        """
+        say = reporter(stage, cancel)
+        if self.lock.writing or self.model_lock.locked():
+            say(Stage.WAITING)
+        with self.reading() as lib, self._model_turn(cancel):
+            self._load_models(say)
+            return lib.ask(query, stage=stage, cancel=cancel, **kwargs)
+
+    @contextmanager
+    def _model_turn(self, cancel: threading.Event | None):
+        """The model lock, given up waiting for as soon as ``cancel`` is set."""
+        while not self.model_lock.acquire(timeout=0.1):
+            reporter(None, cancel)(Stage.WAITING)  # raises Cancelled once cancel is set
+        try:
+            yield
+        finally:
+            self.model_lock.release()
+
+    def _load_models(self, say) -> None:
+        """Load what is not loaded yet, saying so (they load lazily, so a front end's first screen is fast)."""
+        if self._warming is not None:
+            self._warming.join()
+        embedder = self.library.embedder
+        if not getattr(embedder, "loaded", True):
+            say(Stage.LOADING_EMBEDDER)
+            embedder.embed(["warm up"])
+        generator = self.library.generator
+        if not getattr(generator, "loaded", True):
+            say(Stage.LOADING_GENERATOR)
+            generator.context_size  # noqa: B018 - loads the GGUF file
+
+    def warm(self, *, generator: bool = True, background: bool = True) -> None:
+        """Load the models now instead of on the first request (in a background thread by default).
+
+        A failure is kept in ``warm_error`` and not raised here: the request that needs the model
+        meets the same failure with its message.
+        """
+
+        def load() -> None:
+            try:
+                self.library.embedder.embed(["warm up"])
+                if generator:
+                    self.library.generator.context_size  # noqa: B018 - loads the GGUF file
+            except BaseException as exc:  # noqa: BLE001 - reported by the first request that needs the model
+                self.warm_error = exc
+
+        if not background:
+            load()
+            return
+        if self._warming is None:
+            self._warming = threading.Thread(target=load, name="localreason-warm", daemon=True)
+            self._warming.start()
+
+    @property
+    def ready(self) -> bool:
+        """Whether both models are loaded (a request will not wait for them)."""
+        return self.library.models_loaded()
+
+    # ------------------------------------------------------------ writing
+
+    def ingest(self, paths, collection: str = DEFAULT_COLLECTION, **kwargs):
+        with self.lock.write():
+            return self.library.ingest(paths, collection, **kwargs)
+
+    def sync(self, collection: str | None = None, **kwargs):
+        with self.lock.write():
+            return self.library.sync(collection, **kwargs)
+
+    def remove(self, target: str):
+        with self.lock.write():
+            return self.library.remove(target)
+
+    def reindex(self, **kwargs):
+        with self.lock.write():
+            return self.library.reindex(**kwargs)

@@ -1,0 +1,214 @@
+"""The service every front end calls: other processes' writes, locks, cancellation, models, stages."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from localreason.config import load_settings
+from localreason.errors import Cancelled, ModelError
+from localreason.library import Library
+from localreason.service import Service
+from localreason.stages import STEPS, Stage
+
+from conftest import FakeEmbedder, FakeGenerator
+
+
+def write_note(folder, name: str, text: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def service(isolated_home, fake_embedder):
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=fake_embedder, generator=FakeGenerator()))
+    yield svc
+    svc.close()
+
+
+def other_program(home, embedder=None) -> Library:
+    """Another process on the same folder: its own connection, its own copy of the vector index."""
+    return Library(settings=load_settings(home), embedder=embedder or FakeEmbedder())
+
+
+def test_a_document_added_by_another_program_is_found_by_the_next_search(service, isolated_home, tmp_path):
+    service.ingest([write_note(tmp_path / "a", "boiler.md", "# Boiler\n\nBleed the radiators each autumn.\n")], "a")
+    assert [h.document_title for h in service.deep_search("radiators", limit=3)] == ["Boiler"]
+    other = other_program(isolated_home)
+    other.ingest([write_note(tmp_path / "b", "bikes.md", "# Bikes\n\nOil the chain of the tandem monthly.\n")], "b")
+    other.close()
+    assert service.library.stale(), "the service's index has not seen the other program's write yet"
+    hits = service.deep_search("tandem chain oil", limit=3)
+    assert hits and hits[0].document_title == "Bikes", "found without restarting"
+    assert not service.library.stale()
+    assert {c.name for c in service.collections()} == {"a", "b"}
+
+
+def test_a_removal_by_another_program_is_never_answered_from_the_stale_index(service, isolated_home, tmp_path):
+    service.ingest([write_note(tmp_path / "a", "boiler.md", "# Boiler\n\nBleed the radiators each autumn.\n")], "a")
+    service.deep_search("radiators")  # the index is loaded
+    other = other_program(isolated_home)
+    other.remove("a")
+    other.close()
+    assert service.deep_search("radiators") == []
+
+
+def test_a_reindex_by_another_program_reloads_the_index(service, isolated_home, tmp_path):
+    service.ingest([write_note(tmp_path / "a", "boiler.md", "# Boiler\n\nBleed the radiators each autumn.\n")], "a")
+    before = service.library.vectors
+    other = other_program(isolated_home)
+    other.reindex()
+    other.close()
+    assert service.deep_search("radiators")[0].document_title == "Boiler"
+    assert service.library.vectors is not before, "re-embedded elsewhere: read again from SQLite"
+
+
+def test_catching_up_waits_for_searches_in_flight(service, isolated_home, tmp_path, monkeypatch):
+    """The index never changes under a running search: catch-up takes the write lock."""
+    service.ingest([write_note(tmp_path / "a", "n.md", "# N\n\nRadiators and boilers.\n")], "a")
+    service.deep_search("radiators")
+    inside = threading.Event()
+    release = threading.Event()
+    real = service.library.deep_search
+
+    def slow_search(*args, **kwargs):
+        inside.set()
+        release.wait(5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service.library, "deep_search", slow_search)
+    reader = threading.Thread(target=service.deep_search, args=("radiators",))
+    reader.start()
+    inside.wait(5)
+    other = other_program(isolated_home)
+    other.ingest([write_note(tmp_path / "b", "m.md", "# M\n\nMore about boilers.\n")], "b")
+    other.close()
+    caught_up = []
+    monkeypatch.setattr(service.library, "deep_search", real)
+    catcher = threading.Thread(target=lambda: caught_up.append(service.deep_search("boilers", limit=5)))
+    catcher.start()
+    time.sleep(0.2)
+    assert caught_up == [] and service.library.stale(), "catch-up waits while a search is running"
+    release.set()
+    reader.join(5)
+    catcher.join(5)
+    assert {h.document_title for h in caught_up[0]} == {"N", "M"}
+
+
+def test_searches_from_many_threads_beside_a_writer_all_succeed(service, tmp_path):
+    service.ingest([write_note(tmp_path / "a", "n0.md", "# N0\n\nRadiators and boilers.\n")], "a")
+    errors, counts = [], []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                counts.append(len(service.deep_search("boilers", limit=20)))
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for t in readers:
+        t.start()
+    for i in range(1, 6):
+        service.ingest([write_note(tmp_path / "a", f"n{i}.md", f"# N{i}\n\nMore boilers, number {i}.\n")], "a")
+    stop.set()
+    for t in readers:
+        t.join(10)
+    assert errors == [] and counts and max(counts) <= 6
+    assert len(service.deep_search("boilers", limit=20)) == 6
+
+
+def test_reason_reports_each_stage_in_order(service, tmp_path):
+    service.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
+    seen = []
+    answer = service.reason("How long is the router warranty?", stage=lambda s, **info: seen.append(s))
+    assert "two years" in answer.answer
+    assert seen == [Stage.SEARCHING, Stage.READING, Stage.WRITING, Stage.VERIFYING]
+    assert all(isinstance(s, Stage) and 1 <= s.step <= STEPS for s in seen)
+    assert Stage.READING.describe(chunks=3, tokens=120) == "Reading 3 passages (120 tokens)"
+    assert Stage.READING.describe() == "Reading", "a stage described without its details"
+
+
+def test_reason_uses_the_answer_budget_setting_unless_given_one(isolated_home, tmp_path):
+    (isolated_home).mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("answer_budget = 60\n")
+    gen = FakeGenerator()
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=gen))
+    text = "# Router\n\n" + "\n\n".join(f"Router fact {i}: the warranty covers part {i} for {i} years." for i in range(40))
+    svc.ingest([write_note(tmp_path / "a", "r.md", text)], "a")
+    def passages_read() -> int:
+        return sum(m["content"].count("<chunk ") for m in gen.last[0])
+
+    svc.reason("What does the router warranty cover?")
+    small = passages_read()
+    svc.reason("What does the router warranty cover?", max_tokens=2000)
+    assert 0 < small < passages_read(), "60 tokens hold fewer passages than 2,000"
+    svc.close()
+
+
+def test_a_question_waiting_for_the_model_can_be_cancelled(service, tmp_path):
+    service.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
+    service.model_lock.acquire()  # another question holds the model
+    cancel = threading.Event()
+    seen = []
+    result = []
+
+    def ask() -> None:
+        try:
+            service.reason("How long is the warranty?", cancel=cancel, stage=lambda s, **i: seen.append(s))
+        except Cancelled as exc:
+            result.append(exc)
+
+    t = threading.Thread(target=ask)
+    t.start()
+    time.sleep(0.3)
+    assert seen == [Stage.WAITING] and t.is_alive()
+    started = time.perf_counter()
+    cancel.set()
+    t.join(5)
+    service.model_lock.release()
+    assert result and time.perf_counter() - started < 1.0
+
+
+def test_warm_loads_the_models_in_the_background(isolated_home):
+    class SlowEmbedder(FakeEmbedder):
+        loaded = False
+
+        def embed(self, texts):
+            time.sleep(0.2)
+            self.loaded = True
+            return super().embed(texts)
+
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=SlowEmbedder(), generator=FakeGenerator()))
+    started = time.perf_counter()
+    svc.warm()
+    assert time.perf_counter() - started < 0.1, "warm returns at once"
+    assert not svc.ready
+    svc._warming.join(5)
+    assert svc.ready and svc.warm_error is None
+    svc.close()
+
+
+def test_a_model_that_fails_to_load_in_the_background_fails_the_first_request_with_its_message(isolated_home):
+    class BrokenGenerator(FakeGenerator):
+        loaded = False
+
+        @property
+        def context_size(self):
+            raise ModelError("The GGUF file is damaged.", hint="Download it again.")
+
+        @context_size.setter
+        def context_size(self, value):
+            pass
+
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=BrokenGenerator()))
+    svc.warm()
+    svc._warming.join(5)
+    assert isinstance(svc.warm_error, ModelError)
+    with pytest.raises(ModelError, match="damaged"):
+        svc.reason("anything at all?")
+    svc.close()
