@@ -131,7 +131,7 @@ def main() -> None:
     for guard in (2.0, 2.1, 2.2, ANSWER_GUARD, 2.3, 2.4):
         refused = sum(c < guard for c in cos_a) / len(cos_a)
         caught = sum(c < guard for c in cos_u) / len(cos_u)
-        mark = "  <- reason.py" if guard == ANSWER_GUARD else ""
+        mark = "  <- reason/gate.py" if guard == ANSWER_GUARD else ""
         print(f"  guard {guard:.2f}: answerable refused {refused:.3f}, unanswerable stopped {caught:.3f}{mark}")
     if args.calibrate_only:
         return

@@ -64,7 +64,7 @@ def guard_study(lib_all, lib_part, answerable, unanswerable, budget: int = 1000)
         print(f"{w:>6} " + " ".join(f"{c:>22}" for c in cells))
     sa = np.array([RS.gate_score(rel, best) for rel, best in fa])
     su = np.array([RS.gate_score(rel, best) for rel, best in fu])
-    print(f"chosen (reason.py): w {RS.SENTENCE_GUARD_WEIGHT}, guard {RS.ANSWER_GUARD}: answerable refused "
+    print(f"chosen (reason/gate.py): w {RS.SENTENCE_GUARD_WEIGHT}, guard {RS.ANSWER_GUARD}: answerable refused "
           f"{(sa < RS.ANSWER_GUARD).mean():.3f}, unanswerable stopped {(su < RS.ANSWER_GUARD).mean():.3f}; "
           f"passage relevance alone at retrieval's guard {search.RELEVANCE_GUARD}: refused "
           f"{(fa[:, 0] < search.RELEVANCE_GUARD).mean():.3f}, stopped {(fu[:, 0] < search.RELEVANCE_GUARD).mean():.3f}")

@@ -337,11 +337,11 @@ def test_export_is_built_from_the_same_lines_as_the_notebook_view(lib, tmp_path)
     turn = Session(lib).ask("How long is the router warranty?")
     notebook, export = turn.answer._repr_markdown_().split("\n"), markdown(turn).split("\n")
     assert export[0] == "# How long is the router warranty?" and export[2].startswith("*Asked ")
-    assert export[4:-1] == notebook[2:], "the same body after each one's heading"
+    assert export[4:-1] == notebook, "the export is the notebook view under the question's heading"
 
 
 def test_plain_prose_is_exported_as_it_is():
-    from localreason.reason import markdown_text
+    from localreason.render import markdown_text
 
     prose = "Vulgo & ab effectu (1908): x < 5 and y > 3, snake_case in chk_abc, 30\u201360% \u2014 \"quoted\"."
     assert markdown_text(prose) == prose

@@ -239,7 +239,7 @@ QUOTES = st.lists(st.builds(Quote, CHUNK_IDS, st.text(min_size=1, max_size=60) |
 @FAST
 @given(quotes=QUOTES, style=st.sampled_from(["extract", "free"]), lead=st.integers(1, 5))
 def test_grammars_compile_and_everything_they_offer_parses(quotes, style, lead):
-    prefix, grammar = build_grammar(quotes, style=style, lead=lead)
+    prefix, grammar = build_grammar(quotes, style=style, lead_quotes=lead)
     assert compiles_in_llama_cpp(grammar), grammar
     statements = offered(grammar, style)
     assert sorted(statements) == list(range(len(quotes)))

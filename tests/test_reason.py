@@ -114,7 +114,7 @@ def test_whitespace_is_collapsed_and_trimmed_when_verifying(library):
 
 def test_disagreeing_sources_become_separate_cited_statements(library):
     gen = FakeGenerator()  # the forced opening, nothing added
-    a = reason(library, "How long is the router warranty?", generator=gen, lead=3)
+    a = reason(library, "How long is the router warranty?", generator=gen, lead_quotes=3)
     assert len(json.loads(gen.last_prefix + "]}")["statements"]) == 3, "the best quotations lead"
     texts = " ".join(s.text for s in a.statements)
     assert "two years" in texts and "five years" in texts
@@ -154,7 +154,7 @@ def test_weak_unscoped_evidence_skips_synthesis_but_scoped_evidence_is_used(libr
 
 
 def test_the_gate_weighs_the_best_quotable_sentence(library, monkeypatch):
-    import localreason.reason as RS
+    import localreason.reason.gate as RS
     from localreason import search
     from localreason.quotes import rank_quotes
 
@@ -222,7 +222,7 @@ def test_packet_is_shrunk_to_fit_a_small_context(library):
 
 @pytest.mark.parametrize("kwargs", [{"query": "  "}, {"query": "ok", "limit": -1}, {"query": "ok", "document_id": ""},
                                     {"query": "ok", "collection_id": None}, {"query": "ok", "max_tokens": "nan"},
-                                    {"query": "ok", "lead": 0}, {"query": "ok", "lead": "3"}])  # fmt: skip
+                                    {"query": "ok", "lead_quotes": 0}, {"query": "ok", "lead_quotes": "3"}])  # fmt: skip
 def test_bad_input_is_refused_before_any_work(library, kwargs):
     gen = FakeGenerator()
     query = kwargs.pop("query")
@@ -248,7 +248,7 @@ def test_parse_output_and_grammar_units():
     assert st["references"][0]["quotation"] == 'He said "hi" \\ bye.'
     assert prefix == '{"statements":[' + json.dumps(st, separators=(",", ":")), "the one candidate is forced"
     assert g.startswith('root ::= "],'), "after the forced opening only the limitations remain"
-    prefix, many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"], lead=3)
+    prefix, many = build_grammar([Quote(f"chk_{c * 16}", f"Sentence {c}.", 0, 1.0) for c in "abcd"], lead_quotes=3)
     assert [s["references"][0]["quotation"] for s in json.loads(prefix + "]}")["statements"]] == \
         [f"Sentence {c}." for c in "abc"], "the best quotations, in rank order, and no more"
     assert "stmt" not in many.splitlines()[0]
@@ -270,7 +270,7 @@ def test_short_lines_without_sentences_are_still_quotable():
 
 
 def test_answer_quotes_setting_sets_how_many_quotations_lead(library, isolated_home, monkeypatch):
-    one = reason(library, "How long is the router warranty?", generator=FakeGenerator(), lead=1)
+    one = reason(library, "How long is the router warranty?", generator=FakeGenerator(), lead_quotes=1)
     assert len(one.statements) == 1
     library._generator = FakeGenerator()
     import dataclasses
@@ -330,7 +330,7 @@ def test_ranked_quotes_carry_probabilities_and_merge_repeats():
 
 
 def test_statements_end_like_sentences_in_the_answer_prose():
-    from localreason.reason import _as_sentence
+    from localreason.reason.verify import _as_sentence
 
     assert _as_sentence("The warranty lasts two years.") == "The warranty lasts two years."
     assert _as_sentence('He said "it lasts."') == 'He said "it lasts."'
@@ -362,3 +362,29 @@ def test_a_quotation_with_entity_text_is_verified_as_written():
     v = verify(raw, {chunk.chunk_id: chunk}, {chunk.chunk_id: 100})
     assert v.dropped == 0 and [s.text for s in v.statements] == ["Use &gt; or &#62; to write >.", "Write &amp; for &."]
     assert [(r.start, r.end) for s in v.statements for r in s.references] == [(100, 129), (130, 148)]
+
+
+def test_stages_are_reported_as_stage_members_and_cancel_between_them(library):
+    import threading
+
+    from localreason.errors import Cancelled
+    from localreason.stages import Stage
+
+    seen = []
+    reason(library, "How long is the router warranty?", generator=FakeGenerator(),
+           stage=lambda s, **info: seen.append((s, info)))  # fmt: skip
+    assert [s for s, _ in seen] == [Stage.SEARCHING, Stage.READING, Stage.WRITING, Stage.VERIFYING]
+    assert all(type(s) is Stage for s, _ in seen) and set(seen[1][1]) == {"chunks", "tokens"}
+    seen.clear()
+    reason(library, "How long is the router warranty?", generator=FakeGenerator(), max_tokens=0,
+           stage=lambda s, **info: seen.append((s, info)))  # fmt: skip
+    assert [s for s, _ in seen] == [Stage.SEARCHING], "no evidence read: nothing more to report"
+    cancel, gen = threading.Event(), FakeGenerator()
+
+    def cancel_after_reading(s, **info):
+        if s is Stage.READING:
+            cancel.set()
+
+    with pytest.raises(Cancelled):
+        reason(library, "How long is the router warranty?", generator=gen, stage=cancel_after_reading, cancel=cancel)
+    assert gen.calls == 0, "cancelled at the next stage boundary, before the model"

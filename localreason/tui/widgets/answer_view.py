@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, ListItem, ListView, Static
 
 from ...reason import NO_EVIDENCE_ANSWER
+from ...render import LIMITATIONS, META, SOURCES, section, sections
 
 WELCOME = (
     "Ask a question about your documents and press Enter.\n\n"
@@ -40,9 +41,13 @@ class NoteItem(ListItem):
 
 
 def answer_items(turn) -> tuple[list[ListItem], list]:
-    """The rows that show ``turn``, and its (reference, document title) pairs in marker order."""
+    """The rows that show ``turn``, and its (reference, document title) pairs in marker order.
+
+    The sources, limitations and meta line are those of ``render.sections``, like every other form of an answer.
+    """
     a = turn.answer
-    refs: list = []
+    parts = sections(a)
+    sources = section(parts, SOURCES)
     items: list[ListItem] = [NoteItem(Text.assemble(("Q ", "bold"), turn.question,
                                                     (f"   ({turn.scope.describe()})", "dim")), classes="question")]  # fmt: skip
     if a.no_evidence:
@@ -50,40 +55,38 @@ def answer_items(turn) -> tuple[list[ListItem], list]:
         items.append(NoteItem(Text("Try other words, widen the scope (Ctrl+X), or add documents (F6).",
                                    style="dim"), classes="hint"))  # fmt: skip
     else:
-        items += _statement_items(a, refs)
-        items += _source_items(refs)
-    if a.gaps:
-        items.append(NoteItem(Text("Limitations", style="bold"), classes="heading"))
-        items += [NoteItem(Text("• " + g), classes="gap") for g in a.gaps]
-    items.append(NoteItem(Text(f"{a.chunks_gathered} chunks gathered · {a.citations_dropped} citations "
-                               f"dropped · {a.latency_ms / 1000:.1f} s", style="dim"), classes="meta"))  # fmt: skip
-    return items, refs
+        items += _statement_items(a, sources)
+        items += _source_items(sources)
+    gaps = section(parts, LIMITATIONS)
+    if gaps:
+        items.append(NoteItem(Text(LIMITATIONS, style="bold"), classes="heading"))
+        items += [NoteItem(Text("• " + g), classes="gap") for g in gaps]
+    items += [NoteItem(Text(line, style="dim"), classes="meta") for line in section(parts, META)]
+    return items, [(s.reference, s.title) for s in sources]
 
 
-def _statement_items(a, refs: list) -> list[ListItem]:
-    """One row per statement, its markers numbered on from ``refs`` (which it extends)."""
-    titles = {c.chunk_id: c.document_title for c in a.citations}
+def _statement_items(a, sources) -> list[ListItem]:
+    """One row per statement, followed by the markers of its sources (``render.Source`` numbers)."""
     items: list[ListItem] = []
-    for st in a.statements:
-        first = len(refs) + 1
+    for i, st in enumerate(a.statements):
+        numbers = [s.number for s in sources if s.statement == i]
         body = Text(st.text)
-        for ref in st.references:
-            refs.append((ref, titles.get(ref.chunk_id, "")))
+        for n in numbers:
             body.append(" ")
-            body.append(f"[{len(refs)}]", style="bold reverse")
-        items.append(RefItem(body, first))
+            body.append(f"[{n}]", style="bold reverse")
+        items.append(RefItem(body, numbers[0] if numbers else 0))
     if not a.statements:
         items.append(NoteItem(Text(a.answer, style="italic")))
     return items
 
 
-def _source_items(refs: list) -> list[ListItem]:
-    """The Sources heading and one row per reference: title, chunk id and the quotation."""
-    items: list[ListItem] = [NoteItem(Text("Sources", style="bold"), classes="heading")] if refs else []
-    for n, (ref, title) in enumerate(refs, 1):
-        body = Text.assemble((f"[{n}] ", "bold"), (title, "bold"), (f"  {ref.chunk_id}\n", "dim"),
-                             ("“" + ref.quotation + "”", "italic"))  # fmt: skip
-        items.append(RefItem(body, n))
+def _source_items(sources) -> list[ListItem]:
+    """The Sources heading and one row per numbered source: title, chunk id and the quotation."""
+    items: list[ListItem] = [NoteItem(Text(SOURCES, style="bold"), classes="heading")] if sources else []
+    for s in sources:
+        body = Text.assemble((f"[{s.number}] ", "bold"), (s.title, "bold"), (f"  {s.chunk_id}\n", "dim"),
+                             ("“" + s.quotation + "”", "italic"))  # fmt: skip
+        items.append(RefItem(body, s.number))
     return items
 
 

@@ -1,0 +1,84 @@
+"""The values of an answer: statements with verified references, citations, timings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+NO_EVIDENCE_ANSWER = ("No sufficiently relevant evidence was retrieved for this question within the requested "
+                      "scope and retrieval limits.")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Reference:
+    chunk_id: str
+    quotation: str
+    document_id: str
+    start: int
+    """Character offsets of the quotation in its document's stored text."""
+    end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunkId": self.chunk_id, "quotation": self.quotation, "documentId": self.document_id,
+                "start": self.start, "end": self.end}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    references: tuple[Reference, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "references": [r.to_dict() for r in self.references]}
+
+
+@dataclass(frozen=True)
+class Citation:
+    chunk_id: str
+    document_id: str
+    document_title: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"chunkId": self.chunk_id, "documentId": self.document_id, "documentTitle": self.document_title}
+
+
+@dataclass(frozen=True)
+class Timings:
+    search_ms: float = 0.0
+    packet_ms: float = 0.0
+    prompt_ms: float = 0.0
+    generate_ms: float = 0.0
+    verify_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The response of reason: answer, citations, gaps, meta, plus the verified statements."""
+
+    query: str
+    answer: str
+    citations: tuple[Citation, ...]
+    gaps: tuple[str, ...]
+    chunks_gathered: int
+    citations_dropped: int
+    latency_ms: int
+    statements: tuple[Statement, ...] = ()
+    no_evidence: bool = False
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def meta(self) -> dict[str, int]:
+        return {"chunksGathered": self.chunks_gathered, "citationsDropped": self.citations_dropped,
+                "latencyMs": self.latency_ms}  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"answer": self.answer, "citations": [c.to_dict() for c in self.citations], "gaps": list(self.gaps),
+                "meta": self.meta, "statements": [s.to_dict() for s in self.statements]}  # fmt: skip
+
+    def _repr_markdown_(self) -> str:
+        """The notebook view: ``render.answer_markdown``."""
+        from ..render import answer_markdown
+
+        return answer_markdown(self)

@@ -1,0 +1,40 @@
+"""reason's relevance gate, and the gaps that say why evidence was not read or not used."""
+
+from __future__ import annotations
+
+from ..quotes import instruction_sentences
+from ..types import EvidencePacket
+
+ANSWER_GUARD = 2.25
+SENTENCE_GUARD_WEIGHT = 0.2
+"""reason's fixed relevance guard: evidence is strong enough to answer from when progressive search's
+relevance (best cosine + coverage of the question's terms, search.relevance) plus
+SENTENCE_GUARD_WEIGHT x the best quotable sentence's ranking score (quotes.WEIGHTS' scale) reaches
+ANSWER_GUARD. Passage-level relevance alone cannot tell a passage on the topic from one that answers;
+the best sentence can. Calibrated in scripts/tune_reason.py on questions the evaluation does not ask."""
+
+
+def gate_score(relevance: float, best_sentence_score: float) -> float:
+    """What the relevance gate compares with ANSWER_GUARD."""
+    return relevance + SENTENCE_GUARD_WEIGHT * best_sentence_score
+
+
+def is_weak(relevance: float, best_sentence_score: float) -> bool:
+    """True when the evidence falls short of ANSWER_GUARD (read at call time, so it can be tuned)."""
+    return gate_score(relevance, best_sentence_score) < ANSWER_GUARD
+
+
+def unread_gap(budget: int) -> str:
+    """Why no evidence was read although passages were gathered: the budget admitted none of them."""
+    if budget == 0:
+        return ("The evidence budget (maxTokens) was 0 tokens (negative values count as 0), so no evidence was "
+                "read.")  # fmt: skip
+    return f"The evidence budget (maxTokens) of {budget} tokens is too small for any passage, so no evidence was read."
+
+
+def instruction_gaps(packet: EvidencePacket) -> list[str]:
+    """One gap per document whose admitted text has a sentence that reads like instructions to an AI."""
+    flagged = {c.chunk_id for c in instruction_sentences([(c.chunk_id, c.content) for c in packet.chunks])}
+    titles = dict.fromkeys(c.document_title for c in packet.chunks if c.chunk_id in flagged)
+    return [f"A passage of \u201c{t}\u201d reads like instructions to an AI, so it was not used as evidence."
+            for t in titles]  # fmt: skip

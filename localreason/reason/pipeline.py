@@ -1,0 +1,275 @@
+"""reason: one cited answer from the library, with every quotation verified.
+
+    check the request -> gather evidence (progressive search) -> pack it (evidence packet)
+    -> choose quotations (ranked sentences; the relevance gate) -> fit the context
+    -> generate (GBNF grammar for this request, one model call) -> verify (strict parse,
+    mechanical verification) -> answer, citations, gaps, meta
+
+The contract is shared/spec/reasoning.md. Decisions it leaves open:
+- A statement left with no verified reference is dropped from the answer, and a gap
+  says how many were withheld (it is never shown as supported).
+- The model writes each statement's references before its text (JSON key order is
+  free), so the text is written with the quotation in view.
+- A statement's text may say no more than its quotations: a text with a content word (or number, or
+  negation) that its verified quotations lack is replaced by the quotations, and a gap says so.
+- A sentence that reads like instructions to an AI is never offered as a quotation (quotes.py), and a
+  gap names the document it came from.
+- reason is read-only: it never writes to the library.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from .. import search
+from ..errors import ValidationError
+from ..generate import Completion, GenerationError, Generator
+from ..quotes import MAX_LEAD, Quote, lead_count, rank_quotes
+from ..stages import Stage, reporter
+from ..text import collapse
+from ..types import EvidencePacket
+from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
+from .gate import instruction_gaps, is_weak, unread_gap
+from .grammar import build_grammar, max_output_tokens, parse_output
+from .prompt import messages_for, shrink_to_context
+from .verify import Verified, compose, verify
+
+EXTRA_CANDIDATES = 2
+"""Quotable sentences offered beyond the lead ones, best first."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One question, checked, and what answers it."""
+
+    lib: Any
+    query: str
+    generator: Generator
+    scope: dict
+    """document_id and collection_id, as given (search checks them)."""
+    limit: int
+    budget: int
+    style: str
+    lead_quotes: int | None
+
+
+class Offer(NamedTuple):
+    """The quotable sentences offered to the model, best first, and how many of them lead the answer."""
+
+    quotes: list[Quote]
+    lead_quotes: int
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What goes to the model: the (fitted) packet, the offer, the messages, the longest output."""
+
+    packet: EvidencePacket
+    offer: Offer
+    messages: list[dict]
+    out_tokens: int
+
+
+class NoEvidence(Exception):
+    """The request ends with the no-evidence answer; ``notes`` are its gaps."""
+
+    def __init__(self, notes: list[str]) -> None:
+        super().__init__()
+        self.notes = notes
+
+
+class Clock:
+    """perf_counter marks of a request's stages."""
+
+    def __init__(self) -> None:
+        self.marks = {"start": time.perf_counter()}
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = time.perf_counter()
+
+    def ms(self, start: str, end: str) -> float:
+        return (self.marks[end] - self.marks[start]) * 1000
+
+
+def reason(lib, query: str, *, generator: Generator, document_id: object = search.UNSET,
+           collection_id: object = search.UNSET, limit: object = search.DEFAULT_EVIDENCE_LIMIT,
+           max_tokens: object = search.DEFAULT_MAX_TOKENS, style: str = "extract", lead_quotes: int | None = None,
+           stage=None, cancel=None) -> Answer:  # fmt: skip
+    """Answer ``query`` from the library. ``stage(Stage, **info)`` is called as the work progresses.
+
+    ``lead_quotes`` fixes how many best-ranked quotations lead the answer (1-5); None lets the
+    ranking's confidence decide (quotes.lead_count).
+
+    ``cancel`` (a ``threading.Event``) stops the request between stages and inside the model call;
+    the request then raises :class:`Cancelled`.
+    """
+    clock = Clock()
+    say = reporter(stage, cancel)
+    req = check_request(lib, query, generator, {"document_id": document_id, "collection_id": collection_id},
+                        limit, max_tokens, style, lead_quotes)  # fmt: skip
+    say(Stage.SEARCHING)
+    evidence = gather_evidence(req)
+    clock.mark("search")
+    try:
+        packet = pack_evidence(evidence, req.budget)
+        say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
+        offer = choose_quotations(req, packet)
+        gaps = check_relevance(evidence, packet, offer)
+    except NoEvidence as none:
+        return no_evidence_answer(req, evidence, none.notes, clock)
+    prompt = fit_context(req, evidence, packet, offer, gaps)
+    clock.mark("packet")
+    say(Stage.WRITING)
+    completion = generate(req, prompt, cancel)
+    clock.mark("generate")
+    say(Stage.VERIFYING)
+    return verified_answer(req, evidence, prompt, completion, gaps, clock)
+
+
+def check_request(lib, query: str, generator: Generator, scope: dict, limit: object, max_tokens: object,
+                  style: str, lead_quotes: object) -> Request:  # fmt: skip
+    """The request with its inputs checked and clamped, or ValidationError before any work."""
+    q = search.clean_query(query)
+    k = search.clamp_limit(limit, search.DEFAULT_EVIDENCE_LIMIT, search.MAX_EVIDENCE_LIMIT)
+    budget = search.clean_max_tokens(max_tokens)
+    if lead_quotes is not None and (not isinstance(lead_quotes, int) or not 1 <= lead_quotes <= MAX_LEAD):
+        raise ValidationError(f"lead_quotes must be a number from 1 to {MAX_LEAD} (got {lead_quotes!r}).",
+                              hint="Leave it out to let the ranking decide how many quotations lead.")
+    return Request(lib, q, generator, scope, k, budget, style, lead_quotes)
+
+
+# ---------------------------------------------------------------- stages
+
+
+def gather_evidence(req: Request):
+    """Progressive search for the question within its scope (search.Evidence)."""
+    return search.progressive_search(req.lib.index, req.query, limit=req.limit, **req.scope)
+
+
+def pack_evidence(evidence, budget: int) -> EvidencePacket:
+    """The evidence packet of what progressive search gathered, within ``budget`` tokens; NoEvidence if empty."""
+    if not evidence.hits:
+        raise NoEvidence([unread_gap(budget)] if budget == 0 else [])
+    packet = search.build_packet(evidence, budget)
+    if packet.empty:
+        raise NoEvidence([unread_gap(budget)])
+    return packet
+
+
+def choose_quotations(req: Request, packet: EvidencePacket) -> Offer:
+    """The quotable sentences offered to the model, best first, and how many lead."""
+    n = req.lead_quotes
+    offered = rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed,
+                          (n or MAX_LEAD) + EXTRA_CANDIDATES)  # fmt: skip
+    lead = lead_count([o.probability for o in offered]) if n is None else min(n, len(offered))
+    return Offer(offered[:lead + EXTRA_CANDIDATES], lead)
+
+
+def check_relevance(evidence, packet: EvidencePacket, offer: Offer) -> list[str]:
+    """The relevance gate: weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is
+    answered with a gap (returned)."""
+    if not offer.quotes:
+        raise NoEvidence(instruction_gaps(packet))
+    if is_weak(evidence.relevance, offer.quotes[0].score):
+        if not evidence.scoped:
+            raise NoEvidence(instruction_gaps(packet))
+        return ["The evidence in the requested scope matches the question only weakly."]
+    return []
+
+
+def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, gaps: list[str]) -> Prompt:
+    """The packet, the instructions and the longest possible output, fitted in the model's context.
+
+    Appends to ``gaps`` when evidence was left out (for the context, or for the evidence budget).
+    """
+    prompt = _prompt(req, packet, offer)
+    if not _fits(req.generator, prompt):
+        gaps.append("Part of the evidence was left out to fit the model's context window.")
+        prompt = _shrink(req, evidence, prompt)
+    packet = prompt.packet
+    if packet.truncated and packet.chunks_gathered > len(packet.chunks):
+        gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
+                    f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, reads more, more slowly).")  # fmt: skip
+    return prompt
+
+
+def generate(req: Request, prompt: Prompt, cancel) -> Completion:
+    """One model call under this request's grammar (its forced opening placed as the reply's prefix)."""
+    prefix, grammar = build_grammar(prompt.offer.quotes, style=req.style, lead_quotes=prompt.offer.lead_quotes)
+    return req.generator.complete(prompt.messages, grammar, prompt.out_tokens, prefix=prefix, cancel=cancel)
+
+
+def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completion, gaps: list[str],
+                    clock: Clock) -> Answer:  # fmt: skip
+    """The answer from the model's output: statements verified, prose composed, gaps and timings."""
+    verified, gaps = verify_output(evidence, prompt, completion, gaps)
+    titles = {c.chunk_id: (c.document_id, c.document_title) for c in prompt.packet.chunks}
+    if not verified.statements:
+        answer_text, citations = "None of the generated statements could be verified against the evidence.", ()
+    else:
+        answer_text, citations = compose(verified.statements, titles)
+    clock.mark("end")
+    timings = Timings(
+        search_ms=clock.ms("start", "search"), packet_ms=clock.ms("search", "packet"),
+        prompt_ms=completion.prompt_seconds * 1000, generate_ms=completion.generate_seconds * 1000,
+        verify_ms=clock.ms("generate", "end"), prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+    )  # fmt: skip
+    return Answer(req.query, answer_text, citations, tuple(dict.fromkeys(gaps)), evidence.chunks_gathered,
+                  verified.dropped, int(clock.ms("start", "end")), tuple(verified.statements), False,
+                  timings)  # fmt: skip
+
+
+def verify_output(evidence, prompt: Prompt, completion: Completion, gaps: list[str]) -> tuple[Verified, list[str]]:
+    """The strictly parsed output verified against the admitted chunks, and all the gaps: the model's
+    limitations first, then ``gaps`` and what verification found."""
+    raw_statements, limitations = parse_output(completion.text)
+    admitted = {c.chunk_id: c for c in prompt.packet.chunks}
+    starts = {h.chunk_id: h.start for h in evidence.hits}
+    verified = verify(raw_statements, admitted, starts)
+    if verified.withheld:
+        gaps.append(f"{verified.withheld} statement(s) withheld: none of their quotations could be verified in the "
+                    "evidence.")  # fmt: skip
+    if verified.replaced:
+        gaps.append(f"{verified.replaced} statement text(s) said more than their quotations, so the quotations are "
+                    "shown instead.")  # fmt: skip
+    gaps += instruction_gaps(prompt.packet)
+    return verified, [collapse(x) for x in limitations if collapse(x)] + gaps
+
+
+def no_evidence_answer(req: Request, evidence, notes: list[str], clock: Clock) -> Answer:
+    """The no-evidence answer (no model call), with ``notes`` as its gaps."""
+    clock.mark("end")
+    return Answer(req.query, NO_EVIDENCE_ANSWER, (), tuple(dict.fromkeys(notes)), evidence.chunks_gathered, 0,
+                  int(clock.ms("start", "end")), no_evidence=True,
+                  timings=Timings(search_ms=clock.ms("start", "search")))  # fmt: skip
+
+
+# ---------------------------------------------------------------- fitting the context
+
+
+def _prompt(req: Request, packet: EvidencePacket, offer: Offer) -> Prompt:
+    out_tokens = max_output_tokens(offer.quotes, req.style, offer.lead_quotes)
+    return Prompt(packet, offer, messages_for(req.query, packet.text), out_tokens)
+
+
+def _fits(generator: Generator, prompt: Prompt) -> bool:
+    return generator.prompt_tokens(prompt.messages) <= generator.context_size - prompt.out_tokens
+
+
+def _shrink(req: Request, evidence, prompt: Prompt) -> Prompt:
+    """Smaller packets until the prompt fits; a smaller packet may offer other sentences, hence another
+    longest output. GenerationError when not even the instructions and one quotation fit."""
+    gen = req.generator
+    while True:
+        packet = shrink_to_context(evidence, prompt.packet, req.query, gen, gen.context_size - prompt.out_tokens)
+        offer = choose_quotations(req, packet) if not packet.empty else Offer([], 0)
+        if not offer.quotes:
+            raise GenerationError(
+                f"The model's context ({gen.context_size} tokens) is too small for the instructions and "
+                "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
+        prompt = _prompt(req, packet, offer)
+        if _fits(gen, prompt):
+            return prompt

@@ -1,0 +1,188 @@
+"""render: the one readable form of an answer, for every front end.
+
+``sections(answer)`` computes, once, what a person reads of an answer, in order:
+
+    Answer       the answer prose (always)
+    Sources      each verified quotation, numbered [1], [2] ... in the order the statements cite
+                 them, with its document title and chunk id (only when there are any)
+    Limitations  the gaps (only when there are any)
+    Meta         chunks gathered, citations dropped, latency (always)
+
+Every front end renders that one structure: ``answer_markdown`` (the notebook view, the
+exported file, an MCP server's readable tool output), ``answer_plain`` and ``answer_rich``
+(the command line), and the TUI's answer rows. So the forms cannot drift apart.
+Markdown escapes every document-derived text (``markdown_text``); the plain forms do not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .text import collapse
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+ANSWER, SOURCES, LIMITATIONS, META = "Answer", "Sources", "Limitations", "Meta"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One numbered quotation under Sources."""
+
+    number: int
+    """Its marker, from 1, in the order the statements cite their references."""
+    title: str
+    chunk_id: str
+    quotation: str
+    statement: int
+    """The index of the statement that cites it (a statement's markers are its sources' numbers)."""
+    reference: Any
+    """The :class:`~localreason.reason.Reference` (chunk id and offsets), to open it in its document."""
+
+
+@dataclass(frozen=True)
+class Section:
+    heading: str
+    """ANSWER, SOURCES, LIMITATIONS or META."""
+    items: tuple
+    """Answer: (prose,); Sources: Source values; Limitations: the gaps; Meta: (meta line,)."""
+
+
+def latency_text(ms: int) -> str:
+    """``850 ms`` under a second, else seconds to one decimal (``5.1 s``)."""
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def meta_line(answer) -> str:
+    return (f"{answer.chunks_gathered} chunks gathered · {answer.citations_dropped} citations dropped · "
+            f"{latency_text(answer.latency_ms)}")  # fmt: skip
+
+
+def numbered_sources(answer) -> tuple[Source, ...]:
+    """Every reference of every statement, numbered in citing order."""
+    titles = {c.chunk_id: c.document_title for c in answer.citations}
+    out: list[Source] = []
+    for i, st in enumerate(answer.statements):
+        for ref in st.references:
+            out.append(Source(len(out) + 1, titles.get(ref.chunk_id, ""), ref.chunk_id, ref.quotation, i, ref))
+    return tuple(out)
+
+
+def sections(answer) -> list[Section]:
+    """What a person reads of ``answer``, in order; Sources and Limitations only when not empty."""
+    out = [Section(ANSWER, (answer.answer,))]
+    sources = numbered_sources(answer)
+    if sources:
+        out.append(Section(SOURCES, sources))
+    if answer.gaps:
+        out.append(Section(LIMITATIONS, tuple(answer.gaps)))
+    out.append(Section(META, (meta_line(answer),)))
+    return out
+
+
+def section(parts: list[Section], heading: str) -> tuple:
+    """The items under ``heading`` in ``parts`` (``sections(answer)``), or () when it is absent."""
+    return next((s.items for s in parts if s.heading == heading), ())
+
+
+# ---------------------------------------------------------------- Markdown
+
+_MARKUP = re.compile(r"[\\`*\[\]|~$]|<(?=[A-Za-z/!?])|&(?=#?\w+;)|(?<![^\W_])_|_(?![^\W_])")
+"""What can turn inline text into markup: HTML tags, comments and autolinks (``<`` before a letter,
+``/``, ``!`` or ``?``), entities (``&`` before ``name;``), links and images (brackets), emphasis
+(``*``; ``_`` unless inside a word), code spans, tables, strikethrough, math, and the backslash."""
+_LINE_START = re.compile(r"^(?:([-+=>#])|(\d+)([.)]))")
+"""At the start of a line: a list item, setext underline, block quote, heading or numbered item."""
+
+
+def markdown_text(text: str) -> str:
+    """``text`` from a document or a user as inline Markdown that renders literally, never as markup.
+
+    One line (a newline could open a heading or a list); each character that could start markup
+    (``_MARKUP``, ``_LINE_START``) escaped, ``<`` and ``&`` as HTML entities so that no renderer
+    sees a tag, the rest with a backslash. Prose without such characters is left as it is.
+    """
+
+    def escape(m: re.Match) -> str:
+        return {"<": "&lt;", "&": "&amp;"}.get(m.group(0), "\\" + m.group(0))
+
+    flat = _MARKUP.sub(escape, collapse(text))
+    return _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), flat)
+
+
+def _markdown_item(heading: str, item) -> str:
+    if heading == SOURCES:
+        return (f"- \\[{item.number}\\] *{markdown_text(item.title)}* `{item.chunk_id}`: "
+                f"\u201c{markdown_text(item.quotation)}\u201d")  # fmt: skip
+    if heading == LIMITATIONS:
+        return f"- {markdown_text(item)}"
+    if heading == META:
+        return f"*{markdown_text(item)}*"
+    return markdown_text(item)
+
+
+def markdown_lines(answer) -> list[str]:
+    """``answer_markdown`` as lines: each section a bold heading, a blank line, its items, a blank line."""
+    lines: list[str] = []
+    for s in sections(answer):
+        lines += [f"**{s.heading}**", ""]
+        lines += [_markdown_item(s.heading, item) for item in s.items]
+        lines.append("")
+    return lines[:-1]
+
+
+def answer_markdown(answer) -> str:
+    """The canonical readable form of ``answer``: **Answer**, **Sources**, **Limitations**, **Meta**.
+
+    Document-derived text is escaped (``markdown_text``), so it renders literally in any
+    CommonMark renderer; our own markup is only the bold headings, the italic titles and meta
+    line and the chunk ids' code spans.
+    """
+    return "\n".join(markdown_lines(answer))
+
+
+# ---------------------------------------------------------------- plain text and Rich
+
+
+def plain_lines(answer) -> list[list[tuple[str, str]]]:
+    """The command line's form as lines of (text, Rich style) spans, built from ``sections``."""
+    lines: list[list[tuple[str, str]]] = []
+    for s in sections(answer):
+        if s.heading == META:
+            lines += [[], [(f"Meta: {s.items[0]}", "dim")]]
+            continue
+        lines += ([[]] if lines else []) + [[(s.heading, "bold")]]
+        for item in s.items:
+            lines += _plain_item(s.heading, item)
+    return lines
+
+
+def _plain_item(heading: str, item) -> list[list[tuple[str, str]]]:
+    """One item's lines; each text on one line (whitespace runs collapsed), as in Markdown."""
+    if heading == SOURCES:
+        return [[(f"  [{item.number}] ", ""), (collapse(item.title), "bold"), ("  ", ""), (item.chunk_id, "cyan")],
+                [(f"      \u201c{collapse(item.quotation)}\u201d", "")]]  # fmt: skip
+    if heading == LIMITATIONS:
+        return [[(f"  - {collapse(item)}", "")]]
+    return [[(collapse(item), "")]]
+
+
+def answer_plain(answer) -> str:
+    """``answer`` as plain text (nothing escaped): the same sections as ``answer_markdown``."""
+    return "\n".join("".join(text for text, _ in line) for line in plain_lines(answer))
+
+
+def answer_rich(answer) -> Text:
+    """``answer_plain`` with its styles (bold headings and titles, cyan chunk ids, dim meta), for Rich."""
+    from rich.text import Text
+
+    out = Text()
+    for n, line in enumerate(plain_lines(answer)):
+        if n:
+            out.append("\n")
+        for text, style in line:
+            out.append(text, style=style or None)
+    return out
