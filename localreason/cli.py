@@ -1,4 +1,4 @@
-"""The ``localreason`` command line: a thin layer over :class:`localreason.library.Library`.
+"""The ``localreason`` command line: a thin layer over :class:`localreason.service.Service`.
 
 Exit codes: 0 success; 1 some files failed; 2 invalid input; 3 not found;
 4 model problem; 5 library problem; 130 interrupted.
@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from .errors import Interrupted, LocalReasonError
-from .reason import DEFAULT_ANSWER_BUDGET as DEFAULT_ASK_MAX_TOKENS
+from .render import answer_rich
 
 DEMO_QUESTION = "Where did the Black Death originate?"
 
@@ -42,19 +42,21 @@ def _emit_json(data) -> None:
 class _Ctx:
     def __init__(self, home: str | None) -> None:
         self.home = home
-        self._lib = None
+        self._service = None
 
-    def library(self):
-        if self._lib is None:
+    def service(self, library=None):
+        """The service over the library at ``--home`` (or over ``library``), made on first use."""
+        if self._service is None:
             from .library import Library
+            from .service import Service
 
-            self._lib = Library(self.home)
-            self._lib.notice = lambda message: click.echo(message, err=True)
-        return self._lib
+            self._service = Service(library or Library(self.home))
+            self._service.library.notice = lambda message: click.echo(message, err=True)
+        return self._service
 
     def close(self) -> None:
-        if self._lib is not None:
-            self._lib.close()
+        if self._service is not None:
+            self._service.close()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -171,8 +173,8 @@ def ingest(obj: _Ctx, paths, collection, include, exclude, prune, as_json, quiet
     Reads plain text, Markdown, reStructuredText, HTML, PDF, DOCX and source code.
     Hidden files are skipped. The exit code is 1 if any file failed.
     """
-    lib = obj.library()
-    return _run_ingest(obj, lambda cb: [lib.ingest(list(paths), collection, include=list(include),
+    svc = obj.service()
+    return _run_ingest(obj, lambda cb: [svc.ingest(list(paths), collection, include=list(include),
                                                    exclude=list(exclude), prune=prune, progress=cb)],
                        as_json, quiet, verbose)  # fmt: skip
 
@@ -185,8 +187,8 @@ def ingest(obj: _Ctx, paths, collection, include, exclude, prune, as_json, quiet
 @click.pass_obj
 def sync(obj: _Ctx, collection, as_json, quiet, verbose) -> int:
     """Re-ingest every folder and file ingested before, removing documents whose files are gone."""
-    lib = obj.library()
-    return _run_ingest(obj, lambda cb: lib.sync(collection, progress=cb), as_json, quiet, verbose)
+    svc = obj.service()
+    return _run_ingest(obj, lambda cb: svc.sync(collection, progress=cb), as_json, quiet, verbose)
 
 
 # ---------------------------------------------------------------- library / show / remove
@@ -199,25 +201,31 @@ def sync(obj: _Ctx, collection, as_json, quiet, verbose) -> int:
 @click.pass_obj
 def library_cmd(obj: _Ctx, collection, documents, as_json) -> int:
     """List collections with document and chunk counts (and documents with -d or -c)."""
-    lib = obj.library()
-    cols = [lib.collection(collection)] if collection else lib.collections()
-    docs = lib.documents(collection) if (collection or documents) else []
+    svc = obj.service()
+    cols = [svc.collection(collection)] if collection else svc.collections()
+    docs = svc.documents(collection) if (collection or documents) else []
+    stale = svc.library.stale_chunking()
     if as_json:
-        _emit_json({"home": str(lib.home), "collections": [c.to_dict() for c in cols],
+        _emit_json({"home": str(svc.library.home), "collections": [c.to_dict() for c in cols],
+                    "documentsToRechunk": stale,
                     **({"documents": [d.to_dict() for d in docs]} if (collection or documents) else {})})  # fmt: skip
         return 0
-    print_library(lib, cols, docs, show_documents=bool(collection or documents))
+    print_library(svc, cols, docs, show_documents=bool(collection or documents))
+    if stale:
+        _console().print(f"[yellow]{stale} document(s) were cut with other chunking settings than the current "
+                         "ones.[/] Run `localreason sync` to re-chunk them.")  # fmt: skip
     return 0
 
 
-def print_library(lib, cols, docs, show_documents: bool) -> None:
+def print_library(svc, cols, docs, show_documents: bool) -> None:
     from rich.table import Table
 
     out = _console()
+    home = svc.library.home
     if not cols:
-        out.print(f"The library at {lib.home} is empty. Add files with: localreason ingest PATH --collection NAME")
+        out.print(f"The library at {home} is empty. Add files with: localreason ingest PATH --collection NAME")
         return
-    out.print(f"Library at {lib.home}", markup=False)
+    out.print(f"Library at {home}", markup=False)
     table = Table()
     for name in ("Collection", "Id", "Documents", "Chunks"):
         table.add_column(name, justify="right" if name in ("Documents", "Chunks") else "left", no_wrap=name == "Id")
@@ -225,7 +233,7 @@ def print_library(lib, cols, docs, show_documents: bool) -> None:
         table.add_row(c.name, c.id, str(c.document_count), str(c.chunk_count))
     out.print(table)
     if show_documents:
-        names = {c.id: c.name for c in lib.collections()}
+        names = {c.id: c.name for c in svc.collections()}
         dt = Table(title="Documents", title_justify="left")
         for name in ("Title", "Id", "Collection", "Format", "Chunks", "Tokens"):
             dt.add_column(name, justify="right" if name in ("Chunks", "Tokens") else "left",
@@ -244,21 +252,21 @@ def show(obj: _Ctx, item_id, as_json) -> int:
     """Show a collection, document or chunk by its id (col_..., doc_..., chk_...)."""
     from .types import Chunk, Collection, Document
 
-    lib = obj.library()
-    item = lib.get(item_id.strip())
+    svc = obj.service()
+    item = svc.get(item_id.strip())
     if as_json:
         _emit_json({"type": type(item).__name__.lower(), **item.to_dict()})
         return 0
     out = _console()
     if isinstance(item, Collection):
         out.print(f"[bold]{item.name}[/] ({item.id}): {item.document_count} documents, {item.chunk_count} chunks")
-        for d in lib.documents(item.id):
+        for d in svc.documents(item.id):
             out.print(f"  {d.id}  {d.title}  ({d.chunk_count} chunks)")
     elif isinstance(item, Document):
         for key, value in item.to_dict().items():
             out.print(f"[bold]{key}[/]: {value}")
     elif isinstance(item, Chunk):
-        doc = lib.document(item.document_id)
+        doc = svc.get(item.document_id)
         out.print(f"[bold]{item.id}[/] {item.level_name} {item.index} of {doc.title} ({doc.id})")
         out.print(f"[dim]{' > '.join(item.section_path) or '(no section)'}  "
                   f"chars {item.start}-{item.end}, {item.token_count} tokens"
@@ -277,13 +285,13 @@ def remove(obj: _Ctx, target, yes, as_json) -> int:
 
     The files on disk are not touched.
     """
-    lib = obj.library()
+    svc = obj.service()
     target = target.strip()
-    item = lib.get(target) if target.startswith(("doc_", "chk_")) else lib.collection(target)
+    item = svc.get(target) if target.startswith(("doc_", "chk_")) else svc.collection(target)
     if not yes and sys.stdin.isatty():
         label = getattr(item, "title", None) or getattr(item, "name", target)
         click.confirm(f"Remove {label!r} ({item.id}) from the library?", abort=True)
-    result = lib.remove(item.id)
+    result = svc.remove(item.id)
     if as_json:
         _emit_json(result)
     else:
@@ -296,18 +304,18 @@ def remove(obj: _Ctx, target, yes, as_json) -> int:
 @click.pass_obj
 def reindex(obj: _Ctx, quiet) -> int:
     """Re-embed every chunk with the configured embedding model (after changing models)."""
-    lib = obj.library()
+    svc = obj.service()
     bar, update = _progress_callback(not quiet and sys.stderr.isatty())
     with bar or nullcontext():
-        n = lib.reindex(progress=update)
-    click.echo(f"Re-embedded {n} chunks with {lib.embedder.name}.")
+        n = svc.reindex(progress=update)
+    click.echo(f"Re-embedded {n} chunks with {svc.library.embedder.name}.")
     return 0
 
 
 # ---------------------------------------------------------------- retrieval
 
 
-def _scope_args(lib, collection: str | None, document: str | None) -> dict:
+def _scope_args(svc, collection: str | None, document: str | None) -> dict:
     """CLI scope options -> API keywords: omitted stays omitted; a collection may be given by name."""
     from .ids import id_kind
 
@@ -317,7 +325,7 @@ def _scope_args(lib, collection: str | None, document: str | None) -> dict:
     if collection is not None:
         value = collection.strip()
         kw["collection_id"] = value if (not value or id_kind(value) or value.startswith("col_")) \
-            else lib.collection(value).id  # fmt: skip
+            else svc.collection(value).id  # fmt: skip
     return kw
 
 
@@ -370,7 +378,7 @@ _SCOPE_HELP = {"collection": "Only this collection (name or col_ id).", "documen
 @click.pass_obj
 def find(obj: _Ctx, query, limit, as_json) -> int:
     """Which documents and collections are about QUERY (by meaning, or by title and path text)."""
-    items = obj.library().find_items(query, limit=limit)
+    items = obj.service().find_items(query, limit=limit)
     if as_json:
         _emit_json([i.to_dict() for i in items])
         return 0
@@ -402,16 +410,16 @@ def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json)
     """
     from .errors import ValidationError
 
-    lib = obj.library()
-    scope = _scope_args(lib, collection, document)
+    svc = obj.service()
+    scope = _scope_args(svc, collection, document)
     if queries_file is not None:
         if query:
             raise ValidationError("Give either QUERY or --queries-file, not both.")
         return _each_line(queries_file, lambda q: {"hits": [h.to_dict() for h in
-                                                         lib.deep_search(q, limit=limit, **scope)]})
+                                                         svc.deep_search(q, limit=limit, **scope)]})
     if query is None:
         raise ValidationError("No query given.", hint="localreason search \"your question\" (or --queries-file FILE)")
-    hits = lib.deep_search(query, limit=limit, **scope)
+    hits = svc.deep_search(query, limit=limit, **scope)
     if as_json:
         _emit_json([h.to_dict() for h in hits])
     else:
@@ -425,7 +433,7 @@ def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json)
 @click.pass_obj
 def read(obj: _Ctx, chunk_id, as_json) -> int:
     """Read one chunk in full, with its place in the document tree."""
-    item = obj.library().deep_read(chunk_id)
+    item = obj.service().deep_read(chunk_id)
     if as_json:
         _emit_json(item)
         return 0
@@ -447,7 +455,7 @@ def read(obj: _Ctx, chunk_id, as_json) -> int:
 @click.pass_obj
 def expand(obj: _Ctx, chunk_id, direction, window, as_json) -> int:
     """Move through a document's tree from a chunk: its parent, children, neighbours or surroundings."""
-    result = obj.library().deep_expand(chunk_id, direction, window=window)
+    result = obj.service().deep_expand(chunk_id, direction, window=window)
     if as_json:
         _emit_json(result.to_dict())
         return 0
@@ -472,9 +480,9 @@ def expand(obj: _Ctx, chunk_id, direction, window, as_json) -> int:
 @click.pass_obj
 def evidence(obj: _Ctx, query, collection, document, limit, max_tokens, explain, as_json) -> int:
     """The exact evidence packet `ask` would send to the model for QUERY."""
-    lib = obj.library()
-    scope = _scope_args(lib, collection, document)
-    ev = lib.progressive_search(query, limit=limit, **scope)
+    svc = obj.service()
+    scope = _scope_args(svc, collection, document)
+    ev = svc.progressive_search(query, limit=limit, **scope)
     from .search import build_packet
 
     packet = build_packet(ev, max_tokens)
@@ -496,25 +504,8 @@ def evidence(obj: _Ctx, query, collection, document, limit, max_tokens, explain,
 
 
 def print_answer(answer, out) -> None:
-    """Answer with its citation markers, then sources, limitations and meta."""
-    out.print("[bold]Answer[/]")
-    out.print(answer.answer, markup=False)
-    if answer.statements:
-        out.print("\n[bold]Sources[/]")
-        titles = {c.chunk_id: c.document_title for c in answer.citations}
-        n = 0
-        for st in answer.statements:
-            for ref in st.references:
-                n += 1
-                out.print(f"  [{n}] [bold]{titles.get(ref.chunk_id, '')}[/]  [cyan]{ref.chunk_id}[/]")
-                out.print(f"      \u201c{ref.quotation}\u201d", markup=False)
-    if answer.gaps:
-        out.print("\n[bold]Limitations[/]")
-        for gap in answer.gaps:
-            out.print(f"  - {gap}", markup=False)
-    m = answer.meta
-    out.print(f"\n[dim]Meta: {m['chunksGathered']} chunks gathered, {m['citationsDropped']} citations dropped, "
-              f"{m['latencyMs']} ms[/]")  # fmt: skip
+    """Answer with its citation markers, then sources, limitations and meta (render.answer_rich)."""
+    out.print(answer_rich(answer))
 
 
 @cli.command()
@@ -522,7 +513,7 @@ def print_answer(answer, out) -> None:
 @click.option("-c", "--collection", default=None, help=_SCOPE_HELP["collection"])
 @click.option("-d", "--document", default=None, help=_SCOPE_HELP["document"])
 @click.option("-n", "--limit", default="50", show_default=True, help="Most evidence chunks (1-50).")
-@click.option("--max-tokens", default=str(DEFAULT_ASK_MAX_TOKENS), show_default=True,
+@click.option("--max-tokens", default=None, show_default="the answer_budget setting, 1000 unless changed",
               help="Evidence budget in tokens (up to the spec's 8000 and beyond; more is slower).")  # fmt: skip
 @click.option("--questions-file", type=click.File("r", encoding="utf-8"), default=None,
               help="One question per line; prints one JSON line per question (models load once).")  # fmt: skip
@@ -539,24 +530,25 @@ def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_
     """
     from .errors import ValidationError
 
-    lib = obj.library()
-    scope = _scope_args(lib, collection, document)
+    svc = obj.service()
+    scope = _scope_args(svc, collection, document)
     if questions_file is not None:
         if question:
             raise ValidationError("Give either QUESTION or --questions-file, not both.")
-        return _each_line(questions_file, lambda q: {"data": lib.ask(q, limit=limit, max_tokens=max_tokens,
-                                                                     **scope).to_dict()})
+        return _each_line(questions_file, lambda q: {"data": svc.reason(q, limit=limit, max_tokens=max_tokens,
+                                                                        **scope).to_dict()})  # fmt: skip
     if question is None:
         raise ValidationError("No question given.", hint='localreason ask "your question" (or --questions-file FILE)')
+    from .stages import Stage
+
     err = _console(stderr=True)
     show = not as_json and sys.stderr.isatty()
     with err.status("Searching ...") if show else nullcontext() as status:
         def stage(name, **info):
             if status is not None:
-                detail = f" {info['chunks']} chunks / {info['tokens']} tokens" if name == "reading" else ""
-                status.update(f"{name.capitalize()}{detail} ...")
+                status.update(f"{Stage(name).describe(**info)} ...")
 
-        answer = lib.ask(question, limit=limit, max_tokens=max_tokens, stage=stage, **scope)
+        answer = svc.reason(question, limit=limit, max_tokens=max_tokens, stage=stage, **scope)
     if as_json:
         _emit_json(answer.to_dict())
     else:
@@ -616,21 +608,21 @@ def demo(obj: _Ctx, as_json, tui) -> int:
     """Ingest the bundled sample documents, answer a sample question, then open the TUI over them."""
     from .demo import demo_library, samples_dir
 
-    lib = demo_library(obj.home)
-    obj._lib = lib
+    svc = obj.service(demo_library(obj.home))
+    home = svc.library.home
     bar, update = _progress_callback(not as_json and sys.stderr.isatty())
     with bar or nullcontext():
-        report = lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True, progress=update)
+        report = svc.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"], prune=True, progress=update)
     if as_json:
-        _emit_json({"ingest": report.to_dict(), "collections": [c.to_dict() for c in lib.collections()],
-                    "documents": [d.to_dict() for d in lib.documents()], "question": DEMO_QUESTION,
-                    "answer": lib.ask(DEMO_QUESTION, max_tokens=DEFAULT_ASK_MAX_TOKENS).to_dict()})  # fmt: skip
+        _emit_json({"ingest": report.to_dict(), "collections": [c.to_dict() for c in svc.collections()],
+                    "documents": [d.to_dict() for d in svc.documents()], "question": DEMO_QUESTION,
+                    "answer": svc.reason(DEMO_QUESTION).to_dict()})  # fmt: skip
         return 0 if report.ok else 1
     _print_report(report, verbose=False)
-    print_library(lib, lib.collections(), lib.documents(), show_documents=True)
+    print_library(svc, svc.collections(), svc.documents(), show_documents=True)
     out = _console()
     out.print(f"\n[bold]Sample question:[/] {DEMO_QUESTION}\n")
-    answer = lib.ask(DEMO_QUESTION, max_tokens=DEFAULT_ASK_MAX_TOKENS)
+    answer = svc.reason(DEMO_QUESTION)
     print_answer(answer, out)
     if tui is None:
         tui = sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("CI")
@@ -638,28 +630,67 @@ def demo(obj: _Ctx, as_json, tui) -> int:
         from .session import Scope, Turn
         from .tui import run
 
-        run(lib, first_turn=Turn(DEMO_QUESTION, Scope(), answer))
-        click.echo(f"The demo library lives in {lib.home}. Open it again: localreason --home {lib.home} tui")
+        run(svc, first_turn=Turn(DEMO_QUESTION, Scope(), answer))
+        click.echo(f"The demo library lives in {home}. Open it again: localreason --home {home} tui")
     else:
-        click.echo(f"\nThe demo library lives in {lib.home}. Explore it: localreason --home {lib.home} tui, "
-                   f"or ask: localreason --home {lib.home} ask \"...\"")  # fmt: skip
+        click.echo(f"\nThe demo library lives in {home}. Explore it: localreason --home {home} tui, "
+                   f"or ask: localreason --home {home} ask \"...\"")  # fmt: skip
     return 0 if report.ok else 1
 
 
 @cli.command()
-@click.option("--max-tokens", default=str(DEFAULT_ASK_MAX_TOKENS), show_default=True,
+@click.option("--max-tokens", default=None, show_default="the answer_budget setting, 1000 unless changed",
               help="Evidence budget of each question (more reads more, more slowly).")
 @click.pass_obj
 def tui(obj: _Ctx, max_tokens) -> int:
     """Open the terminal UI over your library: ask, read citations in context, search, manage files."""
     from .search import clean_max_tokens
 
-    budget = clean_max_tokens(max_tokens)  # a bad value is refused before the screen opens
+    budget = None if max_tokens is None else clean_max_tokens(max_tokens)  # a bad value is refused now
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise click.UsageError("The TUI needs a terminal. Use `localreason ask` or `search` in scripts.")
     from .tui import run
 
-    run(obj.library(), max_tokens=budget)
+    run(obj.service(), max_tokens=budget)
+    return 0
+
+
+# ---------------------------------------------------------------- servers
+
+
+@cli.command()
+@click.pass_obj
+def mcp(obj: _Ctx) -> int:
+    """Serve the library to MCP clients (desktop assistants, editors, agents) over stdio.
+
+    \b
+    Five read-only tools: find_items, deep_search, deep_read, deep_expand, reason.
+    Add it to a client as the command `localreason mcp` (with LOCALREASON_HOME set
+    to use another library); see the README for configuration snippets.
+    """
+    from .mcp_server import run
+
+    run(obj.home)
+    return 0
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. Other than loopback needs LOCALREASON_API_KEY.")  # fmt: skip
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.pass_obj
+def serve(obj: _Ctx, host, port) -> int:
+    """Serve the library over HTTP: POST /v1/reason and the retrieval tools (see /openapi.json).
+
+    \b
+    Examples:
+      localreason serve                          # http://127.0.0.1:8765
+      curl -s localhost:8765/v1/reason -H 'Content-Type: application/json' -d '{"query": "..."}'
+      LOCALREASON_API_KEY=secret localreason serve --host 0.0.0.0
+    """
+    from .rest import run
+
+    run(obj.home, host=host, port=port)
     return 0
 
 

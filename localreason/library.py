@@ -8,7 +8,7 @@ It owns the library's parts (the SQLite store, the FAISS index kept in step with
 the embedding and generation models, all made on first use), the writer lock, and
 the check that the vectors were made by the configured model. The work itself lives
 elsewhere: ingest/pipeline.py (ingest, prune, reindex), search/ (retrieval) and
-reason.py (answers).
+reason/ (answers).
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from pathlib import Path
 from .config import Settings, load_settings
 from .errors import LibraryError, NotFoundError, ValidationError
 from .ids import check_id, id_kind, random_id
-from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunk_params, chunking_key  # noqa: F401
+from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunk_params, chunking_key  # noqa: F401 - Progress is part of the API
 from .store import lock as write_lock
 from .store.db import Store
 from .store.vectors import VectorIndex
 from . import search
 from .search import UNSET, Index
-from .types import (LEVEL_PARAGRAPH, Chunk, Collection, Document, Evidence, EvidencePacket, ExpandResult,
-                    FileResult, IngestReport, ItemHit, SearchHit)  # fmt: skip
+from .types import (Chunk, Collection, Document, Evidence, EvidencePacket, ExpandResult, IngestReport, ItemHit,
+                    SearchHit)  # fmt: skip
 
 DEFAULT_COLLECTION = "default"
 
@@ -297,7 +297,7 @@ class Library:
 
     def ask(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
             max_tokens: object = None, stage=None, cancel=None):  # fmt: skip
-        """Answer ``query`` from the library with verified citations (see reason.py). Read-only.
+        """Answer ``query`` from the library with verified citations (see reason/pipeline.py). Read-only.
 
         ``max_tokens`` is the evidence budget (the spec's maxTokens); None uses the ``answer_budget`` setting.
         """
@@ -306,7 +306,7 @@ class Library:
         budget = self.settings.answer_budget if max_tokens is None else max_tokens
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
                       limit=limit, max_tokens=budget, style=self.settings.answer_style,
-                      lead=self.settings.lead_quotes, stage=stage, cancel=cancel)  # fmt: skip
+                      lead_quotes=self.settings.lead_quotes, stage=stage, cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 

@@ -25,6 +25,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import search
 from .library import DEFAULT_COLLECTION, Library
 from .stages import Stage, StageCallback, reporter
 
@@ -121,6 +122,10 @@ class Service:
         with self.reading() as lib:
             return lib.documents(collection)
 
+    def collection(self, id_or_name: str):
+        with self.reading() as lib:
+            return lib.collection(id_or_name)
+
     def get(self, any_id: str):
         with self.reading() as lib:
             return lib.get(any_id)
@@ -158,11 +163,22 @@ class Service:
         ``kwargs`` are ask's: document_id, collection_id, limit, max_tokens (None: the answer_budget setting).
         """
         say = reporter(stage, cancel)
+        self._check(query, kwargs)
         if self.lock.writing or self.model_lock.locked():
             say(Stage.WAITING)
         with self.reading() as lib, self._model_turn(cancel):
             self._load_models(say)
             return lib.ask(query, stage=stage, cancel=cancel, **kwargs)
+
+    def _check(self, query: str, kwargs: dict) -> None:
+        """Refuse a malformed request at once, not after waiting for the model behind other questions."""
+        search.clean_query(query)
+        search.clamp_limit(kwargs.get("limit"), search.DEFAULT_EVIDENCE_LIMIT, search.MAX_EVIDENCE_LIMIT)
+        if kwargs.get("max_tokens") is not None:
+            search.clean_max_tokens(kwargs["max_tokens"])
+        with self.reading() as lib:
+            search.resolve_scope(lib.index, kwargs.get("document_id", search.UNSET),
+                                 kwargs.get("collection_id", search.UNSET))  # fmt: skip
 
     @contextmanager
     def _model_turn(self, cancel: threading.Event | None):

@@ -55,3 +55,59 @@ def test_only_the_store_runs_sql():
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                  if re.search(r"\.execute(many|script)?\(", line)]  # fmt: skip
     assert offenders == []
+
+
+# Who may import whom (the README's "How the code is laid out"): a layer never reaches up.
+LAYERS = {
+    "store": {"ingest", "search", "quotes", "reason", "render", "library", "service", "session", "embed",
+              "generate"},
+    "ingest": {"search", "quotes", "reason", "render", "library", "service", "session", "generate"},
+    "search": {"ingest", "quotes", "reason", "render", "library", "service", "session", "generate"},
+    "quotes": {"ingest", "reason", "render", "library", "service", "session"},
+    "reason": {"ingest", "library", "service", "session"},  # an Answer renders itself in a notebook via render
+    "render": {"ingest", "search", "library", "service", "session", "generate"},
+    "library": {"service", "session", "render"},
+    "service": {"session", "render"},
+    "session": set(),
+}
+FRONT_ENDS = {"cli", "tui", "mcp_server", "rest", "demo", "__main__"}
+
+
+def _imported_parts(path, package) -> set[str]:
+    """The top-level localreason parts a module imports anywhere in it (lazy imports in functions too)."""
+    import ast
+
+    rel = path.relative_to(package)
+    depth = len(rel.parts) - 1  # how many packages deep the module sits
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and (node.module or "").startswith("localreason."):
+                found.add(node.module.split(".")[1])
+            elif node.level:
+                up = node.level - 1  # levels above the module's own package
+                base = list(rel.parts[:depth][:max(0, depth - up)]) if up <= depth else None
+                if base is None:
+                    continue
+                names = (node.module.split(".") if node.module else []) or [a.name for a in node.names]
+                top = (base + names)[0] if (base + names) else ""
+                found.add(top)
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("localreason.")}
+    return {f.removesuffix(".py") for f in found}
+
+
+def test_each_layer_imports_only_what_is_below_it():
+    from pathlib import Path
+
+    package = Path(localreason.__file__).parent
+    broken = []
+    for path in package.rglob("*.py"):
+        part = path.relative_to(package).parts[0].removesuffix(".py")
+        forbidden = LAYERS.get(part, set()) | (FRONT_ENDS if part not in FRONT_ENDS else set())
+        if part in FRONT_ENDS and part not in ("cli", "__main__"):
+            forbidden = FRONT_ENDS - {part, "demo"}  # front ends never import each other (the CLI launches them)
+        bad = _imported_parts(path, package) & forbidden
+        if bad:
+            broken.append(f"{path.relative_to(package)} imports {sorted(bad)}")
+    assert broken == []

@@ -212,3 +212,19 @@ def test_a_model_that_fails_to_load_in_the_background_fails_the_first_request_wi
     with pytest.raises(ModelError, match="damaged"):
         svc.reason("anything at all?")
     svc.close()
+
+
+def test_a_malformed_question_is_refused_at_once_even_while_the_model_is_busy(service, tmp_path):
+    from localreason.errors import ValidationError
+
+    service.model_lock.acquire()  # another question holds the model
+    try:
+        for bad in ({"document_id": "doc_nope"}, {"collection_id": ""}, {"limit": "many"}, {"max_tokens": "lots"}):
+            started = time.perf_counter()
+            with pytest.raises(ValidationError):
+                service.reason("How long is the warranty?", **bad)
+            assert time.perf_counter() - started < 0.5
+        with pytest.raises(ValidationError, match="blank"):
+            service.reason("   ")
+    finally:
+        service.model_lock.release()

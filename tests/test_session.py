@@ -8,7 +8,8 @@ import time
 import pytest
 
 from localreason.errors import NotFoundError, ValidationError
-from localreason.session import ReadWriteLock, Session
+from localreason.service import ReadWriteLock
+from localreason.session import Session
 
 from conftest import FakeGenerator
 
@@ -67,3 +68,17 @@ def test_scope_history_and_export(lib, tmp_path):
     assert out.suffix == ".md" and out.parent == tmp_path / "exports"
     assert "two years" in text and turn.answer.citations[0].chunk_id in text and "collection work" in text
     assert s.export(turn, tmp_path / "x.txt").name == "x.txt.md"
+
+
+def test_markdown_export_is_question_heading_asked_line_then_the_answer_markdown():
+    from datetime import datetime
+
+    from localreason.reason import NO_EVIDENCE_ANSWER, Answer
+    from localreason.render import answer_markdown
+    from localreason.session import Scope, Turn, markdown
+
+    answer = Answer("Who *is* it?", NO_EVIDENCE_ANSWER, (), ("A gap.",), 2, 0, 30, no_evidence=True)
+    turn = Turn("Who *is* it?", Scope("collection", "col_x", "work"), answer, asked_at=datetime(2026, 1, 2, 3, 4))
+    assert markdown(turn) == ("# Who \\*is\\* it?\n\n*Asked 2026-01-02 03:04 of collection work with localreason.*\n\n"
+                              + answer_markdown(answer) + "\n")  # fmt: skip
+    assert "**Answer**" in markdown(turn) and "**Limitations**" in markdown(turn) and "**Meta**" in markdown(turn)

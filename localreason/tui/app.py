@@ -28,19 +28,11 @@ from textual.worker import Worker, WorkerState
 
 from ..errors import Cancelled, Interrupted, LocalReasonError
 from ..session import Session, Turn, default_export_name, elapsed_text
+from ..stages import Stage
 from .screens import (AddScreen, ConfirmScreen, ErrorReported, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen,
                       ReportScreen, SourceScreen)  # fmt: skip
 from .widgets import AnswerView, LibraryTree, SearchResults
 
-STAGES = {
-    "waiting": "Waiting for the library (a change is being written)",
-    "loading-embedder": "Loading the embedding model (first question only)",
-    "loading-generator": "Loading the language model (first question only)",
-    "searching": "Searching the library",
-    "reading": "Reading {chunks} passages ({tokens} tokens)",
-    "writing": "Writing the answer",
-    "verifying": "Verifying the quotations",
-}
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEARCH_DEBOUNCE = 0.25
 
@@ -64,10 +56,11 @@ class LocalReasonApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, library, *, first_turn: Turn | None = None, trace: str | None = None,
+    def __init__(self, service, *, first_turn: Turn | None = None, trace: str | None = None,
                  max_tokens: int | None = None) -> None:  # fmt: skip
         super().__init__()
-        self.session = Session(library, max_tokens=max_tokens)
+        self.session = Session(service, max_tokens=max_tokens)
+        library = self.session.library
         library.notice = lambda message: self.ui(self.set_status, message)  # a write waiting for another program
         self.first_turn = first_turn
         self.turn: Turn | None = None
@@ -157,9 +150,8 @@ class LocalReasonApp(App):
 
     @work(thread=True, exclusive=True, group="tree", exit_on_error=False)
     def load_tree(self) -> None:
-        lib = self.session.library
         try:
-            with self.session.lock.read():
+            with self.session.service.reading() as lib:
                 cols = lib.collections()
                 docs = {c.id: lib.documents(c.id) for c in cols}
         except LocalReasonError as exc:
@@ -241,7 +233,7 @@ class LocalReasonApp(App):
         self.cancel_event = threading.Event()
         self.started = time.perf_counter()
         self.stages_seen = []
-        self.set_stage("waiting" if self.session.lock.writing else "searching")
+        self.set_stage(Stage.WAITING if self.session.service.lock.writing else Stage.SEARCHING)
         self.call_after_refresh(self.trace, "progress")
         self._tick = self.set_interval(0.1, self._refresh_stage)
         self.run_ask(question, self.cancel_event)
@@ -258,13 +250,9 @@ class LocalReasonApp(App):
         else:
             self.ui(self.ask_done, turn, None)
 
-    def set_stage(self, name: str, **info) -> None:
-        self.stages_seen.append(name)
-        template = STAGES.get(name, name)
-        try:
-            self.stage_text = template.format(**info)
-        except (KeyError, IndexError):
-            self.stage_text = template
+    def set_stage(self, stage: Stage, **info) -> None:
+        self.stages_seen.append(stage)
+        self.stage_text = Stage(stage).describe(**info)
         self._refresh_stage()
 
     def _refresh_stage(self) -> None:
@@ -345,13 +333,13 @@ class LocalReasonApp(App):
     @work(thread=True, group="search", exit_on_error=False)
     def open_id(self, value: str) -> None:
         try:
-            with self.session.lock.read():
-                item = self.session.library.get(value)
+            with self.session.service.reading() as lib:
+                item = lib.get(value)
         except Exception as exc:  # noqa: BLE001 - a bad or unknown id is a message
             self.ui(self.show_error, exc)
             return
         if value.startswith("chk_"):
-            title = self.session.library.document(item.document_id).title
+            title = self.session.service.get(item.document_id).title
             self.ui(self.push_screen, SourceScreen(self.session, item.id, title=title))
         else:
             kind = "collection" if value.startswith("col_") else "document"
@@ -441,19 +429,18 @@ class LocalReasonApp(App):
     @work(thread=True, group="library", exit_on_error=False)
     def run_ingest(self, path: str, collection: str, cancel: threading.Event) -> None:
         def job():
-            return [self.session.library.ingest([path], collection, progress=self._progress(cancel))]
+            return [self.session.service.ingest([path], collection, progress=self._progress(cancel))]
         self._library_job(job, f"Added to {collection}")
 
     @work(thread=True, group="library", exit_on_error=False)
     def run_sync(self, collection: str | None, cancel: threading.Event) -> None:
         def job():
-            return self.session.library.sync(collection, progress=self._progress(cancel))
+            return self.session.service.sync(collection, progress=self._progress(cancel))
         self._library_job(job, "Re-sync")
 
     def _library_job(self, job, title: str) -> None:
         try:
-            with self.session.lock.write():
-                reports = job()
+            reports = job()
         except Interrupted as stop:
             self.ui(self.library_done, title + " (cancelled)", [stop.report] if stop.report else [],
                                   "Cancelled: what was finished is kept. Run it again to continue.", None)  # fmt: skip
@@ -491,8 +478,7 @@ class LocalReasonApp(App):
     @work(thread=True, group="library", exit_on_error=False)
     def run_remove(self, kind: str, id_: str, label: str) -> None:
         try:
-            with self.session.lock.write():
-                self.session.library.remove(id_)
+            self.session.service.remove(id_)
         except Exception as exc:  # noqa: BLE001
             self.ui(self.show_error, exc)
             return

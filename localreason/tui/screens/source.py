@@ -82,10 +82,8 @@ class SourceScreen(Screen):
 
     @work(thread=True, exclusive=True, group="viewer", exit_on_error=False)
     def expand(self, chunk_id: str, direction: str) -> None:
-        lib = self.session.library
         try:
-            with self.session.lock.read():
-                result = lib.deep_expand(chunk_id, direction, window=2)
+            result = self.session.service.deep_expand(chunk_id, direction, window=2)
         except LocalReasonError as exc:
             self.post_message(ErrorReported(exc))
             return
@@ -103,9 +101,8 @@ class SourceScreen(Screen):
 
     @work(thread=True, exclusive=True, group="viewer-load", exit_on_error=False)
     def show(self, ids: list[str], focus: str, how: str) -> None:
-        lib = self.session.library
         try:
-            with self.session.lock.read():
+            with self.session.service.reading() as lib:
                 chunks = [lib.chunk(i) for i in ids]
                 doc = lib.document(chunks[0].document_id)
         except LocalReasonError as exc:
