@@ -141,7 +141,7 @@ def main() -> None:
     rng_forms = {term: rng.choice(SENTENCE) for _, term in queries}
     texts = list(dict.fromkeys(asked(k, t, f) for k, t in queries for f in ("bare", "sentence")))
     vecs = dict(zip(texts, embedder.embed(texts)))
-    scope = search.Scope()
+    scope = search.ResolvedScope()
 
     def top3(query: str, method: str) -> list[int]:
         dense = search.dense_ranking(lib.index, vecs[query], search.CANDIDATES, scope)

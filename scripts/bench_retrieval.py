@@ -94,7 +94,7 @@ def main() -> None:
     qvecs = embedder.embed([q for q, _ in qs])
     print(f"{len(qs)} questions embedded in {time.perf_counter() - t:.0f} s", flush=True)
 
-    scope = search.Scope()
+    scope = search.ResolvedScope()
     dense_l, lex_l = [], []
     for (q, _), v in zip(qs, qvecs):
         dense_l.append(search.dense_ranking(lib.index, v, search.CANDIDATES, scope))

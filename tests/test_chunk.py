@@ -97,11 +97,11 @@ def test_long_paragraph_windows_overlap_and_end_at_whitespace():
 def test_huge_single_line_and_giant_word():
     line = ("alpha beta gamma delta " * 40000).strip()  # ~1 MB on one line
     doc = parse_bytes(line.encode(), Path("one.txt"), "text")
-    paras = [c for c in chunk_document(doc, "doc_aaaaaaaaaaaaaaaa", ChunkParams()) if c.level == LEVEL_PARAGRAPH]
+    paras = [c for c in chunk_document(doc, "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings()) if c.level == LEVEL_PARAGRAPH]
     assert len(paras) > 500 and all(c.token_count <= 200 for c in paras)
     blob = "QUJD" * 5000  # one 20,000-character "word": the only place a cut may fall inside a word
     doc = parse_bytes(blob.encode(), Path("blob.txt"), "text")
-    paras = [c for c in chunk_document(doc, "doc_aaaaaaaaaaaaaaaa", ChunkParams()) if c.level == LEVEL_PARAGRAPH]
+    paras = [c for c in chunk_document(doc, "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings()) if c.level == LEVEL_PARAGRAPH]
     assert len(paras) > 1 and "".join(c.text for c in paras).count("QUJD") >= 5000
 
 

@@ -125,7 +125,7 @@ def test_an_older_library_is_reindexed_for_identifier_words(tmp_path, fake_embed
     raw.close()
     lib = Library(settings=load_settings(home), embedder=fake_embedder)
     assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION
-    hits = search.lexical_ranking(lib.index, "__init__", 10, search.Scope())
+    hits = search.lexical_ranking(lib.index, "__init__", 10, search.ResolvedScope())
     assert len(hits) == 1
     assert "__init__" in lib.deep_search("__init__", limit=1)[0].content
     lib.close()

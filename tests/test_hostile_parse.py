@@ -189,7 +189,7 @@ def test_a_20_mb_single_line_is_parsed_and_chunked_whole(kind):
         line = base64.b64encode(b"ABC" * (size // 4)).decode()
     doc = parse_bytes(line.encode(), Path("one.txt"), "text")
     assert doc.text == line
-    assert_chunks_cover(doc, chunk_document(doc, DOC_ID, ChunkParams()), ChunkParams().chunk_tokens)
+    assert_chunks_cover(doc, chunk_document(doc, DOC_ID, ChunkParams.from_settings()), ChunkParams.from_settings().chunk_tokens)
 
 
 # ---------------------------------------------------------------- lines a careless reader backtracks on for hours

@@ -231,8 +231,8 @@ def test_a_file_that_needs_too_much_memory_fails_alone(tmp_path):
 def test_a_parser_that_crashes_costs_one_file_and_a_new_parser_takes_over(tmp_path):
     worker = ParseWorker(Limits(seconds=60))
     big = ("word " * 200 + "\n\n").encode() * 20_000
-    job = Job("big.txt", big, "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams(), 2**20)
-    small = Job("small.txt", b"A small text.", "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams(), 2**20)
+    job = Job("big.txt", big, "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**20)
+    small = Job("small.txt", b"A small text.", "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**20)
     assert worker.parse(small).text == "A small text."  # the parser is up
     threading.Timer(0.3, lambda: os.kill(worker._proc.pid, signal.SIGSEGV)).start()
     with pytest.raises(IngestFileError, match="crashed on this file \\(SIGSEGV"):

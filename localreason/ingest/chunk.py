@@ -28,9 +28,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
+from ..config import Settings
 from ..ids import derived_id
 from ..tokens import encoding
 from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk
@@ -39,9 +41,16 @@ from .parse import Block, ParsedDocument
 
 @dataclass(frozen=True)
 class ChunkParams:
-    chunk_tokens: int = 200
-    overlap: int = 30
-    section_max_tokens: int = 2000
+    """How documents are cut; the values (and their defaults) come from the settings."""
+
+    chunk_tokens: int
+    overlap: int
+    section_max_tokens: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> "ChunkParams":
+        s = settings or Settings(home=Path())
+        return cls(s.chunk_tokens, s.chunk_overlap, s.section_max_tokens)
 
 
 def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> list[Chunk]:

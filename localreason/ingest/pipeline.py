@@ -93,7 +93,7 @@ class PreparedDocument:
 
 
 def chunk_params(settings: Settings) -> ChunkParams:
-    return ChunkParams(settings.chunk_tokens, settings.chunk_overlap, settings.section_max_tokens)
+    return ChunkParams.from_settings(settings)
 
 
 def chunking_key(params: ChunkParams) -> str:

@@ -10,7 +10,7 @@ from ..text import WORD, query_terms
 from ..types import Evidence
 from .index import Index
 from .ranking import CANDIDATES, Ranked, fts_quote, hybrid, lexical_ranking
-from .scope import (DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, Scope, clamp_limit, clean_query,
+from .scope import (DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
 
 RELATIVE_CUTOFF = 0.5
@@ -98,7 +98,7 @@ def _passing(ranked: list[Ranked], k: int) -> list[Ranked]:
     return (keep or ranked[:1])[:k]
 
 
-def _neighbours(index: Index, rowids: list[int], scope: Scope) -> dict[int, list[int]]:
+def _neighbours(index: Index, rowids: list[int], scope: ResolvedScope) -> dict[int, list[int]]:
     """Previous and next paragraph (same document) of each anchor rowid."""
     out: dict[int, list[int]] = {}
     taken = set(rowids)
@@ -116,7 +116,7 @@ def _interleave_after(order: list[int], added: dict[int, list[int]]) -> list[int
     return result
 
 
-def _rare_term_matches(index: Index, query: str, scope: Scope, exclude: set[int], limit: int = 5) -> list[int]:
+def _rare_term_matches(index: Index, query: str, scope: ResolvedScope, exclude: set[int], limit: int = 5) -> list[int]:
     """Chunks containing all of the query's rare terms (in at most 1% of chunks; else its rarest term)."""
     total = max(1, index.store.paragraph_count())
     dfs = sorted((n, t) for t, n in _document_frequencies(index, query_terms(query)) if n)

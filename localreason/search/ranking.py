@@ -19,7 +19,7 @@ import numpy as np
 from ..text import STOPWORDS, WORD, query_terms
 from ..types import SearchHit
 from .index import Index
-from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Scope, clamp_limit, clean_query, resolve_scope,
+from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, ResolvedScope, clamp_limit, clean_query, resolve_scope,
                     scope_rowids)  # fmt: skip
 
 # Fusion: weight of the dense z-score (the lexical one gets 1 - this); see the module docstring.
@@ -73,7 +73,7 @@ def fts_quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def lexical_ranking(index: Index, query: str, k: int, scope: Scope, *, all_terms: bool = False,
+def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, all_terms: bool = False,
                     terms: list[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip
     """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks matching the query.
 
@@ -104,7 +104,7 @@ def _rare_terms(index: Index, terms: list[str]) -> list[str]:
     return [t for t in terms if 0 < index.store.match_count(fts_quote(t), upto=RARE_MATCHES + 1) <= RARE_MATCHES]
 
 
-def _fts_ranking(index: Index, match: str, k: int, scope: Scope) -> list[tuple[int, float]]:
+def _fts_ranking(index: Index, match: str, k: int, scope: ResolvedScope) -> list[tuple[int, float]]:
     """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for an FTS5 MATCH expression."""
     return index.store.fts_ranking(match, k, scope.document_id, scope.collection_id)
 
@@ -123,7 +123,7 @@ def _lift(ranked: list[tuple[int, float]], exact: list[tuple[int, float]], k: in
 # ---------------------------------------------------------------- the dense ranking and the fusion
 
 
-def dense_ranking(index: Index, qvec: np.ndarray, k: int, scope: Scope) -> list[tuple[int, float]]:
+def dense_ranking(index: Index, qvec: np.ndarray, k: int, scope: ResolvedScope) -> list[tuple[int, float]]:
     """(rowid, cosine) of the ``k`` nearest paragraph chunks."""
     if scope.empty or index.vectors.size == 0:
         return []
@@ -187,7 +187,7 @@ class Ranked:
     cosine: float | None
 
 
-def hybrid(index: Index, query: str, k: int, scope: Scope, candidates: int = CANDIDATES,
+def hybrid(index: Index, query: str, k: int, scope: ResolvedScope, candidates: int = CANDIDATES,
            qvec: np.ndarray | None = None, method: str = "zsum") -> list[Ranked]:  # fmt: skip
     """The fused ranking (internal: carries scores). ``qvec`` saves re-embedding a known query."""
     if scope.empty:

@@ -1,4 +1,4 @@
-"""Where a search may look (Scope, resolve_scope) and the validation of every search input."""
+"""Where a search may look (ResolvedScope, resolve_scope) and the validation of every search input."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def clean_id(value: object) -> str:
 
 
 @dataclass(frozen=True)
-class Scope:
+class ResolvedScope:
     """Where a search may look: everywhere, one document, one collection, or (a valid but empty selection) nowhere."""
 
     document_id: str | None = None
@@ -114,7 +114,7 @@ class Scope:
         return self.document_id is not None or self.collection_id is not None
 
 
-def resolve_scope(index: Index, document_id: object = UNSET, collection_id: object = UNSET) -> Scope:
+def resolve_scope(index: Index, document_id: object = UNSET, collection_id: object = UNSET) -> ResolvedScope:
     """Validate scope fields as the spec says: omitted = unscoped, empty/null = error, unknown = empty scope."""
     values = {}
     for field, value, kind in (("documentId", document_id, "document"), ("collectionId", collection_id, "collection")):
@@ -126,17 +126,17 @@ def resolve_scope(index: Index, document_id: object = UNSET, collection_id: obje
         values[field] = check_id(value, kind, field)
     doc_id, col_id = values.get("documentId"), values.get("collectionId")
     if doc_id is None and col_id is None:
-        return Scope()
+        return ResolvedScope()
     empty = False
     if doc_id is not None:
         doc = index.store.document_row(doc_id)
         empty = doc is None or (col_id is not None and doc.collection_id != col_id)
     if col_id is not None and not empty:
         empty = not index.store.collection_exists(col_id)
-    return Scope(doc_id, col_id, empty)
+    return ResolvedScope(doc_id, col_id, empty)
 
 
-def scope_rowids(index: Index, scope: Scope) -> np.ndarray | None:
+def scope_rowids(index: Index, scope: ResolvedScope) -> np.ndarray | None:
     """Rowids of the paragraph chunks inside ``scope``; None when it is unscoped (everything)."""
     if not scope.scoped:
         return None
