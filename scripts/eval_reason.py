@@ -76,7 +76,7 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
     ap.add_argument("--answerable", type=int, default=200)
     ap.add_argument("--unanswerable", type=int, default=100)
-    ap.add_argument("--max-tokens", type=int, default=None, help="evidence budget (default: the CLI default)")
+    ap.add_argument("--max-tokens", type=int, default=None, help="evidence budget (default: the answer_budget setting's default)")
     ap.add_argument("--calibrate-only", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
     args = ap.parse_args()
@@ -87,9 +87,9 @@ def main() -> None:
     from localreason.models import resolve_embedding_model
     from localreason.reason import NO_EVIDENCE_ANSWER, reason
     from localreason.quotes import rank_quotes
-    from localreason.cli import DEFAULT_ASK_MAX_TOKENS
+    from localreason.config import Settings
 
-    max_tokens = args.max_tokens or DEFAULT_ASK_MAX_TOKENS
+    max_tokens = args.max_tokens or Settings.answer_budget  # the default answer_budget setting
     articles = load_squad(args.data_dir)
     corpus = args.data_dir / "corpus"
     write_corpus(articles, corpus)
