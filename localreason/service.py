@@ -13,10 +13,11 @@ It owns what a front end must not re-implement:
   connection are shared by all threads); the library's file lock orders writers across
   processes; one llama.cpp call at a time.
 - **Other processes' writes.** Before each read, if another process (an ingest in a shell, a
-  second server) changed the library, the vector index catches up, under the write lock, so no
-  search runs on an index that is changing or stale.
-- **Cancellation.** ``reason`` takes an Event; setting it stops the request at the next stage
-  boundary, or inside llama.cpp between two tokens.
+  second server) changed the library, the vector index catches up, so no search answers from
+  a stale index; the index applies changes and searches one at a time.
+- **Cancellation.** ``reason`` takes an Event; setting it stops the request while it waits (for
+  a writer, for the model, for the models to load), at the next stage boundary, or inside
+  llama.cpp between two tokens.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from . import search
 from .library import DEFAULT_COLLECTION, Library
+from .errors import Cancelled
 from .stages import Stage, StageCallback, reporter
 
 
@@ -39,11 +41,17 @@ class ReadWriteLock:
         self._writer = False
         self._writers_waiting = 0
 
+    def _wait(self, blocked, cancel) -> None:
+        """Wait (holding the condition) until ``blocked()`` is false; raise Cancelled once ``cancel`` is set."""
+        while blocked():
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            self._cond.wait(0.1 if cancel is not None else None)
+
     @contextmanager
-    def read(self):
+    def read(self, cancel: threading.Event | None = None):
         with self._cond:
-            while self._writer or self._writers_waiting:
-                self._cond.wait()
+            self._wait(lambda: self._writer or self._writers_waiting, cancel)
             self._readers += 1
         try:
             yield
@@ -53,12 +61,14 @@ class ReadWriteLock:
                 self._cond.notify_all()
 
     @contextmanager
-    def write(self):
+    def write(self, cancel: threading.Event | None = None):
         with self._cond:
             self._writers_waiting += 1
-            while self._writer or self._readers:
-                self._cond.wait()
-            self._writers_waiting -= 1
+            try:
+                self._wait(lambda: self._writer or self._readers, cancel)
+            finally:
+                self._writers_waiting -= 1
+                self._cond.notify_all()
             self._writer = True
         try:
             yield
@@ -77,7 +87,7 @@ class Service:
 
     def __init__(self, library: Library) -> None:
         self.library = library
-        library.catch_up_on_use = False  # done here, under the write lock (see ``reading``)
+        library.catch_up_on_use = False  # done once per read, in ``reading``
         self.lock = ReadWriteLock()
         self.model_lock = threading.Lock()
         """One llama.cpp call at a time: the model and its context are not shared between calls."""
@@ -106,12 +116,16 @@ class Service:
     # ------------------------------------------------------------ reading
 
     @contextmanager
-    def reading(self):
-        """Read access to the library, its vector index in step with the database first."""
-        if self.library.stale():
-            with self.lock.write():
+    def reading(self, cancel: threading.Event | None = None):
+        """Read access to the library, its vector index first brought in step with the database.
+
+        Catching up does not wait for other readers: the index applies a change and answers a search
+        one at a time (its own lock), and a search meeting a row deleted meanwhile drops it. So a
+        read never waits behind an answer being written, only behind a write of this process.
+        """
+        with self.lock.read(cancel):
+            if self.library.stale():
                 self.library.catch_up()
-        with self.lock.read():
             yield self.library
 
     def collections(self):
@@ -163,20 +177,20 @@ class Service:
         ``kwargs`` are ask's: document_id, collection_id, limit, max_tokens (None: the answer_budget setting).
         """
         say = reporter(stage, cancel)
-        self._check(query, kwargs)
         if self.lock.writing or self.model_lock.locked():
             say(Stage.WAITING)
-        with self.reading() as lib, self._model_turn(cancel):
-            self._load_models(say)
+        self._check(query, kwargs, cancel)
+        with self._model_turn(cancel), self.reading(cancel) as lib:  # queued questions hold no lock
+            self._load_models(say, cancel)
             return lib.ask(query, stage=stage, cancel=cancel, **kwargs)
 
-    def _check(self, query: str, kwargs: dict) -> None:
+    def _check(self, query: str, kwargs: dict, cancel: threading.Event | None) -> None:
         """Refuse a malformed request at once, not after waiting for the model behind other questions."""
         search.clean_query(query)
         search.clamp_limit(kwargs.get("limit"), search.DEFAULT_EVIDENCE_LIMIT, search.MAX_EVIDENCE_LIMIT)
         if kwargs.get("max_tokens") is not None:
             search.clean_max_tokens(kwargs["max_tokens"])
-        with self.reading() as lib:
+        with self.reading(cancel) as lib:
             search.resolve_scope(lib.index, kwargs.get("document_id", search.UNSET),
                                  kwargs.get("collection_id", search.UNSET))  # fmt: skip
 
@@ -190,10 +204,15 @@ class Service:
         finally:
             self.model_lock.release()
 
-    def _load_models(self, say) -> None:
+    def _load_models(self, say, cancel: threading.Event | None) -> None:
         """Load what is not loaded yet, saying so (they load lazily, so a front end's first screen is fast)."""
-        if self._warming is not None:
-            self._warming.join()
+        warming = self._warming
+        if warming is not None and warming.is_alive():
+            say(Stage.LOADING_GENERATOR if getattr(self.library.embedder, "loaded", True) else Stage.LOADING_EMBEDDER)
+            while warming.is_alive():
+                warming.join(0.1)
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled()
         embedder = self.library.embedder
         if not getattr(embedder, "loaded", True):
             say(Stage.LOADING_EMBEDDER)
@@ -202,6 +221,7 @@ class Service:
         if not getattr(generator, "loaded", True):
             say(Stage.LOADING_GENERATOR)
             generator.context_size  # noqa: B018 - loads the GGUF file
+        self.warm_error = None  # whatever failed in the background works now
 
     def warm(self, *, generator: bool = True, background: bool = True) -> None:
         """Load the models now instead of on the first request (in a background thread by default).
@@ -221,7 +241,8 @@ class Service:
         if not background:
             load()
             return
-        if self._warming is None:
+        if self._warming is None or (not self._warming.is_alive() and self.warm_error is not None):
+            self.warm_error = None  # try again
             self._warming = threading.Thread(target=load, name="localreason-warm", daemon=True)
             self._warming.start()
 

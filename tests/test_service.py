@@ -66,36 +66,55 @@ def test_a_reindex_by_another_program_reloads_the_index(service, isolated_home, 
     assert service.library.vectors is not before, "re-embedded elsewhere: read again from SQLite"
 
 
-def test_catching_up_waits_for_searches_in_flight(service, isolated_home, tmp_path, monkeypatch):
-    """The index never changes under a running search: catch-up takes the write lock."""
-    service.ingest([write_note(tmp_path / "a", "n.md", "# N\n\nRadiators and boilers.\n")], "a")
-    service.deep_search("radiators")
-    inside = threading.Event()
+def test_catching_up_never_waits_for_a_long_answer(isolated_home, tmp_path):
+    """Another program's write is caught up at the next read, even while an answer is being written."""
+    writing = threading.Event()
     release = threading.Event()
-    real = service.library.deep_search
 
-    def slow_search(*args, **kwargs):
-        inside.set()
-        release.wait(5)
-        return real(*args, **kwargs)
+    class SlowModel(FakeGenerator):
+        def complete(self, *args, **kwargs):
+            writing.set()
+            release.wait(10)
+            return super().complete(*args, **kwargs)
 
-    monkeypatch.setattr(service.library, "deep_search", slow_search)
-    reader = threading.Thread(target=service.deep_search, args=("radiators",))
-    reader.start()
-    inside.wait(5)
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=SlowModel()))
+    svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
+    asker = threading.Thread(target=svc.reason, args=("How long is the router warranty?",))
+    asker.start()
+    assert writing.wait(10)
     other = other_program(isolated_home)
-    other.ingest([write_note(tmp_path / "b", "m.md", "# M\n\nMore about boilers.\n")], "b")
+    other.ingest([write_note(tmp_path / "b", "m.md", "# Boiler\n\nBleed the radiators each autumn.\n")], "b")
     other.close()
-    caught_up = []
-    monkeypatch.setattr(service.library, "deep_search", real)
-    catcher = threading.Thread(target=lambda: caught_up.append(service.deep_search("boilers", limit=5)))
-    catcher.start()
-    time.sleep(0.2)
-    assert caught_up == [] and service.library.stale(), "catch-up waits while a search is running"
+    started = time.perf_counter()
+    hits = svc.deep_search("radiators autumn", limit=3)
+    assert time.perf_counter() - started < 2.0, "the read did not wait for the answer"
+    assert hits and hits[0].document_title == "Boiler"
     release.set()
-    reader.join(5)
-    catcher.join(5)
-    assert {h.document_title for h in caught_up[0]} == {"N", "M"}
+    asker.join(10)
+    svc.close()
+
+
+def test_a_question_waiting_behind_a_writer_says_so_and_can_be_cancelled(service):
+    cancel = threading.Event()
+    seen, result = [], []
+    with service.lock.write():  # an ingest of this process is running
+        t = threading.Thread(target=lambda: result.append(_cancelled(
+            lambda: service.reason("How long?", cancel=cancel, stage=lambda s, **i: seen.append(s)))))
+        t.start()
+        time.sleep(0.3)
+        assert seen == [Stage.WAITING]
+        started = time.perf_counter()
+        cancel.set()
+        t.join(5)
+        assert result == [True] and time.perf_counter() - started < 1.0, "cancelled while the write goes on"
+
+
+def _cancelled(call) -> bool:
+    try:
+        call()
+    except Cancelled:
+        return True
+    return False
 
 
 def test_searches_from_many_threads_beside_a_writer_all_succeed(service, tmp_path):
@@ -193,6 +212,38 @@ def test_warm_loads_the_models_in_the_background(isolated_home):
     svc.close()
 
 
+def test_a_question_asked_while_the_models_load_says_so_and_can_be_cancelled(isolated_home, tmp_path):
+    class SlowToLoad(FakeGenerator):
+        loaded = False
+
+        @property
+        def context_size(self):
+            time.sleep(3)
+            self.loaded = True
+            return 8192
+
+        @context_size.setter
+        def context_size(self, value):
+            pass
+
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=SlowToLoad()))
+    svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
+    svc.warm()
+    cancel = threading.Event()
+    seen, result = [], []
+    t = threading.Thread(target=lambda: result.append(_cancelled(
+        lambda: svc.reason("How long?", cancel=cancel, stage=lambda s, **i: seen.append(s)))))
+    t.start()
+    time.sleep(0.5)
+    assert Stage.LOADING_GENERATOR in seen
+    started = time.perf_counter()
+    cancel.set()
+    t.join(5)
+    assert result == [True] and time.perf_counter() - started < 1.0
+    svc._warming.join(5)
+    svc.close()
+
+
 def test_a_model_that_fails_to_load_in_the_background_fails_the_first_request_with_its_message(isolated_home):
     class BrokenGenerator(FakeGenerator):
         loaded = False
@@ -228,3 +279,30 @@ def test_a_malformed_question_is_refused_at_once_even_while_the_model_is_busy(se
             service.reason("   ")
     finally:
         service.model_lock.release()
+
+
+def test_a_model_that_loads_on_a_later_try_clears_the_earlier_failure(isolated_home, tmp_path):
+    class FlakyGenerator(FakeGenerator):
+        loaded = False
+        tries = 0
+
+        @property
+        def context_size(self):
+            type(self).tries += 1
+            if type(self).tries == 1:
+                raise ModelError("The GGUF file is busy.", hint="Try again.")
+            self.loaded = True
+            return 8192
+
+        @context_size.setter
+        def context_size(self, value):
+            pass
+
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FlakyGenerator()))
+    svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
+    svc.warm()
+    svc._warming.join(5)
+    assert isinstance(svc.warm_error, ModelError)
+    assert "two years" in svc.reason("How long is the router warranty?").answer
+    assert svc.warm_error is None and svc.ready
+    svc.close()
