@@ -42,14 +42,17 @@ def id_kind(value: str) -> str | None:
 
 def check_id(value: object, kind: str, field: str = "id") -> str:
     """Return ``value`` if it is a well-formed id of ``kind``; raise ValidationError if not."""
-    if not isinstance(value, str) or not value.strip():
+    prefix = next(p for p, k in PREFIXES.items() if k == kind)
+    if not isinstance(value, str):
+        raise ValidationError(f"{field} must be text, an id such as '{prefix}_...', not {type(value).__name__}.",
+                              hint=f"Send {field} as a string, or omit it.")  # fmt: skip
+    if not value.strip():
         raise ValidationError(
             f"{field} is empty.", hint=f"Omit {field} instead of sending an empty value."
         )
     found = id_kind(value)
     if found == kind:
         return value
-    prefix = next(p for p, k in PREFIXES.items() if k == kind)
     if found:
         raise ValidationError(
             f"{field} {value!r} is a {found} id, not a {kind} id.",

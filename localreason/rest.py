@@ -435,9 +435,13 @@ def parse_json_body(body: bytes, content_type: str | None) -> dict:
     except json.JSONDecodeError as exc:
         raise ApiError(400, "invalid_json", f"The body is not valid JSON: {exc.msg} (line {exc.lineno}, "
                        f"column {exc.colno}).", hint=hint) from None  # fmt: skip
-    except (ValueError, RecursionError) as exc:  # not UTF-8, a number of over 4,300 digits, nesting too deep
-        raise ApiError(400, "invalid_json", f"The body is not valid JSON ({type(exc).__name__}: {exc}).",
+    except RecursionError:
+        raise ApiError(400, "invalid_json", "The body is nested too deeply to read.", hint=hint) from None
+    except UnicodeDecodeError:
+        raise ApiError(400, "invalid_json", "The body is not UTF-8 text (compressed bodies are not accepted).",
                        hint=hint) from None  # fmt: skip
+    except ValueError:  # a number of over 4,300 digits
+        raise ApiError(400, "invalid_json", "The body holds a number too long to read.", hint=hint) from None
     if not isinstance(value, dict):
         raise ApiError(400, "invalid_json", f"The body must be a JSON object, not {_json_kind(value)}.", hint=hint)
     return value

@@ -152,7 +152,8 @@ def test_a_number_too_large_for_a_float_is_refused(client):
 ])  # fmt: skip
 def test_bodies_that_are_not_a_json_object_get_400(client, raw, content_type):
     headers = {"content-type": content_type} if content_type else {}
-    assert_error(client.post("/v1/reason", content=raw, headers=headers), 400, "invalid_json")
+    error = assert_error(client.post("/v1/reason", content=raw, headers=headers), 400, "invalid_json")
+    assert not re.search(r"Error\b|sys\.|recursion", error["message"]), "a message for people, not Python's"
 
 
 def test_an_unknown_scope_gives_the_scoped_no_evidence_answer(client, generator):

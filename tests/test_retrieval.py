@@ -294,3 +294,18 @@ def test_migration_from_schema_1_keeps_data(isolated_home):
     assert [c.name for c in store.collection_rows()] == ["old"]
     assert "embedding" in [r[1] for r in store.db.execute("PRAGMA table_info(documents)")]
     store.close()
+
+
+def test_ids_of_the_wrong_type_and_invisible_queries_get_their_own_messages(library):
+    from localreason.search import clean_query
+    from localreason.search.scope import clean_id
+
+    with pytest.raises(ValidationError, match="documentId must be text"):
+        library.deep_search("warranty", document_id=123)
+    with pytest.raises(ValidationError, match="collectionId must be text"):
+        library.deep_search("warranty", collection_id={"a": 1})
+    with pytest.raises(ValidationError, match="chunk id must be text"):
+        clean_id(7)
+    with pytest.raises(ValidationError, match="blank"):
+        clean_query("\u200b \u200d\ufeff")  # zero-width spaces and joiners only
+    assert clean_query(" warranty\u200b ") == "warranty\u200b"

@@ -6,6 +6,7 @@ import math
 import numbers
 import re
 import reprlib
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +49,7 @@ def clean_query(query: object) -> str:
                               hint="Retype the question, or set the terminal (or the file the questions come "
                               "from) to UTF-8.") from None  # fmt: skip
     q = _CONTROL.sub(" ", query).strip()
-    if not q:
+    if all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in q):  # nothing but spaces and invisible marks
         raise ValidationError("The query is blank.", hint="Ask a question with at least one word in it.")
     if len(q) > MAX_QUERY_CHARS:
         raise ValidationError(f"The query is {len(q):,} characters long; the limit is {MAX_QUERY_CHARS:,}.",
@@ -93,7 +94,10 @@ def clean_max_tokens(max_tokens: object) -> int:
 
 def clean_id(value: object) -> str:
     """A chunk id with its edges trimmed; an empty or non-text one is refused (check_id judges the rest)."""
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
+        raise ValidationError(f"The chunk id must be text (chk_...), not {type(value).__name__}.",
+                              hint="Send the chunk id as a string.")  # fmt: skip
+    if not value.strip():
         raise ValidationError("The chunk id is empty.", hint="Give a chunk id (chk_...).")
     return value.strip()
 
