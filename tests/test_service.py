@@ -29,6 +29,26 @@ def service(isolated_home, fake_embedder):
     svc.close()
 
 
+class LazyGenerator(FakeGenerator):
+    """Loads its model on first use of ``context_size``, as LlamaGenerator does: ``load()`` may wait or raise."""
+
+    def __init__(self, load) -> None:
+        self.load = load
+        self.loaded = False
+        super().__init__()
+
+    @property
+    def context_size(self) -> int:
+        if not self.loaded:
+            self.load()
+            self.loaded = True
+        return self._context_size
+
+    @context_size.setter
+    def context_size(self, value: int) -> None:
+        self._context_size = value
+
+
 def other_program(home, embedder=None) -> Library:
     """Another process on the same folder: its own connection, its own copy of the vector index."""
     return Library(settings=load_settings(home), embedder=embedder or FakeEmbedder())
@@ -213,20 +233,8 @@ def test_warm_loads_the_models_in_the_background(isolated_home):
 
 
 def test_a_question_asked_while_the_models_load_says_so_and_can_be_cancelled(isolated_home, tmp_path):
-    class SlowToLoad(FakeGenerator):
-        loaded = False
-
-        @property
-        def context_size(self):
-            time.sleep(3)
-            self.loaded = True
-            return 8192
-
-        @context_size.setter
-        def context_size(self, value):
-            pass
-
-    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=SlowToLoad()))
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(),
+                          generator=LazyGenerator(lambda: time.sleep(3))))  # fmt: skip
     svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
     svc.warm()
     cancel = threading.Event()
@@ -245,18 +253,11 @@ def test_a_question_asked_while_the_models_load_says_so_and_can_be_cancelled(iso
 
 
 def test_a_model_that_fails_to_load_in_the_background_fails_the_first_request_with_its_message(isolated_home):
-    class BrokenGenerator(FakeGenerator):
-        loaded = False
+    def damaged():
+        raise ModelError("The GGUF file is damaged.", hint="Download it again.")
 
-        @property
-        def context_size(self):
-            raise ModelError("The GGUF file is damaged.", hint="Download it again.")
-
-        @context_size.setter
-        def context_size(self, value):
-            pass
-
-    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=BrokenGenerator()))
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(),
+                          generator=LazyGenerator(damaged)))  # fmt: skip
     svc.warm()
     svc._warming.join(5)
     assert isinstance(svc.warm_error, ModelError)
@@ -282,23 +283,15 @@ def test_a_malformed_question_is_refused_at_once_even_while_the_model_is_busy(se
 
 
 def test_a_model_that_loads_on_a_later_try_clears_the_earlier_failure(isolated_home, tmp_path):
-    class FlakyGenerator(FakeGenerator):
-        loaded = False
-        tries = 0
+    tries = []
 
-        @property
-        def context_size(self):
-            type(self).tries += 1
-            if type(self).tries == 1:
-                raise ModelError("The GGUF file is busy.", hint="Try again.")
-            self.loaded = True
-            return 8192
+    def busy_the_first_time():
+        tries.append(1)
+        if len(tries) == 1:
+            raise ModelError("The GGUF file is busy.", hint="Try again.")
 
-        @context_size.setter
-        def context_size(self, value):
-            pass
-
-    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FlakyGenerator()))
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(),
+                          generator=LazyGenerator(busy_the_first_time)))  # fmt: skip
     svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
     svc.warm()
     svc._warming.join(5)
