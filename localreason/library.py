@@ -21,7 +21,8 @@ from pathlib import Path
 from .config import Settings, load_settings
 from .errors import LibraryError, NotFoundError, ValidationError
 from .ids import check_id, id_kind, random_id
-from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunk_params, chunking_key  # noqa: F401 - Progress is part of the API
+from .ingest.chunk import ChunkParams
+from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_key  # noqa: F401 - Progress is part of the API
 from .store import lock as write_lock
 from .store.db import Store
 from .store.vectors import VectorIndex
@@ -362,7 +363,7 @@ class Library:
 
     def stale_chunking(self) -> int:
         """How many documents were cut with other chunking settings than the current ones (sync re-chunks them)."""
-        return self.store.documents_chunked_otherwise(chunking_key(chunk_params(self.settings)))
+        return self.store.documents_chunked_otherwise(chunking_key(ChunkParams.from_settings(self.settings)))
 
     # ------------------------------------------------------------ remove and reindex
 

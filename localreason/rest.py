@@ -245,12 +245,17 @@ _DOC = "Restrict to one document. Omit when unused: null and empty values are re
 _COL = "Restrict to documents of one collection. Omit when unused: null and empty values are refused."
 
 
-class ReasonRequest(BaseModel):
+class _ScopedQuery(BaseModel):
+    """A query that may be restricted to one document or collection (reason, deep_search)."""
+
     model_config = _STRICT
     query: Text = Field(description=_QUERY)
-    limit: Number = Field(None, description="Evidence chunks in the packet: default 50, clamped to 1-50.")
     documentId: DocumentId = Field(None, description=_DOC)
     collectionId: CollectionId = Field(None, description=_COL)
+
+
+class ReasonRequest(_ScopedQuery):
+    limit: Number = Field(None, description="Evidence chunks in the packet: default 50, clamped to 1-50.")
     maxTokens: Number = Field(None, description="Evidence token budget: default 8000; finite values truncated, "
                               "negative ones become 0.")  # fmt: skip
 
@@ -261,12 +266,8 @@ class FindItemsRequest(BaseModel):
     limit: Number = Field(None, description="Items to return: default 10, clamped to 1-100.")
 
 
-class DeepSearchRequest(BaseModel):
-    model_config = _STRICT
-    query: Text = Field(description=_QUERY)
+class DeepSearchRequest(_ScopedQuery):
     limit: Number = Field(None, description="Passages to return: default 10, clamped to 1-100.")
-    documentId: DocumentId = Field(None, description=_DOC)
-    collectionId: CollectionId = Field(None, description=_COL)
 
 
 class DeepReadRequest(BaseModel):

@@ -92,10 +92,6 @@ class PreparedDocument:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
-def chunk_params(settings: Settings) -> ChunkParams:
-    return ChunkParams.from_settings(settings)
-
-
 def chunking_key(params: ChunkParams) -> str:
     """The chunking settings as stored with each document: a document cut otherwise is re-chunked on sync."""
     return f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens}"
@@ -135,7 +131,7 @@ class Ingestor:
         candidates, problems, roots = discover(paths, include, exclude)
         for p in problems:
             report.files.append(FileResult(path_text(p.path), p.status, p.reason))
-        known = self.store.hashes_for(col.id, chunking_key(chunk_params(self.settings)))
+        known = self.store.hashes_for(col.id, chunking_key(ChunkParams.from_settings(self.settings)))
         try:
             self._remember_sources(col, candidates, roots, include, exclude)
             self._run(col, candidates, known, report, progress)
@@ -167,7 +163,7 @@ class Ingestor:
     def _run(self, col: Collection, candidates: list[Candidate], known: dict, report: IngestReport,
              progress: ProgressCallback | None) -> None:  # fmt: skip
         """Prepare files on a background thread (parsing in a child process) while this one embeds and writes."""
-        preparer = _Preparer(col.id, known, chunk_params(self.settings), int(self.settings.max_file_mb * 2**20),
+        preparer = _Preparer(col.id, known, ChunkParams.from_settings(self.settings), int(self.settings.max_file_mb * 2**20),
                              shared_worker(self._limits()))  # fmt: skip
         feed = _Feed(candidates, preparer)
         tally = _Tally(report, progress, len(candidates))
