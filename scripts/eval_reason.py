@@ -1,195 +1,201 @@
 #!/usr/bin/env python3
-"""Evaluate `reason` on SQuAD v1.1 dev with the default models.
+"""Evaluate `reason` with its default settings on several kinds of text (scripts/qa_sets.py).
 
-Answerable: a library of all 48 articles (every paragraph a document, one collection
-per article); a fixed random sample of questions. Unanswerable: a second library
-without HELD_OUT_COUNT articles (fixed by seed), asked those articles' questions.
+Every domain is its own library. Its questions come in three kinds: answerable, near-miss (the
+library keeps the article or story but not the passage that states the answer) and off-topic
+(the whole article or story is left out). Fit domains are reported on their evaluation half, which
+no fit used; held-out domains (news, reddit, product reviews) were kept out of every fit.
 
-Reported: answer support (share of answerable questions where a verified citation's
-quotation contains a gold answer), citations per answer, citationsDropped total,
-share of answerable questions answered with the no-evidence message (refused), and
-the share of unanswerable questions that end with no evidence or an explicit gap
-(handled). Also, from the same run, the relevance gate's input for every question of
-both sets (passage relevance + a weighted score of the best quotable sentence; the
-gate was calibrated on other questions in tune_reason.py), and the retrieval-only
-baseline of quoting the top-ranked sentence.
+Reported per domain and per group (fit / held out, the mean over domains):
+- support: the share of answerable questions with a verified quotation that holds the answer;
+- first: the first statement holds it; precision: the share of an answer's statements that hold it
+  (mean over answered questions); words: words per answer (its quotations);
+- refused: answerable questions given the no-evidence answer; marked: answerable questions answered
+  with a gap saying the question is not (clearly) answered;
+- near-miss handled: the no-evidence answer, or a gap saying the question is not answered;
+- off-topic stopped: the no-evidence answer;
+- citationsDropped: total over all questions;
+- with the real model: p50 latency, and the ratio of the request's time to the pure llama.cpp cost
+  of what the model reads and writes (prompt tokens at the bare prompt rate, output tokens at the
+  bare generation rate, both measured in this run).
 
-    python scripts/eval_reason.py                       # 200 + 100 questions (~40 minutes)
-    python scripts/eval_reason.py --answerable 40 --unanswerable 20
-    python scripts/eval_reason.py --calibrate-only      # just the gate's input distributions
+``--model obedient`` replaces the model's reply by the forced statements alone (the real tokenizer and
+context still fit the prompt): the answer as the ranking decides it, in a fraction of the time.
+``--model ablate`` runs both the real model and the obedient reply on each question, to show what the
+model's own choices change.
+
+    python scripts/eval_reason.py --data-dir /tmp/squad-cache                     # real model
+    python scripts/eval_reason.py --data-dir /tmp/squad-cache --model obedient --answerable 150
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import sys
 import time
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from squad import load_squad, write_corpus  # noqa: E402
+import qa_sets  # noqa: E402
+from trace_reason import ObedientModel  # noqa: E402
 
-HELD_OUT_COUNT = 8
-
-
-def build(home: Path, corpus: Path, titles: list[str], embedder):
-    from localreason.config import load_settings
-    from localreason.library import Library
-
-    lib = Library(settings=load_settings(home), embedder=embedder)
-    if not (home / ".complete").is_file():
-        for t in titles:
-            lib.ingest([corpus / t], t[:80])
-        (home / ".complete").write_text("ok")
-    return lib
+UNANSWERED_MARKS = ("does not answer", "does not clearly answer", "only weakly")
 
 
-def norm(text: str) -> str:
-    return " ".join(text.lower().split())
+def unanswered(ans) -> bool:
+    """The answer says the question was not answered: no evidence, or a gap that says so."""
+    return ans.no_evidence or any(m in g for g in ans.gaps for m in UNANSWERED_MARKS)
 
 
-def miss_reason(lib, q: str, golds: list[str], ans, max_tokens: int) -> str:
-    """Why an answerable question went unsupported: refused, the gold answer outside the packet
-    (further down the evidence, or not retrieved), or in the packet but not among the quotations."""
-    from localreason import search
+def score(question, ans) -> dict:
+    """One question's record: what the answer did and whether it holds the answer."""
+    quotes = [" ".join(r.quotation for r in s.references) for s in ans.statements]
+    held = [question.held_by(x) for x in quotes]
+    t = ans.timings
+    return {"q": question.text, "kind": question.kind, "noEvidence": ans.no_evidence, "unanswered": unanswered(ans),
+            "held": held, "words": sum(len(x.split()) for x in quotes), "dropped": ans.citations_dropped,
+            "latencyMs": ans.latency_ms, "promptTokens": t.prompt_tokens, "completionTokens": t.completion_tokens,
+            "modelMs": t.prompt_ms + t.generate_ms, "gaps": list(ans.gaps), "quotes": quotes}  # fmt: skip
 
-    if ans.no_evidence:
-        return "refused"
 
-    def has_gold(text: str) -> bool:
-        return any(norm(g) in norm(text) for g in golds)
+def summary(records: list[dict]) -> dict:
+    a = [r for r in records if r["kind"] == "answerable"]
+    answered = [r for r in a if not r["noEvidence"]]
+    near = [r for r in records if r["kind"] == "near-miss"]
+    off = [r for r in records if r["kind"] == "off-topic"]
 
-    evidence = search.progressive_search(lib.index, q)
-    if any(has_gold(c.content) for c in search.build_packet(evidence, max_tokens).chunks):
-        return "in the packet, not quoted"
-    if any(has_gold(h.content) for h in evidence.hits):
-        return "beyond the packet"
-    return "not retrieved"
+    def share(xs, f):
+        return sum(map(f, xs)) / len(xs) if xs else float("nan")
+
+    return {
+        "support": share(a, lambda r: any(r["held"])),
+        "first": share(a, lambda r: bool(r["held"]) and r["held"][0]),
+        "precision": share(answered, lambda r: sum(r["held"]) / max(1, len(r["held"]))),
+        "statements": share(answered, lambda r: len(r["held"])),
+        "words": share(answered, lambda r: r["words"]),
+        "refused": share(a, lambda r: r["noEvidence"]),
+        "marked": share(a, lambda r: r["unanswered"] and not r["noEvidence"]),
+        "near-miss": share(near, lambda r: r["unanswered"]),
+        "off-topic": share(off, lambda r: r["noEvidence"]),
+        "dropped": sum(r["dropped"] for r in records),
+        "n": f"{len(a)}/{len(near)}/{len(off)}",
+    }
+
+
+COLUMNS = ("support", "first", "precision", "statements", "words", "refused", "marked", "near-miss", "off-topic",
+           "dropped")  # fmt: skip
+TARGETS = {"support": ">=0.90", "first": ">=0.80", "precision": ">=0.60", "refused": "<=0.05", "near-miss": ">=0.60",
+           "off-topic": ">=0.85", "dropped": "0"}  # fmt: skip
+
+
+def print_table(rows: dict[str, dict]) -> None:
+    print(f"{'domain':<16} {'n (a/nm/off)':>13} " + " ".join(f"{c:>10}" for c in COLUMNS))
+    for name, s in rows.items():
+        cells = [f"{s[c]:>10}" if c == "dropped" else f"{s[c]:>10.2f}" if c in ("statements", "words")
+                 else f"{s[c]:>10.3f}" for c in COLUMNS]  # fmt: skip
+        print(f"{name:<16} {s['n']:>13} " + " ".join(cells))
+    print(f"{'target':<16} {'':>13} " + " ".join(f"{TARGETS.get(c, ''):>10}" for c in COLUMNS))
+
+
+def group_mean(rows: list[dict]) -> dict:
+    out = {c: statistics.fmean(r[c] for r in rows if r[c] == r[c]) for c in COLUMNS if c != "dropped"}
+    out["dropped"] = sum(r["dropped"] for r in rows)
+    out["n"] = "/".join(str(sum(int(r["n"].split("/")[i]) for r in rows)) for i in range(3))
+    return out
+
+
+def bare_rates(model) -> tuple[float, float]:
+    """llama.cpp alone on this machine, now: prompt tokens/s and output tokens/s (no grammar, no library)."""
+    llm = model.llm
+    text = " ".join(["The river flows past the old mill and the village square in the early morning."] * 40)
+    tokens = llm.tokenize(text.encode())[:600]
+    llm.reset()
+    t = time.perf_counter()
+    llm.eval(tokens)
+    prompt_rate = len(tokens) / (time.perf_counter() - t)
+    llm.reset()
+    llm.eval(tokens[:50])
+    t = time.perf_counter()
+    n = 0
+    for _ in llm.generate(tokens[:50], temp=0.0, reset=False):
+        n += 1
+        if n >= 60:
+            break
+    return prompt_rate, n / (time.perf_counter() - t)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--answerable", type=int, default=200)
-    ap.add_argument("--unanswerable", type=int, default=100)
-    ap.add_argument("--max-tokens", type=int, default=None, help="evidence budget (default: the answer_budget setting's default)")
-    ap.add_argument("--calibrate-only", action="store_true")
+    ap.add_argument("--domains", nargs="*", default=list(qa_sets.DOMAINS))
+    ap.add_argument("--answerable", type=int, default=40, help="answerable questions per domain")
+    ap.add_argument("--near-miss", type=int, default=20, help="near-miss questions per domain")
+    ap.add_argument("--off-topic", type=int, default=20, help="off-topic questions per domain")
+    ap.add_argument("--half", default="eval", choices=("eval", "fit"), help="which half of the fit domains to ask")
+    ap.add_argument("--model", default="real", choices=("real", "obedient", "ablate"))
     ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
     args = ap.parse_args()
 
-    from localreason import search
-    from localreason.config import load_settings
+    from localreason.config import Settings, load_settings
     from localreason.embed import SentenceTransformerEmbedder
-    from localreason.models import resolve_embedding_model
-    from localreason.reason import NO_EVIDENCE_ANSWER, reason
-    from localreason.quotes import rank_quotes
-    from localreason.config import Settings
-
-    max_tokens = args.max_tokens or Settings.answer_budget  # the default answer_budget setting
-    articles = load_squad(args.data_dir)
-    corpus = args.data_dir / "corpus"
-    write_corpus(articles, corpus)
-    titles = [a["title"] for a in articles]
-    rng = random.Random(2026)
-    held_out = sorted(rng.sample(titles, HELD_OUT_COUNT))
-    settings = load_settings(args.data_dir / "lib-all")
-    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings))
-    t = time.perf_counter()
-    lib_all = build(args.data_dir / "lib-all", corpus, titles, embedder)
-    lib_part = build(args.data_dir / f"lib-without-{HELD_OUT_COUNT}", corpus,
-                     [t for t in titles if t not in held_out], embedder)  # fmt: skip
-    print(f"libraries ready in {time.perf_counter() - t:.0f} s; held out: {', '.join(held_out)}", flush=True)
-
-    answerable = [(qa["question"], [a["text"] for a in qa["answers"]], p["context"])
-                  for a in articles if a["title"] not in held_out for p in a["paragraphs"] for qa in p["qas"]]  # fmt: skip
-    unanswerable = [qa["question"] for a in articles if a["title"] in held_out for p in a["paragraphs"]
-                    for qa in p["qas"]]  # fmt: skip
-    answerable = random.Random(1).sample(answerable, args.answerable)
-    unanswerable = random.Random(2).sample(unanswerable, args.unanswerable)
-
-    from localreason.reason import ANSWER_GUARD, SENTENCE_GUARD_WEIGHT, gate_score
-
-    def strength(lib, q):
-        """reason's gate score: progressive search's relevance + weight x the best quotable sentence's score."""
-        evidence = search.progressive_search(lib.index, q)
-        packet = search.build_packet(evidence, max_tokens)
-        best = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], embedder.embed, 1)
-        return gate_score(evidence.relevance, best[0].score if best else 0.0)
-
-    cos_a = [strength(lib_all, q) for q, _, _ in answerable]
-    cos_u = [strength(lib_part, q) for q in unanswerable]
-    print(f"\nRelevance gate input (progressive search's relevance + {SENTENCE_GUARD_WEIGHT} x the best sentence's "
-          "ranking score):")  # fmt: skip
-    for name, xs in (("answerable", cos_a), ("unanswerable", cos_u)):
-        qs = statistics.quantiles(xs, n=20)
-        print(f"  {name:<13} p5 {qs[0]:.3f}  p10 {qs[1]:.3f}  p25 {qs[4]:.3f}  median {statistics.median(xs):.3f}  "
-              f"p75 {qs[14]:.3f}  p95 {qs[18]:.3f}")  # fmt: skip
-    for guard in (2.0, 2.1, 2.2, ANSWER_GUARD, 2.3, 2.4):
-        refused = sum(c < guard for c in cos_a) / len(cos_a)
-        caught = sum(c < guard for c in cos_u) / len(cos_u)
-        mark = "  <- reason/gate.py" if guard == ANSWER_GUARD else ""
-        print(f"  guard {guard:.2f}: answerable refused {refused:.3f}, unanswerable stopped {caught:.3f}{mark}")
-    if args.calibrate_only:
-        return
-
-    # Retrieval-only baseline: quote the top-ranked sentence (no model).
-    base_hits = 0
-    for q, golds, _ in answerable:
-        ev = search.progressive_search(lib_all.index, q)
-        packet = search.build_packet(ev, max_tokens)
-        top = rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], embedder.embed, 1)
-        base_hits += bool(top) and any(norm(g) in norm(top[0].text) for g in golds)
-
     from localreason.generate import LlamaGenerator
-    from localreason.models import resolve_gguf
+    from localreason.models import resolve_embedding_model, resolve_gguf
+    from localreason.reason import reason
 
-    generator = LlamaGenerator(resolve_gguf(settings))
+    settings = load_settings(args.data_dir / "libs")
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings))
+    real = LlamaGenerator(resolve_gguf(settings))
+    models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
+              "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip
+    rates = bare_rates(real) if args.model != "obedient" else None
     out = args.out.open("w") if args.out else None
-    supported = refused = dropped = cites = answered = 0
-    lengths: Counter[int] = Counter()  # statements per answered question
-    misses: Counter[str] = Counter()  # why an answerable question went unsupported
+    results: dict[str, dict[str, list]] = defaultdict(dict)
     t0 = time.perf_counter()
-    for i, (q, golds, _) in enumerate(answerable):
-        ans = reason(lib_all, q, generator=generator, max_tokens=max_tokens)
-        quotes = [r.quotation for s in ans.statements for r in s.references]
-        ok = any(norm(g) in norm(x) for g in golds for x in quotes)
-        supported += ok
-        refused += ans.answer == NO_EVIDENCE_ANSWER
-        if not ans.no_evidence:
-            lengths[len(ans.statements)] += 1
-        if not ok:
-            misses[miss_reason(lib_all, q, golds, ans, max_tokens)] += 1
-        dropped += ans.citations_dropped
-        cites += len(ans.citations)
-        answered += not ans.no_evidence
-        if out:
-            out.write(json.dumps({"set": "answerable", "q": q, "gold": golds, "supported": ok, **ans.to_dict()}) + "\n")
-        if (i + 1) % 20 == 0:
-            print(f"  {i + 1}/{len(answerable)} answerable, support so far {supported / (i + 1):.3f}, "
-                  f"{(time.perf_counter() - t0) / (i + 1):.1f} s/question", flush=True)  # fmt: skip
-    handled = 0
-    for q in unanswerable:
-        ans = reason(lib_part, q, generator=generator, max_tokens=max_tokens)
-        ok = ans.no_evidence or bool(ans.gaps and any("does not answer" in g or "only weakly" in g for g in ans.gaps))
-        handled += ok
-        dropped += ans.citations_dropped
-        if out:
-            out.write(json.dumps({"set": "unanswerable", "q": q, "handled": ok, **ans.to_dict()}) + "\n")
-    n, m = len(answerable), len(unanswerable)
-    print(f"\nreason on SQuAD v1.1 dev, default models, maxTokens {max_tokens}")
-    print(f"answer support: {supported / n:.3f} ({supported}/{n})   [target >= 0.90]")
-    print(f"  retrieval-only baseline, top-ranked sentence quoted: {base_hits / n:.3f}")
-    print(f"citations per answer: {cites / max(1, answered):.2f}")
-    print(f"statements per answer: {sum(k * v for k, v in lengths.items()) / max(1, answered):.2f} "
-          f"({', '.join(f'{k}: {v}' for k, v in sorted(lengths.items()))})")
-    print(f"unsupported answerable questions, by cause: {', '.join(f'{k} {v}' for k, v in misses.most_common())}")
-    print(f"citationsDropped total: {dropped}   [target 0]")
-    print(f"answerable refused (no-evidence answer): {refused / n:.3f}   [target <= 0.05]")
-    print(f"unanswerable handled (no evidence or explicit gap): {handled / m:.3f} ({handled}/{m})   [target >= 0.70]")
+    for name in args.domains:
+        domain = qa_sets.load(args.data_dir, name)
+        lib = qa_sets.build_library(domain, args.data_dir, embedder)
+        asked = (qa_sets.sample(domain, "answerable", args.answerable, args.half)
+                 + qa_sets.sample(domain, "near-miss", args.near_miss, args.half)
+                 + qa_sets.sample(domain, "off-topic", args.off_topic, args.half))  # fmt: skip
+        for label, model in models:
+            records = []
+            for q in asked:
+                rec = score(q, reason(lib, q.text, generator=model, max_tokens=Settings.answer_budget))
+                records.append(rec)
+                if out:
+                    out.write(json.dumps({"domain": name, "model": label, **rec}) + "\n")
+            results[label][name] = records
+        print(f"  {name}: {len(asked)} questions, {time.perf_counter() - t0:.0f} s so far", flush=True)
+
+    for label, by_domain in results.items():
+        print(f"\nreason, default settings (answer budget {Settings.answer_budget}), model: {label}, "
+              f"fit domains' {args.half} half")  # fmt: skip
+        rows = {name: summary(recs) for name, recs in by_domain.items()}
+        for role in ("fit", "held out"):
+            members = [n for n in rows if n in qa_sets.DOMAINS and qa_sets.DOMAINS[n][3] == role]
+            if members:
+                rows[f"[{role}]"] = group_mean([rows[n] for n in members])
+        print_table(rows)
+        if label == "real":
+            answered = [r for recs in by_domain.values() for r in recs if not r["noEvidence"]]
+            every = [r for recs in by_domain.values() for r in recs]
+            if answered and rates:
+                pure = [r["promptTokens"] / rates[0] + r["completionTokens"] / rates[1] for r in answered]
+                print(f"\nlatency p50 {statistics.median(r['latencyMs'] for r in every) / 1000:.2f} s over all "
+                      f"questions, {statistics.median(r['latencyMs'] for r in answered) / 1000:.2f} s over answered "
+                      f"ones; the model reads p50 {statistics.median(r['promptTokens'] for r in answered):.0f} tokens "
+                      f"and writes {statistics.median(r['completionTokens'] for r in answered):.0f}")  # fmt: skip
+                print(f"bare llama.cpp here, now: {rates[0]:.0f} prompt tokens/s, {rates[1]:.0f} output tokens/s; "
+                      f"answered request / pure llama.cpp cost of its tokens: p50 "
+                      f"{statistics.median(r['latencyMs'] / 1000 / p for r, p in zip(answered, pure)):.2f}x")  # fmt: skip
+    if "real" in results and "obedient" in results:
+        changed = sum(a["quotes"] != b["quotes"] or a["unanswered"] != b["unanswered"]
+                      for n in results["real"] for a, b in zip(results["real"][n], results["obedient"][n]))  # fmt: skip
+        total = sum(len(v) for v in results["real"].values())
+        print(f"\nablation: the model's own choices changed {changed} of {total} answers")
 
 
 if __name__ == "__main__":

@@ -1,97 +1,86 @@
 #!/usr/bin/env python3
-"""The two calibrations behind `reason`'s defaults, on SQuAD samples disjoint from eval_reason.py's.
+"""The calibrations behind `reason`'s defaults, fitted on several kinds of text and checked on others.
 
-1. reason's relevance gate: for 400 answerable questions (library: all 48 articles) and 300
-   unanswerable ones (library without eval_reason.py's 8 held-out articles), progressive
-   search's relevance (best cosine of the top 3 hits + 0.3 x their IDF-weighted coverage of
-   the question's terms) and the ranking score of the best quotable sentence of a
-   1,000-token packet; for each weight of the sentence score, the share of answerable
-   questions refused when the guard stops 75-85% of the unanswerable ones. Passage
-   relevance alone is the w = 0 row.
-2. The quotable-sentence ranking: for 800 answerable questions that eval_reason.py does not
-   ask, the features of every sentence of a 1,000-token packet (quotes.features) and whether
-   it holds the gold answer. The weights are fitted so that a softmax over each question's
-   sentences gives the gold ones the most probability (quotes.WEIGHTS); the table shows the
-   share of questions whose gold answer is in the top 1-5 sentences, cross-validated (5
-   folds), against cosine alone and the earlier hand-tuned weights; then the adaptive lead
-   (quotes.lead_count): coverage and mean number of quotations for each confidence.
+Questions: the fit half of each fit domain of scripts/qa_sets.py (Wikipedia from SQuAD and CoQA,
+school exams, science, children's stories, literature). The evaluation (eval_reason.py) asks the
+other half, and the held-out domains (news, reddit, product reviews) are used by no fit here; this
+script prints their figures beside the in-sample ones so that a fit that does not travel shows.
 
-Uses the libraries eval_reason.py builds and caches in --data-dir.
+1. The quotable-sentence ranking (quotes.WEIGHTS): for each answerable question, the features of
+   every sentence of its packet and whether it holds the answer; weights fitted so that a softmax
+   over each question's sentences gives the answering ones the most probability. Shown: top-1/2/3
+   in sample, leaving one fit domain out at a time, and on the held-out domains.
+2. How many quotations lead an answer (quotes.lead_count): support, first-statement and statement
+   precision for each rule.
+3. The relevance gate (reason/gate.py): the question-level features of answerable, near-miss and
+   off-topic questions, and for each guard the share refused / stopped / marked.
+
+The rows are cached in DATA_DIR/tune-rows-<domain>-<half>-<n>.pkl (delete them after changing the features).
 
     python scripts/tune_reason.py --data-dir /tmp/squad-cache
+
+The sentence-guard weight is the gate's; the table shows, for each guard, the share of each kind of
+question that falls below it. The ranking's features are computed with the shipped code, so the gate
+table is on the shipped WEIGHTS' scale only when those equal the fitted ones printed in part 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import random
+import pickle
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_reason import HELD_OUT_COUNT, build, norm  # noqa: E402
-from squad import load_squad, write_corpus  # noqa: E402
+import qa_sets  # noqa: E402
+
+BUDGET = 1000
 
 
-def guard_study(lib_all, lib_part, answerable, unanswerable, budget: int = 1000) -> None:
-    from localreason import quotes as Q
-    from localreason import reason as RS
-    from localreason import search
-
-    def features(lib, q):
-        """(progressive search's relevance, the best quotable sentence's score) as reason computes them."""
-        evidence = search.progressive_search(lib.index, q)
-        packet = search.build_packet(evidence, budget)
-        best = Q.rank_quotes(q, [(c.chunk_id, c.content) for c in packet.chunks], lib.embedder.embed, 1)
-        return evidence.relevance, best[0].score if best else 0.0
-
-    fa = np.array([features(lib_all, q) for q in answerable])
-    fu = np.array([features(lib_part, q) for q in unanswerable])
-    print(f"\n1. Relevance gate ({len(fa)} answerable, {len(fu)} unanswerable questions): relevance + w x best "
-          "sentence score >= guard")  # fmt: skip
-    print("   each cell: answerable refused at the lowest guard that stops that share of unanswerable ones")
-    shares = (0.75, 0.78, 0.80, 0.82, 0.85)
-    print(f"{'w':>6} " + " ".join(f"{'stopped ' + format(x, '.2f'):>22}" for x in shares))
-    for w in (0.0, 0.1, 0.2, 0.3):
-        sa, su = fa[:, 0] + w * fa[:, 1], fu[:, 0] + w * fu[:, 1]
-        cells = []
-        for share in shares:
-            guard = float(np.sort(su)[int(np.ceil(share * len(su))) - 1]) + 1e-9  # stops at least `share`
-            cells.append(f"{(sa < guard).mean():.3f} (guard {guard:.2f})")
-        print(f"{w:>6} " + " ".join(f"{c:>22}" for c in cells))
-    sa = np.array([RS.gate_score(rel, best) for rel, best in fa])
-    su = np.array([RS.gate_score(rel, best) for rel, best in fu])
-    print(f"chosen (reason/gate.py): w {RS.SENTENCE_GUARD_WEIGHT}, guard {RS.ANSWER_GUARD}: answerable refused "
-          f"{(sa < RS.ANSWER_GUARD).mean():.3f}, unanswerable stopped {(su < RS.ANSWER_GUARD).mean():.3f}; "
-          f"passage relevance alone at retrieval's guard {search.RELEVANCE_GUARD}: refused "
-          f"{(fa[:, 0] < search.RELEVANCE_GUARD).mean():.3f}, stopped {(fu[:, 0] < search.RELEVANCE_GUARD).mean():.3f}")
-
-
-def ranking_rows(lib, questions, budget: int) -> list:
-    """(features, gold flags) of each question's candidate sentences in a ``budget``-token packet."""
+def question_rows(lib, questions, budget: int = BUDGET) -> list[dict]:
+    """Per question: the candidates' features and answer flags, and the evidence's relevance."""
     from localreason import quotes as Q
     from localreason import search
 
     rows = []
-    for q, golds in questions:
-        packet = search.build_packet(search.progressive_search(lib.index, q), budget)
-        cands = Q.candidates([(c.chunk_id, c.content) for c in packet.chunks])
-        if not cands:
-            rows.append(None)
-            continue
-        gold = np.array([any(norm(g) in norm(c.text) for g in golds) for c in cands])
-        rows.append((Q.features(q, cands, lib.embedder.embed), gold))
+    for q in questions:
+        evidence = search.progressive_search(lib.index, q.text)
+        packet = search.build_packet(evidence, budget) if evidence.hits else None
+        cands = Q.candidates([(c.chunk_id, c.content) for c in packet.chunks]) if packet and not packet.empty else []
+        x = Q.features(q.text, cands, lib.embedder.embed) if cands else np.zeros((0, len(Q.FEATURES)))
+        y = np.array([q.held_by(c.text) for c in cands], dtype=bool)
+        rows.append({"q": q.text, "kind": q.kind, "x": x, "y": y, "relevance": evidence.relevance,
+                     "words": np.array([len(c.text.split()) for c in cands])})  # fmt: skip
     return rows
 
 
-def fit_weights(rows, l2: float = 1e-5) -> np.ndarray:
-    """Weights maximising the softmax probability given to each question's gold sentences."""
+def collect(data_dir: Path, embedder, half: str, n: int, refresh: bool) -> dict[str, list[dict]]:
+    """Rows of every domain (fit domains: the given half; held-out domains: their evaluation questions)."""
+    out = {}
+    for name in qa_sets.DOMAINS:
+        cache = data_dir / f"tune-rows-{name}-{half}-{n}.pkl"
+        if cache.is_file() and not refresh:
+            out[name] = pickle.loads(cache.read_bytes())
+            continue
+        domain = qa_sets.load(data_dir, name)
+        lib = qa_sets.build_library(domain, data_dir, embedder)
+        use = half if domain.role == "fit" else "eval"
+        asked = (qa_sets.sample(domain, "answerable", n, use) + qa_sets.sample(domain, "near-miss", n, use)
+                 + qa_sets.sample(domain, "off-topic", n // 2, use))  # fmt: skip
+        out[name] = question_rows(lib, asked)
+        cache.write_bytes(pickle.dumps(out[name]))
+        print(f"  {name}: {len(asked)} questions", flush=True)
+    return out
+
+
+def fit_weights(rows, l2: float = 1e-4) -> np.ndarray:
+    """Weights maximising the softmax probability given to each question's answering sentences."""
     from scipy.optimize import minimize
 
-    data = [(x, y) for x, y in (r for r in rows if r is not None) if y.any()]
+    data = [(r["x"], r["y"]) for r in rows if r["kind"] == "answerable" and r["y"].any()]
 
     def loss(w):
         total, grad = 0.0, np.zeros_like(w)
@@ -109,106 +98,187 @@ def fit_weights(rows, l2: float = 1e-5) -> np.ndarray:
     return minimize(loss, w0, jac=True, method="L-BFGS-B").x
 
 
-def top_k(rows, weights) -> np.ndarray:
-    """Share of questions with the gold answer in the 1, 2, ... 5 best sentences."""
-    tops = np.zeros(5)
-    for x, y in (r for r in rows if r is not None):
-        order = np.argsort(-(x @ weights), kind="stable")
-        tops += [bool(y[order[:k + 1]].any()) for k in range(5)]
-    return tops / len(rows)
+def top_k(rows, w) -> np.ndarray:
+    """Share of answerable questions with an answering sentence among the 1, 2, 3 best."""
+    a = [r for r in rows if r["kind"] == "answerable"]
+    tops = np.zeros(3)
+    for r in a:
+        if len(r["y"]):
+            order = np.argsort(-(r["x"] @ w), kind="stable")
+            tops += [bool(r["y"][order[:k + 1]].any()) for k in range(3)]
+    return tops / max(1, len(a))
 
 
-def adaptive_lead(rows, weights, confidence: float, least: int) -> np.ndarray:
-    """(coverage, mean number of lead quotations) when quotes.lead_count decides how many lead."""
+def pooled(rows_by_domain, names):
+    return [r for n in names for r in rows_by_domain[n]]
+
+
+def ranking_study(rows_by_domain) -> np.ndarray:
     from localreason import quotes as Q
 
-    hits = leads = 0
-    for x, y in (r for r in rows if r is not None):
-        s = x @ weights
+    fit, held = qa_sets.FIT, qa_sets.HELD_OUT
+    w = fit_weights(pooled(rows_by_domain, fit))
+    print("\n1. Sentence ranking: share of answerable questions with an answering sentence in the top 1 / 2 / 3")
+    print(f"{'weights':<44} {'fit (in sample)':>20} {'fit (domain left out)':>24} {'held out':>20}")
+
+    def cells(weights, loo=None):
+        ins = np.mean([top_k(rows_by_domain[n], weights) for n in fit], axis=0)
+        out = np.mean([top_k(rows_by_domain[n], weights) for n in held], axis=0)
+        return ins, (loo if loo is not None else ins), out
+
+    loo = np.mean([top_k(rows_by_domain[n], fit_weights(pooled(rows_by_domain, [m for m in fit if m != n])))
+                   for n in fit], axis=0)  # fmt: skip
+    for label, (a, b, c) in (("cosine alone", cells(np.eye(len(Q.FEATURES))[0])),
+                             ("quotes.WEIGHTS (as shipped)", cells(Q.WEIGHTS)),
+                             ("fitted on the fit domains", cells(w, loo))):  # fmt: skip
+        print(f"{label:<44} {' '.join(f'{v:.3f}' for v in a):>20} {' '.join(f'{v:.3f}' for v in b):>24} "
+              f"{' '.join(f'{v:.3f}' for v in c):>20}")  # fmt: skip
+    print("   fitted weights: " + ", ".join(f"{n} {v:.2f}" for n, v in zip(Q.FEATURES, w)))
+    return w
+
+
+def lead_rules():
+    """Candidate rules for how many of the best sentences lead: (label, function of the sorted probabilities)."""
+    from localreason import quotes as Q
+
+    def mass(p, c):  # the earlier rule: the fewest whose probabilities add up to c, 1-5
+        return max(1, min(5, int(np.searchsorted(np.cumsum(p), c)) + 1))
+
+    rules = [(f"mass >= {c}, 1-5 (earlier)", lambda p, c=c: mass(p, c)) for c in (0.8, 0.95)]
+    for most in (2, 3):
+        for ratio in (0.1, 0.2, 0.35, 0.5):
+            rules.append((f"p_k >= {ratio} p_1, at most {most}",
+                          lambda p, r=ratio, m=most: max(1, min(m, int(np.sum(p >= r * p[0]))))))  # fmt: skip
+    rules.append(("always 1", lambda p: 1))
+    rules.append((f"quotes.lead_count (ratio {Q.LEAD_RATIO}, at most {Q.MOST_LEAD})", Q.lead_count))
+    return rules
+
+
+def lead_outcomes(rows, w, rule) -> np.ndarray:
+    """(support, first, precision, statements) over answerable questions with candidates."""
+    from localreason import quotes as Q
+
+    out = []
+    for r in rows:
+        if r["kind"] != "answerable" or not len(r["y"]):
+            continue
+        s = r["x"] @ w
         order = np.argsort(-s, kind="stable")
-        k = Q.lead_count(Q.softmax(s)[order], confidence, least)
-        hits += bool(y[order[:k]].any())
-        leads += k
-    return np.array([hits, leads]) / len(rows)
+        k = rule(Q.softmax(s)[order])
+        held = r["y"][order[:k]]
+        out.append((held.any(), held[0], held.mean(), k))
+    return np.mean(out, axis=0)
 
 
-def ranking_study(rows, budget: int) -> None:
+def lead_study(rows_by_domain, w) -> None:
+    print("\n2. How many quotations lead: support / first / precision / statements (mean over domains)")
+    print(f"{'rule':<34} {'fit (in sample)':>30} {'held out':>30}")
+    for label, rule in lead_rules():
+        cells = [np.mean([lead_outcomes(rows_by_domain[n], w, rule) for n in names], axis=0)
+                 for names in (qa_sets.FIT, qa_sets.HELD_OUT)]  # fmt: skip
+        print(f"{label:<34} " + " ".join(f"{' '.join(f'{v:.3f}' for v in c[:3])} {c[3]:.2f}".rjust(30) for c in cells))
+
+
+GATE_FEATURES = ("relevance", "best score", "best probability", "best cosine", "best lexical", "best word pairs",
+                 "highest lexical")  # fmt: skip
+
+
+def gate_features(r, w) -> np.ndarray:
+    """One question's evidence as the gate sees it (GATE_FEATURES)."""
+    if not len(r["y"]):
+        return np.array([r["relevance"], 0, 0, 0, 0, 0, 0])
+    s = r["x"] @ w
+    top = int(np.argmax(s))
     from localreason import quotes as Q
 
-    avail = sum(r is not None and r[1].any() for r in rows) / len(rows)
-    print(f"\n2. Sentence ranking, {budget}-token packet ({len(rows)} questions; gold in some sentence: {avail:.3f})")
-    print("   top-k: share of questions whose gold answer is in the k best sentences; 5-fold cross-validated "
-          "where weights are fitted")
-    folds = [list(range(f, len(rows), 5)) for f in range(5)]
+    return np.array([r["relevance"], s[top], float(Q.softmax(s).max()), r["x"][top, 0], r["x"][top, 2],
+                     r["x"][top, 6], r["x"][:, 2].max()])  # fmt: skip
 
-    def cross_validated(cols, measure=top_k, **kwargs):
-        out = 0.0
-        for test in folds:
-            held = set(test)
-            train = [r for i, r in enumerate(rows) if i not in held]
-            w = np.zeros(len(Q.FEATURES))
-            w[cols] = fit_weights([None if r is None else (r[0][:, cols], r[1]) for r in train])
-            out = out + measure([rows[i] for i in test], w, **kwargs) * len(test)
-        return out / len(rows)
 
-    hand = np.array([1.0, 0.5, 0.7, 0.4, 0.1, 0.1, 0.0, 0.0])  # the previous, hand-tuned weights
-    print(f"{'ranking':<52} {'top1':>6} {'top2':>6} {'top3':>6} {'top4':>6} {'top5':>6}")
-    base = len(Q.FEATURES) - 2
-    for label, result in (
-        ("cosine alone", top_k(rows, np.eye(len(Q.FEATURES))[0])),
-        ("hand-tuned weights (before the fit)", top_k(rows, hand)),
-        ("fitted, first six features", cross_validated(list(range(base)))),
-        ("fitted, all features", cross_validated(list(range(len(Q.FEATURES))))),
-        ("quotes.WEIGHTS (in sample)", top_k(rows, Q.WEIGHTS)),
-    ):
-        print(f"{label:<52} " + " ".join(f"{t:>6.3f}" for t in result))
-    print("\n   adaptive lead (quotes.lead_count): the fewest best sentences whose softmax probability reaches "
-          "the confidence")
-    print(f"{'least':>6} {'confidence':>11} {'coverage':>9} {'mean leads':>11}")
-    for least in (1, 2):
-        for confidence in (0.85, 0.9, 0.95, 0.97):
-            hit, leads = cross_validated(list(range(len(Q.FEATURES))), adaptive_lead, confidence=confidence,
-                                         least=least)  # fmt: skip
-            mark = "  <- quotes.py" if (least, confidence) == (Q.MIN_LEAD, Q.LEAD_CONFIDENCE) else ""
-            print(f"{least:>6} {confidence:>11} {hit:>9.3f} {leads:>11.2f}{mark}")
-    w = fit_weights(rows)
-    print("\n   weights fitted on all these questions: " + ", ".join(f"{n} {v:.2f}" for n, v in zip(Q.FEATURES, w)))
-    if not np.allclose(np.round(w, 2), Q.WEIGHTS, atol=0.011):
-        print("   (quotes.WEIGHTS differs: copy these there)")
+def gate_study(rows_by_domain, w) -> None:
+    """For each decision (stop off-topic questions, mark near-miss ones) and feature set: AUC in sample,
+    leaving a fit domain out, and on the held-out domains; then the chosen rule's rates."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    def xy(names, other):
+        rows = [r for n in names for r in rows_by_domain[n] if r["kind"] in ("answerable", other)]
+        return np.array([gate_features(r, w) for r in rows]), np.array([r["kind"] == "answerable" for r in rows])
+
+    print("\n3. Relevance gate: AUC of answerable vs off-topic / near-miss (logistic regression on the features)")
+    sets = {"relevance + 0.2 x best score (shipped)": None, "relevance, best score": [0, 1],
+            "all gate features": list(range(len(GATE_FEATURES)))}
+    for other in ("off-topic", "near-miss"):
+        for label, cols in sets.items():
+            cells = []
+            for train, test in ((qa_sets.FIT, qa_sets.FIT), ("loo", None), (qa_sets.FIT, qa_sets.HELD_OUT)):
+                if cols is None:
+                    if train == "loo":
+                        cells.append(float("nan"))
+                        continue
+                    x, y = xy(test, other)
+                    cells.append(roc_auc_score(y, x[:, 0] + 0.2 * x[:, 1]))
+                    continue
+                if train == "loo":
+                    aucs = []
+                    for n in qa_sets.FIT:
+                        xa, ya = xy([m for m in qa_sets.FIT if m != n], other)
+                        xb, yb = xy([n], other)
+                        if len(set(yb)) > 1:
+                            m = LogisticRegression(max_iter=2000).fit(xa[:, cols], ya)
+                            aucs.append(roc_auc_score(yb, m.decision_function(xb[:, cols])))
+                    cells.append(float(np.mean(aucs)))
+                    continue
+                xa, ya = xy(train, other)
+                xb, yb = xy(test, other)
+                m = LogisticRegression(max_iter=2000).fit(xa[:, cols], ya)
+                cells.append(roc_auc_score(yb, m.decision_function(xb[:, cols])))
+            print(f"   {other:<10} {label:<42} in sample {cells[0]:.3f}  domain left out {cells[1]:.3f}  "
+                  f"held out {cells[2]:.3f}")
+
+
+def guard_table(rows_by_domain, w, weight: float, guards) -> None:
+    """For each guard on relevance + weight x best score: answerable below it, near-miss and off-topic
+    below it (mean over domains), fit and held out."""
+    def below(names, kind, guard):
+        shares = []
+        for n in names:
+            xs = [gate_features(r, w) for r in rows_by_domain[n] if r["kind"] == kind]
+            if xs:
+                shares.append(np.mean([x[0] + weight * x[1] < guard for x in xs]))
+        return float(np.mean(shares))
+
+    print(f"\n   guard on relevance + {weight} x best score: share below it (mean over domains)")
+    print(f"{'guard':>7} {'answerable fit':>15} {'near-miss fit':>14} {'off-topic fit':>14}  {'answerable held':>16} "
+          f"{'near-miss held':>15} {'off-topic held':>15}")  # fmt: skip
+    for g in guards:
+        print(f"{g:>7.2f} " + " ".join(f"{below(names, k, g):>{wd}.3f}" for names, k, wd in (
+            (qa_sets.FIT, "answerable", 15), (qa_sets.FIT, "near-miss", 14), (qa_sets.FIT, "off-topic", 14),
+            (qa_sets.HELD_OUT, "answerable", 17), (qa_sets.HELD_OUT, "near-miss", 15),
+            (qa_sets.HELD_OUT, "off-topic", 15))))  # fmt: skip
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--ranking-questions", type=int, default=800)
-    ap.add_argument("--ranking-only", action="store_true", help="skip the relevance-guard study")
+    ap.add_argument("--questions", type=int, default=70,
+                    help="answerable (and at most near-miss; half as many off-topic) questions per domain")
+    ap.add_argument("--refresh", action="store_true", help="recompute the cached feature rows")
     args = ap.parse_args()
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
     from localreason.models import resolve_embedding_model
 
-    articles = load_squad(args.data_dir)
-    corpus = args.data_dir / "corpus"
-    write_corpus(articles, corpus)
-    titles = [a["title"] for a in articles]
-    held_out = sorted(random.Random(2026).sample(titles, HELD_OUT_COUNT))  # the same as eval_reason.py
-    embedder = SentenceTransformerEmbedder(resolve_embedding_model(load_settings(args.data_dir / "lib-all")))
-    lib_all = build(args.data_dir / "lib-all", corpus, titles, embedder)
-    lib_part = build(args.data_dir / f"lib-without-{HELD_OUT_COUNT}", corpus,
-                     [t for t in titles if t not in held_out], embedder)  # fmt: skip
-    answerable = [(qa["question"], [a["text"] for a in qa["answers"]]) for a in articles if a["title"] not in held_out
-                  for p in a["paragraphs"] for qa in p["qas"]]  # fmt: skip
-    unanswerable = [qa["question"] for a in articles if a["title"] in held_out for p in a["paragraphs"]
-                    for qa in p["qas"]]  # fmt: skip
-    # Seeds differ from eval_reason.py's (1 and 2), so these samples are not the evaluation's.
-    if not args.ranking_only:
-        guard_study(lib_all, lib_part, [q for q, _ in random.Random(11).sample(answerable, 400)],
-                    random.Random(12).sample(unanswerable, 300))  # fmt: skip
-    # The ranking sample leaves out eval_reason.py's answerable questions (seed 1, 200 of them).
-    evaluated = {q for q, _ in random.Random(1).sample(answerable, 200)}  # same indices as eval_reason.py's
-    pool = [(q, g) for q, g in answerable if q not in evaluated]
-    sample = random.Random(99).sample(pool, args.ranking_questions)
-    ranking_study(ranking_rows(lib_all, sample, 1000), 1000)
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(load_settings(args.data_dir / "libs")))
+    rows = collect(args.data_dir, embedder, "fit", args.questions, args.refresh)
+    w = ranking_study(rows)
+    lead_study(rows, w)
+    gate_study(rows, w)
+    from localreason.reason import gate as G
+
+    guard_table(rows, w, G.SENTENCE_GUARD_WEIGHT, np.round(np.arange(1.8, 3.55, 0.1), 2))
+    print(f"   chosen (reason/gate.py): weight {G.SENTENCE_GUARD_WEIGHT}, no evidence below {G.ANSWER_GUARD}, "
+          f"'does not clearly answer' below {G.ANSWERED_GUARD}")
 
 
 if __name__ == "__main__":
