@@ -640,7 +640,7 @@ def demo(obj: _Ctx, as_json, tui) -> int:
 
 @cli.command()
 @click.option("--max-tokens", default=None, show_default="the answer_budget setting, 1000 unless changed",
-              help="Evidence budget of each question (more reads more, more slowly).")
+              help="Evidence budget of each question (more considers more passages).")
 @click.pass_obj
 def tui(obj: _Ctx, max_tokens) -> int:
     """Open the terminal UI over your library: ask, read citations in context, search, manage files."""

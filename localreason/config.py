@@ -53,13 +53,13 @@ class Settings:
     """A compressed document (DOCX) may unpack to at most this much: a decompression bomb fails alone."""
     embed_batch_size: int = 32
     answer_budget: int = 1000
-    """Tokens of evidence the model reads for one answer (the spec's ``maxTokens``), unless a request gives
-    its own. Larger reads more passages and takes longer (about 137-280 tokens a second on two cores)."""
+    """Tokens of evidence gathered for one answer (the spec's ``maxTokens``), unless a request gives its own.
+    Its sentences are ranked; the model reads the few it may quote. Larger ranks more passages."""
     answer_style: str = "extract"
     """``extract``: statement text is a run of words of its quotation (right for tiny models); ``free``: bounded free text."""
     answer_quotes: str = "auto"
-    """How many best-ranked quotations lead every answer: ``auto`` (the fewest, 1-5, that the ranking
-    estimates hold the answer with 95% probability; see quotes.lead_count) or a fixed number 1-5."""
+    """How many best-ranked quotations lead every answer: ``auto`` (the best one, and the next ones, up to
+    3, only while the ranking rates them close to it; see quotes.lead_count) or a fixed number 1-5."""
 
     @property
     def lead_quotes(self) -> int | None:

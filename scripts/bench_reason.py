@@ -24,7 +24,23 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_reason import build, norm  # noqa: E402
+
+
+def build(home: Path, corpus: Path, titles: list[str], embedder):
+    """The SQuAD dev library (one collection per article), ingested once into ``home``."""
+    from localreason.config import load_settings
+    from localreason.library import Library
+
+    lib = Library(settings=load_settings(home), embedder=embedder)
+    if not (home / ".complete").is_file():
+        for t in titles:
+            lib.ingest([corpus / t], t[:80])
+        (home / ".complete").write_text("ok")
+    return lib
+
+
+def norm(text: str) -> str:
+    return " ".join(text.lower().split())
 from squad import load_squad, write_corpus  # noqa: E402
 
 

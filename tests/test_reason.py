@@ -8,7 +8,7 @@ import pytest
 
 from localreason.errors import ValidationError
 from localreason.generate import GenerationError
-from localreason.quotes import MAX_LEAD, Quote, lead_count
+from localreason.quotes import MOST_LEAD, Quote, lead_count
 from localreason.reason import NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
 
 from conftest import FakeGenerator, grammar_choice, grammar_statements
@@ -40,7 +40,7 @@ def test_answer_citations_and_offsets_are_bound_by_the_server(library):
     gen = FakeGenerator()
     a = reason(library, "How long is the router warranty?", generator=gen)
     assert gen.calls == 1
-    assert 1 <= len(a.statements) <= MAX_LEAD, "the best quotations lead"
+    assert 1 <= len(a.statements) <= MOST_LEAD + 1, "the best quotations lead (and the model may add one)"
     assert "warranty lasts" in a.statements[0].text, "the best-ranked sentence comes first"
     assert all(st.text.endswith(".") for st in a.statements), "sentences, not headings"
     expected = []
@@ -299,16 +299,47 @@ def test_the_lead_follows_the_rankings_confidence(library):
     assert len(texts) >= 2 and any("two years" in t for t in texts) and any("five years" in t for t in texts)
 
 
-def test_lead_count_is_the_fewest_quotations_reaching_the_confidence():
-    def quotes(*probs):  # the probabilities of ranked quotations, best first
-        return list(probs)
-
-    assert lead_count(quotes(0.97, 0.02, 0.01)) == 1
-    assert lead_count(quotes(0.6, 0.3, 0.08, 0.02)) == 3
-    assert lead_count(quotes(*[0.1] * 10)) == MAX_LEAD, "capped when the ranking cannot tell"
-    assert lead_count(quotes(0.5, 0.2)) == 2, "no more than there are"
-    assert lead_count(quotes(0.99, 0.01), least=2) == 2
+def test_lead_count_keeps_the_best_and_only_the_close_runners_up():
+    assert lead_count([0.97, 0.02, 0.01]) == 1, "a clear best stands alone"
+    assert lead_count([0.45, 0.40, 0.05]) == 2, "a near tie (or two disagreeing sources) both lead"
+    assert lead_count([0.3, 0.3, 0.2, 0.2]) == MOST_LEAD, "capped when the ranking cannot tell"
+    assert lead_count([0.5, 0.5], ratio=0.5, most=5) == 2, "no more than there are"
+    assert lead_count([0.6, 0.25, 0.15], ratio=0.4) == 2
+    assert lead_count([0.6, 0.25, 0.15], ratio=0.5) == 1
     assert lead_count([]) == 0
+
+
+def test_the_model_reads_only_the_sentences_it_may_quote(library, tmp_path):
+    filler = " ".join(f"Filler sentence number {i} talks about the weather in spring." for i in range(40))
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "notes.md").write_text(f"# Router notes\n\nThe router warranty covers the power supply. "
+                                                  f"{filler}\n")  # fmt: skip
+    library.ingest([tmp_path / "more"], "notes")
+    gen = FakeGenerator()
+    reason(library, "How long is the router warranty?", generator=gen)
+    messages, grammar, _ = gen.last
+    offered = [s["references"][0]["quotation"] for s in grammar_statements(grammar)]
+    read = messages[-1]["content"]
+    assert offered and all(q in read for q in offered), "every sentence the grammar offers is shown"
+    assert read.count("Filler sentence") <= len(offered), "sentences it cannot quote are not read"
+    assert "<chunk id=" in read and "Question: How long is the router warranty?" in read
+
+
+def test_on_topic_evidence_that_does_not_answer_is_marked_and_shortened(library, monkeypatch):
+    import localreason.reason.gate as G
+
+    q = "How long is the router warranty?"
+    sure = reason(library, q, generator=FakeGenerator(), lead_quotes=3)
+    assert G.NOT_ANSWERED_GAP not in sure.gaps and len(sure.statements) == 3
+    monkeypatch.setattr(G, "ANSWERED_GUARD", 1e9)  # everything that passes the gate is now "unsure"
+    gen = FakeGenerator()
+    unsure = reason(library, q, generator=gen, lead_quotes=3)
+    assert not unsure.no_evidence and gen.calls == 1
+    assert unsure.gaps[0] == G.NOT_ANSWERED_GAP, "the answer says the question is not answered"
+    assert len(unsure.statements) == 1, "only the closest statement is quoted"
+    assert len(grammar_statements(gen.last[1])) == 1, "the model may add nothing"
+    monkeypatch.setattr(G, "ANSWER_GUARD", 1e9)
+    assert reason(library, q, generator=FakeGenerator()).no_evidence, "below the lower guard: no evidence"
 
 
 def test_ranked_quotes_carry_probabilities_and_merge_repeats():

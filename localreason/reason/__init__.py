@@ -4,7 +4,8 @@
     pipeline.py  reason() as named stages: check, gather evidence, choose quotations, fit the context,
                  generate, verify
     gate.py      the relevance gate and the gaps about evidence not read or not used
-    prompt.py    the model's instructions; the packet fitted to its context
+    prompt.py    the model's instructions and what it reads (the offered sentences); the packet fitted
+                 to its context
     grammar.py   the GBNF grammar of one request, its longest output, the strict parse of the output
     verify.py    mechanical verification and the composed answer prose (pure functions)
 
@@ -14,7 +15,8 @@ Rendering an answer for a person is render.py's.
 from __future__ import annotations
 
 from .answer import NO_EVIDENCE_ANSWER, Answer, Citation, Reference, Statement, Timings
-from .gate import ANSWER_GUARD, SENTENCE_GUARD_WEIGHT, gate_score, instruction_gaps, unread_gap
+from .gate import (ANSWER_GUARD, ANSWERED_GUARD, NOT_ANSWERED_GAP, SENTENCE_GUARD_WEIGHT, gate_score, instruction_gaps,
+                   judge, unread_gap)  # fmt: skip
 from .grammar import (EXTRA_STATEMENTS, LIMITATION_CHOICES, MAX_LIMITATION_CHARS, MAX_LIMITATIONS, MAX_TEXT_CHARS,
                       build_grammar, max_output_tokens, parse_output)  # fmt: skip
 from .pipeline import EXTRA_CANDIDATES, reason
@@ -22,9 +24,9 @@ from .prompt import SYSTEM_PROMPT, messages_for
 from .verify import Verified, compose, content_words, find_quotation, locate, says_no_more, verify
 
 __all__ = [
-    "ANSWER_GUARD", "EXTRA_CANDIDATES", "EXTRA_STATEMENTS", "LIMITATION_CHOICES", "MAX_LIMITATIONS",
+    "ANSWER_GUARD", "ANSWERED_GUARD", "NOT_ANSWERED_GAP", "EXTRA_CANDIDATES", "EXTRA_STATEMENTS", "LIMITATION_CHOICES", "MAX_LIMITATIONS",
     "MAX_LIMITATION_CHARS", "MAX_TEXT_CHARS", "NO_EVIDENCE_ANSWER", "SENTENCE_GUARD_WEIGHT", "SYSTEM_PROMPT",
     "Answer", "Citation", "Reference", "Statement", "Timings", "Verified", "build_grammar", "compose",
-    "content_words", "find_quotation", "gate_score", "instruction_gaps", "locate", "max_output_tokens",
+    "content_words", "find_quotation", "gate_score", "instruction_gaps", "judge", "locate", "max_output_tokens",
     "messages_for", "parse_output", "reason", "says_no_more", "unread_gap", "verify",
 ]  # fmt: skip

@@ -5,23 +5,38 @@ from __future__ import annotations
 from ..quotes import instruction_sentences
 from ..types import EvidencePacket
 
-ANSWER_GUARD = 2.25
-SENTENCE_GUARD_WEIGHT = 0.2
+ANSWER_GUARD = 2.0
+SENTENCE_GUARD_WEIGHT = 0.3
 """reason's fixed relevance guard: evidence is strong enough to answer from when progressive search's
 relevance (best cosine + coverage of the question's terms, search.relevance) plus
 SENTENCE_GUARD_WEIGHT x the best quotable sentence's ranking score (quotes.WEIGHTS' scale) reaches
 ANSWER_GUARD. Passage-level relevance alone cannot tell a passage on the topic from one that answers;
-the best sentence can. Calibrated in scripts/tune_reason.py on questions the evaluation does not ask."""
+the best sentence can. Calibrated in scripts/tune_reason.py on several kinds of text."""
+ANSWERED_GUARD = 2.9
+"""Evidence that passes ANSWER_GUARD but falls short of ANSWERED_GUARD is on the topic without clearly
+answering: the answer quotes only the closest sentence and says, in a gap (NOT_ANSWERED_GAP), that
+the question is not answered. Calibrated with ANSWER_GUARD on near-miss questions (the library keeps
+the article but not the passage that answers)."""
+NOT_ANSWERED_GAP = ("The evidence is on the topic but does not clearly answer the question; only the closest "
+                    "statement is quoted.")  # fmt: skip
+WEAK, UNSURE, ANSWERS = "weak", "unsure", "answers"
 
 
 def gate_score(relevance: float, best_sentence_score: float) -> float:
-    """What the relevance gate compares with ANSWER_GUARD."""
+    """What the relevance gate compares with ANSWER_GUARD and ANSWERED_GUARD."""
     return relevance + SENTENCE_GUARD_WEIGHT * best_sentence_score
 
 
+def judge(relevance: float, best_sentence_score: float) -> str:
+    """WEAK below ANSWER_GUARD, UNSURE below ANSWERED_GUARD, else ANSWERS (guards read at call time,
+    so they can be tuned)."""
+    score = gate_score(relevance, best_sentence_score)
+    return WEAK if score < ANSWER_GUARD else UNSURE if score < ANSWERED_GUARD else ANSWERS
+
+
 def is_weak(relevance: float, best_sentence_score: float) -> bool:
-    """True when the evidence falls short of ANSWER_GUARD (read at call time, so it can be tuned)."""
-    return gate_score(relevance, best_sentence_score) < ANSWER_GUARD
+    """True when the evidence falls short of ANSWER_GUARD."""
+    return judge(relevance, best_sentence_score) == WEAK
 
 
 def unread_gap(budget: int) -> str:

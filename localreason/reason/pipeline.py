@@ -15,6 +15,11 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
 - A sentence that reads like instructions to an AI is never offered as a quotation (quotes.py), and a
   gap names the document it came from.
 - reason is read-only: it never writes to the library.
+- The model reads the sentences it may quote (in their chunk wrappers), not the whole packet: the
+  grammar lets it write nothing else, and reading the rest cost most of the request's time for no
+  measured change in the answer (docs/benchmarks.md).
+- Evidence on the topic that does not clearly answer (between the gate's two guards) is answered with
+  its closest sentence alone and a gap that says so.
 """
 
 from __future__ import annotations
@@ -31,9 +36,9 @@ from ..stages import Stage, reporter
 from ..text import collapse
 from ..types import EvidencePacket
 from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
-from .gate import instruction_gaps, is_weak, unread_gap
+from .gate import NOT_ANSWERED_GAP, UNSURE, WEAK, instruction_gaps, judge, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
-from .prompt import messages_for, shrink_to_context
+from .prompt import messages_for, offered_text, shrink_to_context
 from .verify import Verified, compose, verify
 
 EXTRA_CANDIDATES = 2
@@ -116,7 +121,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
         packet = pack_evidence(evidence, req.budget)
         say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
         offer = choose_quotations(req, packet)
-        gaps = check_relevance(evidence, packet, offer)
+        offer, gaps = check_relevance(evidence, packet, offer)
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
     prompt = fit_context(req, evidence, packet, offer, gaps)
@@ -167,16 +172,22 @@ def choose_quotations(req: Request, packet: EvidencePacket) -> Offer:
     return Offer(offered[:lead + EXTRA_CANDIDATES], lead)
 
 
-def check_relevance(evidence, packet: EvidencePacket, offer: Offer) -> list[str]:
-    """The relevance gate: weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is
-    answered with a gap (returned)."""
+def check_relevance(evidence, packet: EvidencePacket, offer: Offer) -> tuple[Offer, list[str]]:
+    """The relevance gate, on the evidence and its best quotable sentence:
+    - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with a gap;
+    - evidence on the topic that does not clearly answer is answered with its closest sentence alone
+      and a gap that says the question is not answered (NOT_ANSWERED_GAP);
+    - otherwise the offer stands. Returns the offer and the gaps so far."""
     if not offer.quotes:
         raise NoEvidence(instruction_gaps(packet))
-    if is_weak(evidence.relevance, offer.quotes[0].score):
+    verdict = judge(evidence.relevance, offer.quotes[0].score)
+    if verdict == WEAK:
         if not evidence.scoped:
             raise NoEvidence(instruction_gaps(packet))
-        return ["The evidence in the requested scope matches the question only weakly."]
-    return []
+        return offer, ["The evidence in the requested scope matches the question only weakly."]
+    if verdict == UNSURE:
+        return Offer(offer.quotes[:1], 1), [NOT_ANSWERED_GAP]
+    return offer, []
 
 
 def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, gaps: list[str]) -> Prompt:
@@ -191,7 +202,7 @@ def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, ga
     packet = prompt.packet
     if packet.truncated and packet.chunks_gathered > len(packet.chunks):
         gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
-                    f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, reads more, more slowly).")  # fmt: skip
+                    f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, considers more).")  # fmt: skip
     return prompt
 
 
@@ -252,7 +263,7 @@ def no_evidence_answer(req: Request, evidence, notes: list[str], clock: Clock) -
 
 def _prompt(req: Request, packet: EvidencePacket, offer: Offer) -> Prompt:
     out_tokens = max_output_tokens(offer.quotes, req.style, offer.lead_quotes)
-    return Prompt(packet, offer, messages_for(req.query, packet.text), out_tokens)
+    return Prompt(packet, offer, messages_for(req.query, offered_text(packet, offer.quotes)), out_tokens)
 
 
 def _fits(generator: Generator, prompt: Prompt) -> bool:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from .. import search
 from ..generate import Generator
+from ..quotes import Quote
 from ..types import EvidencePacket
 
 SYSTEM_PROMPT = (
@@ -17,6 +20,25 @@ SYSTEM_PROMPT = (
 def messages_for(query: str, packet_text: str) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": f"Evidence:\n{packet_text}\nQuestion: {query}"}]  # fmt: skip
+
+
+def offered_text(packet: EvidencePacket, quotes: list[Quote]) -> str:
+    """What the model reads: the sentences it may quote, in the packet's <chunk> wrappers.
+
+    The chunks keep their evidence order and each chunk's offered sentences their order in its text;
+    the rest of the packet is left out, because the grammar lets the model write nothing else. The
+    answer's quotations are still verified against the admitted chunks' whole text.
+    """
+    by_chunk: dict[str, list[Quote]] = {}
+    for q in quotes:
+        by_chunk.setdefault(q.chunk_id, []).append(q)
+    parts = []
+    for c in packet.chunks:
+        if c.chunk_id in by_chunk:
+            body = " ".join(q.text.strip() for q in sorted(by_chunk[c.chunk_id], key=lambda q: q.start))
+            parts.append(f'<chunk id="{c.chunk_id}" document="{escape(c.document_title, quote=True)}">\n'
+                         f"{escape(body, quote=False)}\n</chunk>\n")  # fmt: skip
+    return "".join(parts)
 
 
 def shrink_to_context(evidence, packet: EvidencePacket, query: str, generator: Generator, room: int) -> EvidencePacket:
