@@ -1,9 +1,10 @@
-"""Record exactly what `reason` sends to the model for eval_reason.py's questions, to prove a refactor
-changed nothing.
+"""Record exactly what `reason` sends to the model for a fixed set of SQuAD questions, to prove a
+refactor changed nothing.
 
-For each of the evaluation's 300 questions (same samples, same libraries, same evidence budget as
-scripts/eval_reason.py) this writes one JSON line: the chat messages, the grammar and the forced
-prefix handed to the model, and the answer built from an obedient reply (the forced statements and
+For each of 300 questions (the samples, libraries and evidence budget of eval_reason.py before it
+covered several kinds of text; the libraries lib-all and lib-without-8 in --data-dir are built on
+first use) this writes one JSON line: the chat messages, the grammar and the forced prefix handed to
+the model, and the answer built from an obedient reply (the forced statements and
 nothing more). The real model's tokenizer and context size are used, so the packet fitting runs
 as in a real request; only the completion is replaced. llama.cpp at temperature 0 is a function of
 (messages, grammar, prefix), so two code versions whose traces are identical give identical real
@@ -26,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from squad import load_squad  # noqa: E402
+from squad import load_squad, write_corpus  # noqa: E402
 
 HELD_OUT_COUNT = 8
 
@@ -86,6 +87,16 @@ def main() -> None:
     from localreason.models import resolve_gguf
     from localreason.reason import reason
 
+    if args.lib_all is None or args.lib_part is None:  # build the default libraries once (bench_reason's helper)
+        from bench_reason import build
+
+        articles = load_squad(args.data_dir)
+        titles = [a["title"] for a in articles]
+        held_out = sorted(random.Random(2026).sample(titles, HELD_OUT_COUNT))
+        write_corpus(articles, args.data_dir / "corpus")
+        build(args.data_dir / "lib-all", args.data_dir / "corpus", titles, None).close()
+        build(args.data_dir / f"lib-without-{HELD_OUT_COUNT}", args.data_dir / "corpus",
+              [t for t in titles if t not in held_out], None).close()  # fmt: skip
     lib_all = Library(args.lib_all or args.data_dir / "lib-all")
     lib_part = Library(args.lib_part or args.data_dir / f"lib-without-{HELD_OUT_COUNT}")
     model = ObedientModel(LlamaGenerator(resolve_gguf(load_settings(lib_all.home))))
