@@ -59,7 +59,8 @@ class Settings:
     """``extract``: statement text is a run of words of its quotation (right for tiny models); ``free``: bounded free text."""
     answer_quotes: str = "auto"
     """How many best-ranked quotations lead every answer: ``auto`` (the best one, and the next ones, up to
-    3, only while the ranking rates them close to it; see quotes.lead_count) or a fixed number 1-5."""
+    3, only while the ranking rates them close to it; see quotes.lead_count) or a fixed number 1-5. An
+    answer the gate finds on the topic but not clearly answering quotes only the closest sentence."""
 
     @property
     def lead_quotes(self) -> int | None:

@@ -218,7 +218,8 @@ class PacketChunk(_AsDict):
 
 @dataclass(frozen=True)
 class EvidencePacket:
-    """The exact evidence a synthesis call would read, within a token budget."""
+    """The evidence of one answer, within a token budget: what its quotations are chosen from (the model
+    reads the chosen sentences in these wrappers)."""
 
     query: str
     text: str

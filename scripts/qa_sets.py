@@ -15,8 +15,11 @@ Every set comes from the `bigbench==1.0.0` source archive on PyPI (fetched once,
 Each domain is one library, built so that one library serves three kinds of question:
 - answerable: asked about text that is in the library;
 - near-miss: the paragraph (SQuAD format) or the rationale's sentences (CoQA) the question was written
-  on are removed, the rest of the article or story stays, and no gold answer occurs anywhere in the
-  library: the library is on the topic but silent on the fact;
+  on are removed and the rest of the article or story stays. SQuAD format: no gold answer occurs
+  anywhere else in the library. CoQA: no sentence of the rest of the story holds the answer (other
+  stories are not checked: a short answer such as "white" occurs in many, about other things).
+  The SQuAD-shifts reddit posts are independent one-paragraph "articles", so there the whole post
+  goes and its near-miss questions behave like off-topic ones;
 - off-topic: whole articles or stories left out of the library.
 
 DOMAINS says which domains the constants may be fitted on (fit) and which are kept out of every fit
@@ -217,7 +220,11 @@ def _coqa(name: str, label: str, role: str, stories: list[dict]) -> Domain:
         docs.append((name, f"{s['id']}.txt", s["story"]))
         questions += [Question(q, "answerable", golds(s["story"], a), a["span_text"]) for q, a in asked(s)]
     for s in near_pool:
-        q, a = next(asked(s))
+        first = next(asked(s), None)
+        if first is None:  # no question of this story stands alone with a rationale: keep it whole
+            docs.append((name, f"{s['id']}.txt", s["story"]))
+            continue
+        q, a = first
         text = s["story"]
         lo, hi = a["span_start"], a["span_end"]
         kept = [text[b:e] for b, e in sentences(text) if e <= lo or b >= hi]

@@ -206,7 +206,7 @@ def gate_study(rows_by_domain, w) -> None:
         return np.array([gate_features(r, w) for r in rows]), np.array([r["kind"] == "answerable" for r in rows])
 
     print("\n3. Relevance gate: AUC of answerable vs off-topic / near-miss (logistic regression on the features)")
-    sets = {"relevance + 0.2 x best score (shipped)": None, "relevance, best score": [0, 1],
+    sets = {"relevance + 0.2 x best score (the earlier gate)": None, "relevance, best score": [0, 1],
             "all gate features": list(range(len(GATE_FEATURES)))}
     for other in ("off-topic", "near-miss"):
         for label, cols in sets.items():

@@ -419,3 +419,24 @@ def test_stages_are_reported_as_stage_members_and_cancel_between_them(library):
     with pytest.raises(Cancelled):
         reason(library, "How long is the router warranty?", generator=gen, stage=cancel_after_reading, cancel=cancel)
     assert gen.calls == 0, "cancelled at the next stage boundary, before the model"
+
+
+def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model_reads(library):
+    from localreason import search
+    from localreason.reason import pipeline as P
+
+    q = "How long is the router warranty?"
+    probe = FakeGenerator()
+    req = P.check_request(library, q, probe, {"document_id": search.UNSET, "collection_id": search.UNSET}, 50, 8000,
+                          "extract", 3)  # fmt: skip
+    evidence = P.gather_evidence(req)
+    packet = P.pack_evidence(evidence, req.budget)
+    offer = P.choose_quotations(req, packet)
+    wide = P._prompt(req, packet, P.Offer(offer.quotes, offer.lead_quotes, True))  # not yet narrowed
+    narrow = P._prompt(req, packet, wide.offer.narrowed())
+    assert len(narrow.offer.quotes) == 1 < len(wide.offer.quotes)
+    room = probe.prompt_tokens(narrow.messages) + narrow.out_tokens
+    req = P.Request(library, q, FakeGenerator(context_size=room + 5), req.scope, req.limit, req.budget, "extract", 3)
+    fitted = P._shrink(req, evidence, wide)
+    assert fitted.offer.closest_only and len(fitted.offer.quotes) == 1, "the verdict survives the shrink"
+    assert fitted.packet.max_tokens > 1000, "shrinking stops as soon as what the model reads fits"

@@ -34,11 +34,6 @@ def judge(relevance: float, best_sentence_score: float) -> str:
     return WEAK if score < ANSWER_GUARD else UNSURE if score < ANSWERED_GUARD else ANSWERS
 
 
-def is_weak(relevance: float, best_sentence_score: float) -> bool:
-    """True when the evidence falls short of ANSWER_GUARD."""
-    return judge(relevance, best_sentence_score) == WEAK
-
-
 def unread_gap(budget: int) -> str:
     """Why no evidence was read although passages were gathered: the budget admitted none of them."""
     if budget == 0:

@@ -38,7 +38,7 @@ from ..types import EvidencePacket
 from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
 from .gate import NOT_ANSWERED_GAP, UNSURE, WEAK, instruction_gaps, judge, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
-from .prompt import messages_for, offered_text, shrink_to_context
+from .prompt import messages_for, offered_text
 from .verify import Verified, compose, verify
 
 EXTRA_CANDIDATES = 2
@@ -61,10 +61,16 @@ class Request:
 
 
 class Offer(NamedTuple):
-    """The quotable sentences offered to the model, best first, and how many of them lead the answer."""
+    """The quotable sentences offered to the model, best first, how many of them lead the answer, and
+    whether the gate found the evidence on the topic without clearly answering (then only the closest)."""
 
     quotes: list[Quote]
     lead_quotes: int
+    closest_only: bool = False
+
+    def narrowed(self) -> "Offer":
+        """The offer as the gate's verdict allows: the closest sentence alone when ``closest_only``."""
+        return Offer(self.quotes[:1], min(1, self.lead_quotes), True) if self.closest_only else self
 
 
 @dataclass(frozen=True)
@@ -174,7 +180,8 @@ def choose_quotations(req: Request, packet: EvidencePacket) -> Offer:
 
 def check_relevance(evidence, packet: EvidencePacket, offer: Offer) -> tuple[Offer, list[str]]:
     """The relevance gate, on the evidence and its best quotable sentence:
-    - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with a gap;
+    - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
+      closest sentence and a gap;
     - evidence on the topic that does not clearly answer is answered with its closest sentence alone
       and a gap that says the question is not answered (NOT_ANSWERED_GAP);
     - otherwise the offer stands. Returns the offer and the gaps so far."""
@@ -184,9 +191,10 @@ def check_relevance(evidence, packet: EvidencePacket, offer: Offer) -> tuple[Off
     if verdict == WEAK:
         if not evidence.scoped:
             raise NoEvidence(instruction_gaps(packet))
-        return offer, ["The evidence in the requested scope matches the question only weakly."]
+        return Offer(offer.quotes, offer.lead_quotes, True).narrowed(), [
+            "The evidence in the requested scope matches the question only weakly."]
     if verdict == UNSURE:
-        return Offer(offer.quotes[:1], 1), [NOT_ANSWERED_GAP]
+        return Offer(offer.quotes, offer.lead_quotes, True).narrowed(), [NOT_ANSWERED_GAP]
     return offer, []
 
 
@@ -199,8 +207,7 @@ def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, ga
     if not _fits(req.generator, prompt):
         gaps.append("Part of the evidence was left out to fit the model's context window.")
         prompt = _shrink(req, evidence, prompt)
-    packet = prompt.packet
-    if packet.truncated and packet.chunks_gathered > len(packet.chunks):
+    if packet.truncated and packet.chunks_gathered > len(packet.chunks):  # the budget's cut, not the context's
         gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
                     f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, considers more).")  # fmt: skip
     return prompt
@@ -271,16 +278,21 @@ def _fits(generator: Generator, prompt: Prompt) -> bool:
 
 
 def _shrink(req: Request, evidence, prompt: Prompt) -> Prompt:
-    """Smaller packets until the prompt fits; a smaller packet may offer other sentences, hence another
-    longest output. GenerationError when not even the instructions and one quotation fit."""
+    """Smaller packets until the prompt the model reads (the offered sentences) fits with the longest
+    output; a smaller packet may offer other sentences, under the same verdict of the gate.
+    GenerationError when not even the instructions and one quotation fit."""
     gen = req.generator
-    while True:
-        packet = shrink_to_context(evidence, prompt.packet, req.query, gen, gen.context_size - prompt.out_tokens)
-        offer = choose_quotations(req, packet) if not packet.empty else Offer([], 0)
+    budget = prompt.packet.max_tokens
+    while budget > 0:
+        budget = int(budget * 0.8)
+        packet = search.build_packet(evidence, budget)
+        if packet.empty:
+            break
+        offer = choose_quotations(req, packet)
         if not offer.quotes:
-            raise GenerationError(
-                f"The model's context ({gen.context_size} tokens) is too small for the instructions and "
-                "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
-        prompt = _prompt(req, packet, offer)
-        if _fits(gen, prompt):
-            return prompt
+            break
+        smaller = _prompt(req, packet, Offer(offer.quotes, offer.lead_quotes, prompt.offer.closest_only).narrowed())
+        if _fits(gen, smaller):
+            return smaller
+    raise GenerationError(f"The model's context ({gen.context_size} tokens) is too small for the instructions and "
+                          "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")

@@ -1,11 +1,9 @@
-"""The model's instructions, and the evidence packet fitted to the model's context."""
+"""The model's instructions, and what it reads: the sentences it may quote, in their chunk wrappers."""
 
 from __future__ import annotations
 
 from html import escape
 
-from .. import search
-from ..generate import Generator
 from ..quotes import Quote
 from ..types import EvidencePacket
 
@@ -36,17 +34,7 @@ def offered_text(packet: EvidencePacket, quotes: list[Quote]) -> str:
     for c in packet.chunks:
         if c.chunk_id in by_chunk:
             body = " ".join(q.text.strip() for q in sorted(by_chunk[c.chunk_id], key=lambda q: q.start))
-            parts.append(f'<chunk id="{c.chunk_id}" document="{escape(c.document_title, quote=True)}">\n'
+            cut = ' truncated="true"' if c.truncated else ""
+            parts.append(f'<chunk id="{c.chunk_id}" document="{escape(c.document_title, quote=True)}"{cut}>\n'
                          f"{escape(body, quote=False)}\n</chunk>\n")  # fmt: skip
     return "".join(parts)
-
-
-def shrink_to_context(evidence, packet: EvidencePacket, query: str, generator: Generator, room: int) -> EvidencePacket:
-    """Rebuild the packet with smaller budgets until the prompt fits in ``room`` model tokens."""
-    budget = packet.max_tokens
-    while budget > 0:
-        budget = int(budget * 0.8)
-        smaller = search.build_packet(evidence, budget)
-        if smaller.empty or generator.prompt_tokens(messages_for(query, smaller.text)) <= room:
-            return smaller
-    return search.build_packet(evidence, 0)
