@@ -43,12 +43,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qa_sets  # noqa: E402
 from trace_reason import ObedientModel  # noqa: E402
 
-UNANSWERED_MARKS = ("does not answer", "does not clearly answer", "only weakly")
-
-
 def unanswered(ans) -> bool:
-    """The answer says the question was not answered: no evidence, or a gap that says so."""
-    return ans.no_evidence or any(m in g for g in ans.gaps for m in UNANSWERED_MARKS)
+    """The answer says the question was not answered: no evidence, or a gap that says so (reason's own
+    "does not clearly answer" or weak-scope gap, or the model's limitation that the evidence does not answer)."""
+    from localreason.reason import LIMITATION_CHOICES, NOT_ANSWERED_GAP, WEAK_SCOPE_GAP
+
+    return ans.no_evidence or bool({NOT_ANSWERED_GAP, WEAK_SCOPE_GAP, LIMITATION_CHOICES[0]} & set(ans.gaps))
 
 
 def score(question, ans) -> dict:

@@ -242,19 +242,41 @@ def _coqa(name: str, label: str, role: str, stories: list[dict]) -> Domain:
     return Domain(name, label, role, docs, questions)
 
 
+def fingerprint(domain: Domain) -> str:
+    """What a domain's library holds, as a short hash: a cached library built from other documents
+    (another MAX_PARAGRAPHS, another sampling) is refused instead of trusted."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for collection, fname, text in domain.documents:
+        digest.update(f"{collection}\0{fname}\0{text}\0".encode())
+    return digest.hexdigest()[:16]
+
+
+def _check_marker(marker: Path, expected: str) -> bool:
+    """True when ``marker`` exists and names ``expected``; SystemExit when it names something else."""
+    if not marker.is_file():
+        return False
+    if marker.read_text().strip() != expected:
+        raise SystemExit(f"{marker.parent} was built from other documents than this code selects; delete it "
+                         "and run again.")  # fmt: skip
+    return True
+
+
 def write_documents(domain: Domain, folder: Path) -> None:
     """The library's documents as text files (one folder per collection), written once."""
-    if (folder / ".complete").is_file():
+    if _check_marker(folder / ".complete", fingerprint(domain)):
         return
     for collection, fname, text in domain.documents:
         path = folder / re.sub(r"[^\w.-]+", "_", collection) / re.sub(r"[^\w./-]+", "_", fname)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
-    (folder / ".complete").write_text("ok")
+    (folder / ".complete").write_text(fingerprint(domain))
 
 
 def build_library(domain: Domain, data_dir: Path, embedder):
-    """The domain's library in ``data_dir/libs/<name>``, ingested once (one collection per folder)."""
+    """The domain's library in ``data_dir/libs/<name>``, ingested once (one collection per folder).
+    A file that fails to ingest stops the run: an evaluation on part of its library would mislead."""
     from localreason.config import load_settings
     from localreason.library import Library
 
@@ -262,10 +284,13 @@ def build_library(domain: Domain, data_dir: Path, embedder):
     write_documents(domain, folder)
     home = data_dir / "libs" / domain.name
     lib = Library(settings=load_settings(home), embedder=embedder)
-    if not (home / ".complete").is_file():
+    if not _check_marker(home / ".complete", fingerprint(domain)):
         for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
-            lib.ingest([sub], sub.name[:80])
-        (home / ".complete").write_text("ok")
+            report = lib.ingest([sub], sub.name[:80])
+            if not report.ok:
+                failed = ", ".join(f.path for f in report.by_status("failed")[:3])
+                raise SystemExit(f"{domain.name}: ingesting {sub} failed ({report.stopped or failed}).")
+        (home / ".complete").write_text(fingerprint(domain))
     return lib
 
 

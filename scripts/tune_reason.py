@@ -15,7 +15,8 @@ script prints their figures beside the in-sample ones so that a fit that does no
 3. The relevance gate (reason/gate.py): the question-level features of answerable, near-miss and
    off-topic questions, and for each guard the share refused / stopped / marked.
 
-The rows are cached in DATA_DIR/tune-rows-<domain>-<half>-<n>.pkl (delete them after changing the features).
+The rows are cached in DATA_DIR/tune-rows-<domain>-<half>-<n>.pkl with what they were computed from
+(library, questions, budget, feature code); a cache computed from anything else is recomputed.
 
     python scripts/tune_reason.py --data-dir /tmp/squad-cache
 
@@ -57,21 +58,37 @@ def question_rows(lib, questions, budget: int = BUDGET) -> list[dict]:
     return rows
 
 
+def rows_key(domain, asked) -> str:
+    """What a domain's cached rows were computed from: its library, the questions, the packet budget
+    and the code of the features and candidates. Rows cached under another key are recomputed."""
+    import hashlib
+    import inspect
+
+    from localreason import quotes as Q
+
+    code = inspect.getsource(Q.features) + inspect.getsource(Q.candidates) + repr(Q.FEATURES)
+    text = "\0".join([qa_sets.fingerprint(domain), str(BUDGET), code] + [f"{q.kind}:{q.text}" for q in asked])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def collect(data_dir: Path, embedder, half: str, n: int, refresh: bool) -> dict[str, list[dict]]:
     """Rows of every domain (fit domains: the given half; held-out domains: their evaluation questions)."""
     out = {}
     for name in qa_sets.DOMAINS:
-        cache = data_dir / f"tune-rows-{name}-{half}-{n}.pkl"
-        if cache.is_file() and not refresh:
-            out[name] = pickle.loads(cache.read_bytes())
-            continue
         domain = qa_sets.load(data_dir, name)
-        lib = qa_sets.build_library(domain, data_dir, embedder)
         use = half if domain.role == "fit" else "eval"
         asked = (qa_sets.sample(domain, "answerable", n, use) + qa_sets.sample(domain, "near-miss", n, use)
                  + qa_sets.sample(domain, "off-topic", n // 2, use))  # fmt: skip
+        key = rows_key(domain, asked)
+        cache = data_dir / f"tune-rows-{name}-{half}-{n}.pkl"
+        if cache.is_file() and not refresh:
+            cached = pickle.loads(cache.read_bytes())
+            if isinstance(cached, dict) and cached.get("key") == key:
+                out[name] = cached["rows"]
+                continue
+        lib = qa_sets.build_library(domain, data_dir, embedder)
         out[name] = question_rows(lib, asked)
-        cache.write_bytes(pickle.dumps(out[name]))
+        cache.write_bytes(pickle.dumps({"key": key, "rows": out[name]}))
         print(f"  {name}: {len(asked)} questions", flush=True)
     return out
 

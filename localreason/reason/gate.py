@@ -19,6 +19,8 @@ the question is not answered. Calibrated with ANSWER_GUARD on near-miss question
 the article but not the passage that answers)."""
 NOT_ANSWERED_GAP = ("The evidence is on the topic but does not clearly answer the question; only the closest "
                     "statement is quoted.")  # fmt: skip
+WEAK_SCOPE_GAP = "The evidence in the requested scope matches the question only weakly."
+"""The gap of an answer from weak evidence inside an explicit scope (which is answered, per the spec)."""
 WEAK, UNSURE, ANSWERS = "weak", "unsure", "answers"
 
 

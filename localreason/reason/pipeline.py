@@ -36,7 +36,7 @@ from ..stages import Stage, reporter
 from ..text import collapse
 from ..types import EvidencePacket
 from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
-from .gate import NOT_ANSWERED_GAP, UNSURE, WEAK, instruction_gaps, judge, unread_gap
+from .gate import NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .prompt import messages_for, offered_text
 from .verify import Verified, compose, verify
@@ -191,8 +191,7 @@ def check_relevance(evidence, packet: EvidencePacket, offer: Offer) -> tuple[Off
     if verdict == WEAK:
         if not evidence.scoped:
             raise NoEvidence(instruction_gaps(packet))
-        return Offer(offer.quotes, offer.lead_quotes, True).narrowed(), [
-            "The evidence in the requested scope matches the question only weakly."]
+        return Offer(offer.quotes, offer.lead_quotes, True).narrowed(), [WEAK_SCOPE_GAP]
     if verdict == UNSURE:
         return Offer(offer.quotes, offer.lead_quotes, True).narrowed(), [NOT_ANSWERED_GAP]
     return offer, []
