@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from ..quotes import Quote
+from ..search import wrap_chunk
 from ..types import EvidencePacket
 
 SYSTEM_PROMPT = (
@@ -34,7 +33,5 @@ def offered_text(packet: EvidencePacket, quotes: list[Quote]) -> str:
     for c in packet.chunks:
         if c.chunk_id in by_chunk:
             body = " ".join(q.text.strip() for q in sorted(by_chunk[c.chunk_id], key=lambda q: q.start))
-            cut = ' truncated="true"' if c.truncated else ""
-            parts.append(f'<chunk id="{c.chunk_id}" document="{escape(c.document_title, quote=True)}"{cut}>\n'
-                         f"{escape(body, quote=False)}\n</chunk>\n")  # fmt: skip
+            parts.append(wrap_chunk(c.chunk_id, c.document_title, body, c.truncated))
     return "".join(parts)

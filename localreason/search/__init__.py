@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..text import query_terms
 from .index import Index
 from .navigate import DIRECTIONS, deep_expand, deep_read, find_items
-from .packet import build_packet, evidence_packet
+from .packet import build_packet, evidence_packet, wrap_chunk
 from .progressive import ENOUGH_EVIDENCE, RELEVANCE_GUARD, progressive_search, relevance
 from .ranking import (CANDIDATES, DENSE_WEIGHT, Ranked, dense_ranking, deep_search, fuse, hybrid, lexical_ranking,
                       query_phrases)  # fmt: skip
@@ -32,5 +32,5 @@ __all__ = [
     "DIRECTIONS", "ENOUGH_EVIDENCE", "MAX_EVIDENCE_LIMIT", "MAX_QUERY_CHARS", "RELEVANCE_GUARD", "UNSET", "Index",
     "Ranked", "ResolvedScope", "build_packet", "clamp_limit", "clean_max_tokens", "clean_query", "deep_expand", "deep_read",
     "deep_search", "dense_ranking", "evidence_packet", "find_items", "fuse", "hybrid", "lexical_ranking",
-    "progressive_search", "query_phrases", "query_terms", "relevance", "resolve_scope",
+    "progressive_search", "query_phrases", "query_terms", "relevance", "resolve_scope", "wrap_chunk",
 ]  # fmt: skip

@@ -12,6 +12,13 @@ from .progressive import progressive_search
 from .scope import DEFAULT_EVIDENCE_LIMIT, DEFAULT_MAX_TOKENS, UNSET, clean_max_tokens
 
 
+def wrap_chunk(chunk_id: str, title: str, content: str, truncated: bool = False) -> str:
+    """One <chunk> element of a packet; title and content XML-escaped, so no document can close or forge it."""
+    cut = ' truncated="true"' if truncated else ""
+    return (f'<chunk id="{chunk_id}" document="{escape(title, quote=True)}"{cut}>\n'
+            f"{escape(content, quote=False)}\n</chunk>\n")  # fmt: skip
+
+
 def build_packet(evidence: Evidence, max_tokens: object = DEFAULT_MAX_TOKENS) -> EvidencePacket:
     """Wrap the evidence, in order, in <chunk> elements within ``max_tokens`` tokens counted over the whole packet.
 
@@ -25,9 +32,7 @@ def build_packet(evidence: Evidence, max_tokens: object = DEFAULT_MAX_TOKENS) ->
         return len(enc.encode_ordinary(text))
 
     def wrap(hit: SearchHit, content: str, truncated: bool) -> str:
-        cut = ' truncated="true"' if truncated else ""
-        return (f'<chunk id="{hit.chunk_id}" document="{escape(hit.document_title, quote=True)}"{cut}>\n'
-                f"{escape(content, quote=False)}\n</chunk>\n")  # fmt: skip
+        return wrap_chunk(hit.chunk_id, hit.document_title, content, truncated)
 
     parts: list[str] = []
     admitted: list[PacketChunk] = []
