@@ -804,6 +804,7 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((name, port))
+        sock.listen(128)  # connections queue from now on, before uvicorn starts: the announced address answers
     except OSError as exc:
         sock.close()
         raise LocalReasonError(f"Cannot listen on {host} port {port}: {exc.strerror or exc}.",
