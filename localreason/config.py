@@ -52,6 +52,15 @@ class Settings:
     max_unpacked_mb: float = 200.0
     """A compressed document (DOCX) may unpack to at most this much: a decompression bomb fails alone."""
     embed_batch_size: int = 32
+    embedding_backend: str = "auto"
+    """How the embedding model runs: ``openvino`` (the same model exported once to OpenVINO, about 2-3x faster
+    on CPU, no torch import), ``torch`` (sentence-transformers), or ``auto`` (OpenVINO when it is installed and
+    the model can be exported, else torch). Both make interchangeable vectors (docs/benchmarks.md)."""
+    cache_dir: Path | None = None
+    """Where derived files are kept (the exported OpenVINO model); default: the per-user cache folder."""
+    vector_index: str = "auto"
+    """The vector index: ``flat`` (exact search), ``ivf`` (inverted lists: approximate, for large libraries),
+    or ``auto`` (flat below IVF_FROM paragraph chunks, ivf from there; see store/vectors.py)."""
     answer_budget: int = 1000
     """Tokens of evidence gathered for one answer (the spec's ``maxTokens``), unless a request gives its own.
     Its sentences are ranked; the model reads the few it may quote. Larger ranks more passages."""
@@ -66,6 +75,15 @@ class Settings:
     def lead_quotes(self) -> int | None:
         """``answer_quotes`` as a number, None for auto (reason's ``lead_quotes``)."""
         return None if self.answer_quotes == "auto" else int(self.answer_quotes)
+
+    @property
+    def cache_path(self) -> Path:
+        """``cache_dir`` or the per-user cache folder (``LOCALREASON_CACHE_DIR`` overrides it)."""
+        if self.cache_dir is not None:
+            return self.cache_dir
+        from platformdirs import user_cache_dir
+
+        return Path(user_cache_dir("localreason", appauthor=False))
 
     @property
     def db_path(self) -> Path:
@@ -109,6 +127,11 @@ class Settings:
         if self.answer_budget < 0:
             raise ValidationError(f"answer_budget must be 0 or a positive number of tokens (got {self.answer_budget}).",
                                   hint="Fix answer_budget in config.toml or LOCALREASON_ANSWER_BUDGET.")
+        for name, allowed in (("embedding_backend", ("auto", "openvino", "torch")),
+                              ("vector_index", ("auto", "flat", "ivf"))):  # fmt: skip
+            if getattr(self, name) not in allowed:
+                raise ValidationError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r}).",
+                                      hint=f"Fix {name} in config.toml or LOCALREASON_{name.upper()}.")
         if self.embed_batch_size < 1:
             raise ValidationError(f"embed_batch_size must be at least 1 (got {self.embed_batch_size}).",
                                   hint="Fix embed_batch_size in config.toml or LOCALREASON_EMBED_BATCH_SIZE.")

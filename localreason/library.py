@@ -86,10 +86,12 @@ class Library:
         return self._lazy("_embedder", self._make_embedder)
 
     def _make_embedder(self):
-        from .embed import SentenceTransformerEmbedder
+        from .embed import make_embedder
         from .models import resolve_embedding_model
 
-        return SentenceTransformerEmbedder(resolve_embedding_model(self.settings), self.settings.embed_batch_size)
+        s = self.settings
+        return make_embedder(resolve_embedding_model(s), s.embedding_backend, s.embed_batch_size, s.cache_path,
+                             notice=lambda message: self.notice(message) if self.notice else None)  # fmt: skip
 
     def close(self) -> None:
         self._save_vectors_if_dirty()
@@ -174,10 +176,30 @@ class Library:
         self.check_embedding_model()
         dim = self.store.get_meta("embedding_dim")
         dim = int(dim) if dim else int(self.embedder.dim)
-        vectors = VectorIndex.open(self.settings.vectors_path, self.store, dim, self._vector_identity())
+        vectors = VectorIndex.open(self.settings.vectors_path, self.store, dim, self._vector_identity(),
+                                   self.settings.vector_index)
         if vectors.repaired and not self.store.read_only:  # publish the repair: other processes need not redo it
             vectors.save()
         return vectors
+
+    def index_info(self) -> dict:
+        """The vector index and embedding backend, for `localreason library` (read without loading either).
+
+        ``kind`` is the published index's (``flat`` exact, ``ivf`` approximate), or the loaded one's.
+        """
+        from .store.vectors import IVF_FROM
+
+        if self._vectors is not None:
+            info = self._vectors.describe()
+        else:
+            meta = VectorIndex.published(self.settings.vectors_path) or {}
+            info = {"kind": meta.get("kind", "flat" if meta else "none"), "vectors": meta.get("count", 0),
+                    **({"lists": meta["lists"], "probe": meta.get("probe")} if "lists" in meta else {})}  # fmt: skip
+        info["exact"] = info["kind"] != "ivf"
+        info["setting"] = self.settings.vector_index
+        info["ivfFrom"] = IVF_FROM
+        info["embeddingBackend"] = getattr(self.embedder, "backend", "custom")
+        return info
 
     def _save_vectors_if_dirty(self) -> None:
         """Publish the index for other processes; a full or read-only disk only costs them a rebuild."""

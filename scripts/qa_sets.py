@@ -43,6 +43,7 @@ ARCHIVE_MEMBERS = {
     "nyt_v1.0.json": "squad_shifts/nyt_v1.0.json",
     "reddit_v1.0.json": "squad_shifts/reddit_v1.0.json",
     "amazon_reviews_v1.0.json": "squad_shifts/amazon_reviews_v1.0.json",
+    "new_wiki_v1.0.json": "squad_shifts/new_wiki_v1.0.json",
     "coqa.test.json": "coqa_conversational_question_answering/coqa.test.json",
 }
 

@@ -41,7 +41,8 @@ def isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALREASON_HOME", str(home))
     for var in ("LOCALREASON_EMBEDDING_MODEL", "LOCALREASON_GENERATION_MODEL", "LOCALREASON_CHUNK_TOKENS",
                 "LOCALREASON_CHUNK_OVERLAP", "LOCALREASON_MAX_FILE_MB", "LOCALREASON_MODELS_DIR",
-                "LOCALREASON_ANSWER_QUOTES", "LOCALREASON_ANSWER_BUDGET", "LOCALREASON_API_KEY"):  # fmt: skip
+                "LOCALREASON_ANSWER_QUOTES", "LOCALREASON_ANSWER_BUDGET", "LOCALREASON_API_KEY",
+                "LOCALREASON_EMBEDDING_BACKEND", "LOCALREASON_VECTOR_INDEX"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -60,13 +61,13 @@ def lib(isolated_home, fake_embedder):
 
 @pytest.fixture(scope="session")
 def real_embedder():
-    """The default all-MiniLM-L6-v2 from its pip package, loaded once for the whole run."""
+    """The default all-MiniLM-L6-v2 from its pip package on the default backend, loaded once for the whole run."""
     from localreason.config import Settings
-    from localreason.embed import SentenceTransformerEmbedder
+    from localreason.embed import make_embedder
     from localreason.models import resolve_embedding_model
 
-    info = resolve_embedding_model(Settings(home=__import__("pathlib").Path("/nonexistent")))
-    emb = SentenceTransformerEmbedder(info)
+    settings = Settings(home=__import__("pathlib").Path("/nonexistent"))
+    emb = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
     emb.embed(["warm up"])
     return emb
 

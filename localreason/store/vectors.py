@@ -19,6 +19,18 @@ Keeping it in step, across threads and processes:
   before it is used, whatever its label says.
 - In-place changes of stored vectors (reindex) bump the database's vector epoch,
   which is part of the identity: a cache of another epoch or model is not loaded.
+
+Two kinds of index, chosen by size (the ``vector_index`` setting can fix one):
+- ``flat``: exact inner product over every vector. Below IVF_FROM paragraph chunks it
+  answers in a few milliseconds and needs no training.
+- ``ivf``: inverted lists (FAISS IndexIVFFlat): the vectors are clustered around
+  ``nlist`` centroids and a query scans the NPROBE nearest lists, so a million passages
+  are searched in milliseconds. Approximate: scripts/bench_scale.py reports its recall@10
+  against exact search. The vectors are kept whole (no compression), so scores are exact
+  for what it finds.
+The switch happens when the index is saved or opened: a flat index that has grown past
+IVF_FROM is clustered, an IVF index that has shrunk below half of it is flattened, and
+one whose lists have grown four times too long is clustered again.
 """
 
 from __future__ import annotations
@@ -37,12 +49,40 @@ from .db import Store, Write
 STALE_FILE_SECONDS = 60.0
 """Unpublished or superseded index files older than this are deleted by the next save."""
 
+IVF_FROM = 200_000
+"""From this many paragraph chunks ``auto`` uses the IVF index (below half of it, flat again).
+Chosen with scripts/bench_scale.py: exact search over 200k vectors takes about as long as the rest of
+deep_search (docs/benchmarks.md)."""
+NPROBE = 48
+"""Lists an IVF search scans; chosen with scripts/bench_scale.py for recall@10 >= 0.98 against exact search."""
+SCAN_ALL_BELOW = 20_000
+"""An IVF index smaller than this is searched in every list (as fast as exact search at that size, and exact)."""
+TRAIN_POINTS_PER_LIST = 64
+"""Vectors sampled per list to place the centroids (training time grows with it)."""
+
+
+def ivf_lists(count: int) -> int:
+    """Lists for an IVF index of ``count`` vectors: a power of two near sqrt(count), 256 to 8192."""
+    target = max(256, min(8192, int(np.sqrt(max(count, 1)))))
+    return 1 << int(round(np.log2(target)))
+
+
+def wanted_kind(setting: str, count: int, current: str | None = None) -> str:
+    """The index kind for ``count`` vectors: the setting, or by size with hysteresis around IVF_FROM."""
+    if setting in ("flat", "ivf"):
+        return setting
+    if current == "ivf" and count >= IVF_FROM // 2:
+        return "ivf"
+    return "ivf" if count >= IVF_FROM else "flat"
+
 
 class VectorIndex:
-    def __init__(self, path: Path, dim: int, identity: str = "") -> None:
+    def __init__(self, path: Path, dim: int, identity: str = "", kind_setting: str = "auto") -> None:
         import faiss
 
         self._faiss = faiss
+        self.kind_setting = kind_setting
+        """``auto``, ``flat`` or ``ivf`` (the ``vector_index`` setting)."""
         self.path = path
         """``<home>/vectors.faiss``: the name the index files and ``vectors.json`` are derived from."""
         self.meta_path = path.with_suffix(".json")
@@ -61,18 +101,105 @@ class VectorIndex:
     def size(self) -> int:
         return int(self.index.ntotal)
 
+    @property
+    def kind(self) -> str:
+        return "ivf" if self._ivf() is not None else "flat"
+
+    def _ivf(self):
+        """The IndexIVF inside, or None for a flat index."""
+        return self._faiss.try_extract_index_ivf(self.index)
+
+    def describe(self) -> dict:
+        """What the index is, for people: kind, vectors, and for IVF its lists and how many a search scans."""
+        ivf = self._ivf()
+        if ivf is None:
+            return {"kind": "flat", "exact": True, "vectors": self.size}
+        return {"kind": "ivf", "exact": False, "vectors": self.size, "lists": int(ivf.nlist), "probe": NPROBE}
+
     # ------------------------------------------------------------ opening and keeping in step
 
     @classmethod
-    def open(cls, path: Path, store: Store, dim: int, identity: str) -> "VectorIndex":
-        """The saved index if it is usable, reconciled with SQLite; else one built from SQLite."""
-        vi = cls(path, dim, identity)
+    def open(cls, path: Path, store: Store, dim: int, identity: str, kind_setting: str = "auto") -> "VectorIndex":
+        """The saved index if it is usable, reconciled with SQLite; else one built from SQLite.
+
+        An index of the wrong kind for its size (or for the setting) is converted, and then worth saving.
+        """
+        vi = cls(path, dim, identity, kind_setting)
         loaded = vi._load()
         if loaded is not None:
             vi.index = loaded
         changed = vi.sync(store, force=True)
-        vi.repaired = loaded is None or changed
+        converted = vi.fit_kind()
+        vi.repaired = loaded is None or changed or converted
         return vi
+
+    # ------------------------------------------------------------ the kind of index
+
+    def fit_kind(self) -> bool:
+        """Convert to the kind this size calls for (cluster, re-cluster or flatten); True if it changed."""
+        with self.lock:
+            kind, ivf = self.kind, self._ivf()
+            want = wanted_kind(self.kind_setting, self.size, kind)
+            overgrown = ivf is not None and want == "ivf" and ivf.nlist * 4 <= ivf_lists(self.size)
+            if want == kind and not overgrown:
+                return False
+            ids, vecs = self.contents()
+            self.index = self._build(want, vecs)
+            if len(ids):
+                self.index.add_with_ids(vecs, ids)
+            self.dirty = True
+            return True
+
+    def _build(self, kind: str, sample: np.ndarray):
+        """An empty index of ``kind``; an IVF one is trained on (a sample of) ``sample``."""
+        faiss = self._faiss
+        if kind == "flat":
+            return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+        nlist = ivf_lists(len(sample))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dim), self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        index.cp.max_points_per_centroid = TRAIN_POINTS_PER_LIST
+        index.cp.niter = 10
+        index.cp.seed = 1234
+        index.cp.min_points_per_centroid = 1  # a small library (tests, a forced setting) trains without complaint
+        if len(sample) < nlist:  # too few to cluster (a forced ivf on a tiny library): pad with random directions
+            rng = np.random.default_rng(1234)
+            extra = rng.standard_normal((nlist - len(sample), self.dim)).astype(np.float32)
+            sample = np.vstack([sample, extra / np.linalg.norm(extra, axis=1, keepdims=True)])
+        index.train(np.ascontiguousarray(sample, dtype=np.float32))
+        return index
+
+    def contents(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, vectors) of everything the index holds, in no particular order."""
+        faiss = self._faiss
+        with self.lock:
+            ivf = self._ivf()
+            if ivf is None:
+                n = self.size
+                if n == 0:
+                    return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
+                flat = faiss.downcast_index(self.index.index)
+                vecs = faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim).copy()
+                return faiss.vector_to_array(self.index.id_map).astype(np.int64), vecs
+            ids, vecs = [], []
+            lists = ivf.invlists
+            for lst in range(ivf.nlist):
+                size = lists.list_size(lst)
+                if size:
+                    ids.append(faiss.rev_swig_ptr(lists.get_ids(lst), size).copy())
+                    codes = faiss.rev_swig_ptr(lists.get_codes(lst), size * lists.code_size).copy()
+                    vecs.append(codes.view(np.float32).reshape(size, self.dim))
+            if not ids:
+                return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
+            return np.concatenate(ids).astype(np.int64), np.ascontiguousarray(np.vstack(vecs))
+
+    @staticmethod
+    def published(path: Path) -> dict | None:
+        """What the published index says about itself (kind, count, lists), without loading it."""
+        try:
+            meta = json.loads(path.with_suffix(".json").read_text())
+        except (OSError, ValueError):
+            return None
+        return meta if isinstance(meta, dict) else None
 
     def _load(self):
         """The published index file, or None if there is none usable (missing, damaged, other model)."""
@@ -109,10 +236,17 @@ class VectorIndex:
 
     def ids(self) -> np.ndarray:
         """The rowids this index holds, ascending."""
+        faiss = self._faiss
         with self.lock:
             if self.size == 0:
                 return np.zeros(0, dtype=np.int64)
-            return np.sort(self._faiss.vector_to_array(self.index.id_map).astype(np.int64))
+            ivf = self._ivf()
+            if ivf is None:
+                return np.sort(faiss.vector_to_array(self.index.id_map).astype(np.int64))
+            lists = ivf.invlists
+            parts = [faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy()
+                     for i in range(ivf.nlist) if lists.list_size(i)]  # fmt: skip
+            return np.sort(np.concatenate(parts).astype(np.int64))
 
     def _check_dim(self, vecs: np.ndarray) -> None:
         if vecs.shape[1] != self.dim:
@@ -145,13 +279,22 @@ class VectorIndex:
 
     def search(self, query: np.ndarray, k: int, ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top ``k`` (scores, rowids) for one query vector, optionally only among ``ids``."""
+        faiss = self._faiss
         q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
-        params = None
-        if ids is not None:
-            params = self._faiss.SearchParameters(sel=self._faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64)))
+        sel = faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64)) if ids is not None else None
         with self.lock:
             k = max(1, min(k, self.size))
-            scores, found = self.index.search(q, k, params=params) if params else self.index.search(q, k)
+            if self._ivf() is not None:
+                params = faiss.SearchParametersIVF(nprobe=NPROBE)
+                if sel is not None:
+                    params.sel = sel
+                if self.size < SCAN_ALL_BELOW or (ids is not None and len(ids) <= k * 20):
+                    params.nprobe = self._ivf().nlist  # small index or small scope: every list, nothing missed
+                scores, found = self.index.search(q, k, params=params)
+            elif sel is not None:
+                scores, found = self.index.search(q, k, params=faiss.SearchParameters(sel=sel))
+            else:
+                scores, found = self.index.search(q, k)
         keep = found[0] >= 0
         return scores[0][keep], found[0][keep]
 
@@ -167,9 +310,11 @@ class VectorIndex:
         with self.lock:
             if self.generation is None:
                 return False
+            self.fit_kind()
             name = f"vectors-{self.generation}-{os.getpid()}-{secrets.token_hex(4)}.faiss"
             target = self.path.parent / name
-            meta = {"file": name, "generation": self.generation, "identity": self.identity, "count": self.size}
+            meta = {"file": name, "generation": self.generation, "identity": self.identity, "count": self.size,
+                    **{k: v for k, v in self.describe().items() if k in ("kind", "lists", "probe")}}
             try:
                 self._faiss.write_index(self.index, str(target))
                 meta_tmp = self.meta_path.with_name(f".{name}.json.tmp")
