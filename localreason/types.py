@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 # Levels of the document tree. The document itself is the root (level 0);
@@ -17,6 +17,18 @@ class _AsDict:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with camelCase keys, as the public API and CLI print them."""
         return {_camel(k): v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        """The value back from its ``to_dict`` (e.g. received over HTTP): lists become tuples again, keys that
+        ``to_dict`` derives (such as ``levelName``) are ignored, and a missing field takes its default."""
+        values = {}
+        for f in fields(cls):
+            key = _camel(f.name)
+            if key in data:
+                value = data[key]
+                values[f.name] = tuple(value) if str(f.type).startswith("tuple") and isinstance(value, list) else value
+        return cls(**values)
 
 
 def _camel(name: str) -> str:
@@ -179,6 +191,11 @@ class ExpandResult(_AsDict):
     def to_dict(self) -> dict[str, Any]:
         return {"chunkId": self.chunk_id, "direction": self.direction, "items": [h.to_dict() for h in self.items],
                 "reason": self.reason, **({"document": self.document} if self.document else {})}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ExpandResult":
+        return cls(data["chunkId"], data["direction"], tuple(SearchHit.from_dict(h) for h in data["items"]),
+                   data.get("reason", ""), data.get("document"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,21 @@ class Answer:
         return {"answer": self.answer, "citations": [c.to_dict() for c in self.citations], "gaps": list(self.gaps),
                 "meta": self.meta, "statements": [s.to_dict() for s in self.statements]}  # fmt: skip
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], query: str = "") -> "Answer":
+        """The answer back from its ``to_dict`` (e.g. received over HTTP). ``to_dict`` carries neither the query
+        nor the timings nor ``no_evidence``: the query is given, the rest take their defaults."""
+        meta = data["meta"]
+        return cls(
+            query=query, answer=data["answer"],
+            citations=tuple(Citation(c["chunkId"], c["documentId"], c["documentTitle"]) for c in data["citations"]),
+            gaps=tuple(data["gaps"]), chunks_gathered=meta["chunksGathered"],
+            citations_dropped=meta["citationsDropped"], latency_ms=meta["latencyMs"],
+            statements=tuple(Statement(s["text"], tuple(Reference(r["chunkId"], r["quotation"], r["documentId"],
+                                                                  r["start"], r["end"]) for r in s["references"]))
+                             for s in data.get("statements", ())),
+        )  # fmt: skip
+
     def _repr_markdown_(self) -> str:
         """The notebook view: ``render.answer_markdown``."""
         from ..render import answer_markdown
