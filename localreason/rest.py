@@ -3,9 +3,11 @@
 Endpoints (all JSON; field names as in the spec, camelCase). Every body is a JSON object; unknown
 fields are refused (a misspelt ``documentID`` must not silently widen a search to everything).
 
-    POST /v1/reason       {query, limit?=50 (1-50), documentId?, collectionId?, maxTokens?=8000}
+    POST /v1/reason       {query, limit?=50 (1-50), documentId?, collectionId?, maxTokens?=8000,
+                           includeStatements?=false}
                           -> {"data": {answer, citations[{chunkId, documentId, documentTitle}], gaps,
-                                       meta{chunksGathered, citationsDropped, latencyMs}}}
+                                       meta{chunksGathered, citationsDropped, latencyMs},
+                                       statements? (with includeStatements: as the CLI's ask --json)}}
     POST /v1/find_items   {query, limit?=10 (1-100)}
                           -> {"data": [{id, type, title, preview, collectionId}]}
     POST /v1/deep_search  {query, limit?=10 (1-100), documentId?, collectionId?}
@@ -15,9 +17,11 @@ fields are refused (a misspelt ``documentID`` must not silently widen a search t
                           -> {"data": {chunkId, ..., content, tokenCount, siblingCount, childCount, ...}}
     POST /v1/deep_expand  {chunkId, direction: up|down|previous|next|surrounding, window?=2 (1-20)}
                           -> {"data": {chunkId, direction, items[...], reason, document?}}
+    GET  /v1/collections  -> {"data": [{id, name, createdAt, documentCount, chunkCount}]}
     GET  /v1/health       -> {"data": {status: ready|loading|model_error, modelsLoaded, modelError,
                                        library{collections, documents, chunks}, reason{inFlight, limit},
                                        version}}
+    GET  /v1/instance     -> {"data": {token, pid, protocol, version}}: which server process this is
     GET  /openapi.json    the OpenAPI description. No /docs or /redoc page: they load scripts from a CDN.
 
 The ``data`` of each tool is what the CLI's ``--json`` and the MCP server's structuredContent hold.
@@ -63,6 +67,11 @@ still running after 5 s are cancelled the same way.
 
 Models load in the background at startup (``service.warm()``); /v1/health answers at once and
 says whether they are loaded.
+
+Hand-off (handoff.py). Once the socket listens, ``run`` writes ``<home>/serve.json`` (its URL, pid, library
+folder, settings, whether a key is needed, and the random token /v1/instance answers with), and removes it
+when it stops if the file still names this process. `localreason search` and `ask` in a shell find it and
+send their request here instead of loading the models themselves.
 """
 
 from __future__ import annotations
@@ -93,7 +102,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import __version__
+from . import __version__, handoff
 from .errors import Cancelled, LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
 from .ids import check_id
 from .search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_limit, clean_max_tokens, clean_query
@@ -218,8 +227,12 @@ def _json_type(expected: str, nullable: bool = False):
     def check(value: object, info: ValidationInfo) -> object:
         if nullable and value is None:
             return value  # the service's own validators say why null is refused where it is
-        ok = isinstance(value, str) if expected == "string" else (
-            isinstance(value, (int, float)) and not isinstance(value, bool))  # fmt: skip
+        if expected == "string":
+            ok = isinstance(value, str)
+        elif expected == "boolean":
+            ok = isinstance(value, bool)
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not ok:
             raise PydanticCustomError("json_type", "{field} must be {expected}, not {actual}",
                                       {"field": info.field_name, "expected": f"a {expected}",
@@ -231,6 +244,7 @@ def _json_type(expected: str, nullable: bool = False):
 
 Text = Annotated[Any, _json_type("string"), WithJsonSchema({"type": "string"})]
 Number = Annotated[Any, _json_type("number"), WithJsonSchema({"type": "number"})]
+Boolean = Annotated[Any, _json_type("boolean"), WithJsonSchema({"type": "boolean"})]
 
 
 def _id_type(prefix: str) -> Any:
@@ -258,6 +272,8 @@ class ReasonRequest(_ScopedQuery):
     limit: Number = Field(None, description="Evidence chunks in the packet: default 50, clamped to 1-50.")
     maxTokens: Number = Field(None, description="Evidence token budget: default 8000; finite values truncated, "
                               "negative ones become 0.")  # fmt: skip
+    includeStatements: Boolean = Field(False, description="Also return the verified statements, each with its "
+                                       "quotations and their offsets (what the CLI's ask --json prints).")  # fmt: skip
 
 
 class FindItemsRequest(BaseModel):
@@ -324,6 +340,8 @@ class AnswerOut(_Shape):
     citations: list[CitationOut]
     gaps: list[str]
     meta: MetaOut
+    statements: list[dict] | None = Field(None, description="Only with includeStatements: [{text, references: "
+                                          "[{chunkId, quotation, documentId, start, end}]}].")  # fmt: skip
 
 
 class ReasonResponse(_Shape):
@@ -393,6 +411,29 @@ class _Health(_Shape):
 
 class HealthResponse(_Shape):
     data: _Health
+
+
+class _Collection(_Shape):
+    id: str
+    name: str
+    createdAt: str
+    documentCount: int
+    chunkCount: int
+
+
+class CollectionsResponse(_Shape):
+    data: list[_Collection]
+
+
+class _Instance(_Shape):
+    token: str = Field(description="Random per server process; the same as in <home>/serve.json.")
+    pid: int
+    protocol: int
+    version: str
+
+
+class InstanceResponse(_Shape):
+    data: _Instance
 
 
 class _Error(_Shape):
@@ -672,7 +713,8 @@ def _reason_routes(router: APIRouter, service, queue: ReasonQueue) -> None:
                            headers={"Retry-After": str(wait)})  # fmt: skip
         answer = await _reason_in_thread(request, service, queue, kwargs)
         data = answer.to_dict()
-        return JSONResponse({"data": {k: data[k] for k in ("answer", "citations", "gaps", "meta")}})
+        keys = ("answer", "citations", "gaps", "meta") + (("statements",) if body.includeStatements else ())
+        return JSONResponse({"data": {k: data[k] for k in keys}})
 
 
 def _retrieval_routes(router: APIRouter, service) -> None:
@@ -690,6 +732,13 @@ def _retrieval_routes(router: APIRouter, service) -> None:
             hits = service.deep_search(body.query, limit=body.limit, **_scope(body))
         return JSONResponse({"data": [h.to_dict() for h in hits]})
 
+    @router.get("/v1/collections", response_model=None,
+                responses={200: {"model": CollectionsResponse}, **_errors()},
+                summary="The library's collections with their document and chunk counts")  # fmt: skip
+    def collections() -> JSONResponse:
+        with service_errors():
+            return JSONResponse({"data": [c.to_dict() for c in service.collections()]})
+
     @router.post("/v1/deep_read", response_model=None, responses={200: {"model": DeepReadResponse}, **_errors(404)},
                  summary="One chunk in full with its place in the document tree")  # fmt: skip
     def deep_read(body: DeepReadRequest) -> JSONResponse:
@@ -702,6 +751,13 @@ def _retrieval_routes(router: APIRouter, service) -> None:
         with service_errors():
             result = service.deep_expand(body.chunkId, body.direction, window=body.window)
         return JSONResponse({"data": result.to_dict()})
+
+
+def _instance_route(router: APIRouter, instance: dict) -> None:
+    @router.get("/v1/instance", response_model=None, responses={200: {"model": InstanceResponse}, **_errors()},
+                summary="Which server process this is (the CLI's hand-off checks it against <home>/serve.json)")  # fmt: skip
+    def instance_info() -> JSONResponse:
+        return JSONResponse({"data": instance})  # touches no library and no model: it answers at once
 
 
 def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
@@ -750,6 +806,9 @@ def create_app(service, *, api_key: str | None = None, allowed_hosts: Iterable[s
     _reason_routes(router, service, queue)
     _retrieval_routes(router, service)
     _health_route(router, service, queue)
+    app.state.instance = {"token": handoff.new_token(), "pid": os.getpid(), "protocol": handoff.PROTOCOL,
+                          "version": __version__}  # fmt: skip
+    _instance_route(router, app.state.instance)
     app.include_router(router)
     _install_error_handlers(app)
     app.add_middleware(Gate, api_key=api_key, allowed_hosts=allowed_hosts, max_body=max_body_bytes)
@@ -838,10 +897,23 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
         print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
               f"({'API key required' if key else 'no API key'}; models load in the background)",
               file=sys.stderr, flush=True)  # fmt: skip
-        uvicorn.Server(config).run(sockets=[sock])
+        token = app.state.instance["token"]
+        published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            handoff.withdraw(published, token)
     finally:
         sock.close()
         service.close()
+
+
+def _local_url(sock: socket.socket) -> str:
+    """The URL a program on this machine reaches the listening socket at (loopback for a wildcard bind)."""
+    address, port = sock.getsockname()[:2]
+    if ipaddress.ip_address(address).is_unspecified:
+        address = "::1" if sock.family == socket.AF_INET6 else "127.0.0.1"
+    return f"http://[{address}]:{port}" if ":" in address else f"http://{address}:{port}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -69,6 +69,9 @@ LAYERS = {
     "library": {"service", "session", "render"},
     "service": {"session", "render"},
     "session": set(),
+    # the CLI's hand-off to a running server: it must not load what it saves the command from loading
+    "handoff": {"store", "ingest", "search", "quotes", "render", "library", "service", "session", "embed",
+                "generate", "models"},
 }
 FRONT_ENDS = {"cli", "tui", "mcp_server", "rest", "demo", "__main__"}
 

@@ -260,13 +260,29 @@ def test_health_answers_with_counts_and_version(client):
 def test_openapi_is_served_and_no_page_loads_from_the_internet(client):
     doc = client.get("/openapi.json").json()
     assert {"/v1/reason", "/v1/find_items", "/v1/deep_search", "/v1/deep_read", "/v1/deep_expand",
-            "/v1/health"} <= set(doc["paths"])  # fmt: skip
+            "/v1/health", "/v1/collections", "/v1/instance"} <= set(doc["paths"])  # fmt: skip
     reason = doc["paths"]["/v1/reason"]["post"]
     assert "422" not in reason["responses"] and {"200", "400", "429", "503"} <= set(reason["responses"])
     fields = doc["components"]["schemas"]["ReasonRequest"]["properties"]
-    assert set(fields) == {"query", "limit", "documentId", "collectionId", "maxTokens"}
+    assert set(fields) == {"query", "limit", "documentId", "collectionId", "maxTokens", "includeStatements"}
+    assert fields["includeStatements"]["type"] == "boolean"
     for page in ("/docs", "/redoc", "/docs/oauth2-redirect"):
         assert_error(client.get(page), 404, "not_found")
+
+
+def test_statements_collections_and_instance_for_the_cli_hand_off(client, service):
+    """What `localreason search` / `ask` use when they hand a request to a running server (handoff.py)."""
+    plain = client.post("/v1/reason", json={"query": QUESTION}).json()["data"]
+    full = client.post("/v1/reason", json={"query": QUESTION, "includeStatements": True}).json()["data"]
+    assert "statements" not in plain and full["statements"] and full["statements"][0]["references"][0]["quotation"]
+    assert {k: v for k, v in full.items() if k not in ("statements", "meta")} == \
+        {k: v for k, v in plain.items() if k != "meta"}  # fmt: skip
+    error = assert_error(client.post("/v1/reason", json={"query": QUESTION, "includeStatements": "yes"}),
+                         400, "invalid_request")  # fmt: skip
+    assert error["message"] == "includeStatements must be a boolean, not a string."
+    assert client.get("/v1/collections").json() == {"data": [c.to_dict() for c in service.collections()]}
+    instance = client.get("/v1/instance").json()["data"]
+    assert instance["pid"] == os.getpid() and len(instance["token"]) >= 20 and instance["protocol"] == 1
 
 
 def test_no_cors(client):

@@ -1,0 +1,298 @@
+"""Hand-off: a command in a shell asks a running `localreason serve` of the same library instead of loading models.
+
+A server publishes itself in its library folder once its socket listens, and takes the file away when it stops:
+
+    <home>/serve.json  {"protocol", "url", "pid", "machine", "home", "token", "apiKey", "settings", "version"}
+
+(written atomically, readable by its owner only). ``connect(home)`` is the CLI's side: it reads that file, if
+this user wrote it and nobody else may change it, and trusts it only when everything agrees with what this
+process would do itself: the same machine, a live pid, the same resolved library folder, the same settings
+(config.toml and LOCALREASON_* variables), an API key in LOCALREASON_API_KEY when the server wants one, and a
+server at ``url`` that answers GET /v1/instance within CONNECT_TIMEOUT with the file's token and pid. Anything
+else (no file, a stale or foreign one, a slow server) gives None, quietly, and the command runs in its own
+process as before. LOCALREASON_HANDOFF=0 turns it off.
+
+``Remote`` then offers the few calls `search` and `ask` make of the service, over the REST endpoints, and
+returns the same values (SearchHit, Answer, Collection) rebuilt from their JSON, so the CLI prints them with
+its one rendering. The server's own validators judge the input: a refusal (400 invalid_request) is raised as
+the ValidationError the service would have raised here, same message, hint and exit code. Whatever the server
+cannot be asked faithfully (a limit written as anything but digits, an empty scope value, a collection name it
+does not hold), and any failure before an answer arrives (refused, reset, timed out, 401, 429, 5xx), raises
+``Fallback``: the caller runs the request itself, and the person sees what they would have seen without a server.
+Both calls are read-only, so running one again here after the server failed at it changes nothing.
+
+Standard library only, plus the vocabulary: importing and using this loads no model library, no web framework
+and no Library. (Rebuilding an Answer imports localreason.reason, which brings numpy but no model.)
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import secrets
+import socket
+import time
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+PROTOCOL = 1
+"""What the discovery file, /v1/instance and the request fields the CLI sends mean; another number is ignored."""
+FILE_NAME = "serve.json"
+CONNECT_TIMEOUT = 0.25
+"""Seconds for the connection and the instance check together; a slower server is not waited for."""
+MAX_FILE_BYTES = 65_536
+ENV_SWITCH = "LOCALREASON_HANDOFF"
+KEY_ENV = "LOCALREASON_API_KEY"
+_OFF = {"0", "false", "no", "off"}
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class Fallback(Exception):
+    """This request cannot go to the server, or failed before the server answered it: run it here instead."""
+
+
+def discovery_path(home: str | Path) -> Path:
+    return Path(home) / FILE_NAME
+
+
+def settings_view(settings) -> dict[str, str]:
+    """The settings that shape an answer, as text (all but the home, which is compared resolved)."""
+    return {f.name: str(getattr(settings, f.name)) for f in fields(settings) if f.name != "home"}
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
+# ---------------------------------------------------------------- the server's side
+
+
+def publish(settings, url: str, token: str, api_key_required: bool, version: str) -> Path | None:
+    """Write ``<home>/serve.json`` for this process (tmp file + os.replace); None if the folder cannot take it."""
+    home = Path(settings.home).expanduser().resolve()
+    record = {"protocol": PROTOCOL, "url": url, "pid": os.getpid(), "machine": socket.gethostname(),
+              "home": str(home), "token": token, "apiKey": api_key_required, "settings": settings_view(settings),
+              "version": version}  # fmt: skip
+    path = discovery_path(home)
+    tmp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(record, f, ensure_ascii=False)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return None
+    return path
+
+
+def withdraw(path: Path | None, token: str) -> None:
+    """Remove the discovery file if it still names this server (another one may have replaced it since)."""
+    if path is None:
+        return
+    record = _read(path)
+    if record is not None and record.get("token") == token:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- the command line's side
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "").strip().lower() not in _OFF
+
+
+def connect(home: str | None) -> "Remote | None":
+    """The running server of the library at ``home`` (the --home value; None: the default), or None."""
+    if not enabled():
+        return None
+    try:
+        from .config import load_settings
+
+        settings = load_settings(home)
+        mine = Path(settings.home).expanduser().resolve()
+    except Exception:  # noqa: BLE001 - whatever is wrong here, the command met in its own process says it
+        return None
+    record = _read(discovery_path(mine))
+    if record is None or not _agrees(record, mine, settings):
+        return None
+    key = os.environ.get(KEY_ENV, "").strip() or None
+    if record["apiKey"] and key is None:
+        return None
+    remote = Remote(record["url"], key, settings.answer_budget)
+    try:
+        status, body = remote.request("GET", "/v1/instance", timeout=CONNECT_TIMEOUT)
+        instance = body.get("data") if status == 200 else None
+    except Fallback:
+        return None
+    if not isinstance(instance, dict) or instance.get("token") != record["token"] \
+            or instance.get("pid") != record["pid"] or instance.get("protocol") != PROTOCOL:  # fmt: skip
+        return None
+    return remote
+
+
+def _read(path: Path) -> dict | None:
+    """The discovery file's record, or None (absent, unreadable, not ours, not a JSON object)."""
+    try:
+        with open(path, "rb") as f:
+            if os.name == "posix":  # written by someone else, or writable by others: not to be trusted
+                st = os.fstat(f.fileno())
+                if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                    return None
+            raw = f.read(MAX_FILE_BYTES + 1)
+        record = json.loads(raw) if len(raw) <= MAX_FILE_BYTES else None
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _agrees(record: dict, home: Path, settings) -> bool:
+    """Whether the file names a live server of this library, on this machine, with these settings."""
+    expected = {"protocol": int, "url": str, "pid": int, "machine": str, "home": str, "token": str, "apiKey": bool,
+                "settings": dict}  # fmt: skip
+    if any(not isinstance(record.get(k), t) for k, t in expected.items()) or record["protocol"] != PROTOCOL:
+        return False
+    if not re.fullmatch(r"http://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}", record["url"]):
+        return False
+    return (record["machine"] == socket.gethostname() and record["home"] == str(home)
+            and record["settings"] == settings_view(settings) and _alive(record["pid"]))  # fmt: skip
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    if os.name != "posix":  # os.kill would stop the process there; the token check decides instead
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists (another user's): the token check decides
+    except OSError:
+        return False
+    return True
+
+
+class Remote:
+    """The calls `search` and `ask` make of the service, made to a running server (see the module docstring)."""
+
+    def __init__(self, url: str, api_key: str | None, answer_budget: int) -> None:
+        authority = url.removeprefix("http://")
+        host, _, port = authority.rpartition(":")
+        self.url = url
+        self.host, self.port = host.strip("[]"), int(port)
+        self.api_key = api_key
+        self.answer_budget = answer_budget
+        """This process's answer_budget setting (the server's too: the settings agree), sent when --max-tokens is not."""
+
+    def request(self, method: str, path: str, body: dict | None = None,
+                timeout: float | None = None) -> tuple[int, Any]:  # fmt: skip
+        """(status, parsed JSON body); Fallback when no well-formed answer arrives.
+
+        ``timeout`` bounds the connection and the answer together; None: the connection must open within
+        CONNECT_TIMEOUT and the answer may take as long as the work takes (as it would here).
+        """
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode("ascii")  # \\u escapes: any text, even lone surrogates, goes as sent
+            headers["Content-Type"] = "application/json"
+        if self.api_key:
+            headers["Authorization"] = f"API-Key {self.api_key}"
+        started = time.monotonic()
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=CONNECT_TIMEOUT if timeout is None else timeout)
+        try:
+            conn.connect()
+            conn.sock.settimeout(None if timeout is None else max(0.001, timeout - (time.monotonic() - started)))
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            status, raw = response.status, response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise Fallback(f"{method} {path}: {exc.__class__.__name__}: {exc}") from None
+        finally:
+            conn.close()
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            raise Fallback(f"{method} {path}: {status} with a body that is not JSON") from None
+
+    def _data(self, path: str, body: dict) -> Any:
+        """The ``data`` of a POST; a refused input as the ValidationError it is here; anything else Fallback."""
+        status, answer = self.request("POST", path, body)
+        if status == 200 and isinstance(answer, dict) and "data" in answer:
+            return answer["data"]
+        error = answer.get("error") if isinstance(answer, dict) else None
+        if status == 400 and isinstance(error, dict) and error.get("code") == "invalid_request" \
+                and isinstance(error.get("message"), str):  # fmt: skip
+            from .errors import ValidationError
+
+            hint = (error.get("details") or {}).get("hint")
+            raise ValidationError(error["message"], hint=hint if isinstance(hint, str) else None)
+        raise Fallback(f"POST {path}: {status}")
+
+    # ------------------------------------------------------------ what the CLI calls (Service's signatures)
+
+    def collection(self, name: str):
+        """The collection named ``name`` (the CLI resolves a --collection name before searching)."""
+        from .types import Collection
+
+        status, answer = self.request("GET", "/v1/collections")
+        rows = answer.get("data") if status == 200 and isinstance(answer, dict) else None
+        found = [c for c in rows or () if isinstance(c, dict) and c.get("name") == name]
+        if len(found) != 1:
+            raise Fallback(f"no collection {name!r} on the server")  # here, the library says so in its words
+        return Collection.from_dict(found[0])
+
+    def deep_search(self, query: str, *, limit: object = 10, **scope) -> list:
+        from .types import SearchHit
+
+        body = {"query": query, "limit": _whole(limit), **_scope(scope)}
+        data = self._data("/v1/deep_search", body)
+        try:
+            return [SearchHit.from_dict(h) for h in data]
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise Fallback(f"deep_search: unexpected answer ({exc})") from None
+
+    def reason(self, query: str, *, limit: object = 50, max_tokens: object = None, stage=None, **scope):
+        """Answer ``query`` on the server (``stage`` is not called: the server reports no stages over REST)."""
+        from .reason.answer import Answer
+
+        budget = self.answer_budget if max_tokens is None else _whole(max_tokens)
+        body = {"query": query, "limit": _whole(limit), "maxTokens": budget, **_scope(scope),
+                "includeStatements": True}  # fmt: skip
+        data = self._data("/v1/reason", body)
+        try:
+            return Answer.from_dict(data, query=query)
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise Fallback(f"reason: unexpected answer ({exc})") from None
+
+
+def _whole(value: object) -> int:
+    """A count given as digits, as a JSON number; anything else is judged here (the message names it as written)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and _DIGITS.fullmatch(value) and len(value) <= 18:
+        return int(value)
+    raise Fallback(f"{value!r} is judged here")
+
+
+def _scope(scope: dict) -> dict:
+    """document_id / collection_id as the API's fields; empty or odd values are judged here."""
+    names = {"document_id": "documentId", "collection_id": "collectionId"}
+    out = {}
+    for key, value in scope.items():
+        if key not in names or not isinstance(value, str) or not value.strip():
+            raise Fallback(f"{key}={value!r} is judged here")
+        out[names[key]] = value
+    return out
