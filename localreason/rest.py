@@ -83,6 +83,7 @@ import json
 import logging
 import math
 import os
+import signal
 import socket
 import sys
 import threading
@@ -900,12 +901,34 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
         token = app.state.instance["token"]
         published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
         try:
-            uvicorn.Server(config).run(sockets=[sock])
+            with _sigterm_unwinds():
+                uvicorn.Server(config).run(sockets=[sock])
         finally:
             handoff.withdraw(published, token)
     finally:
         sock.close()
         service.close()
+
+
+@contextmanager
+def _sigterm_unwinds():
+    """SIGTERM ends the server through the ``finally`` blocks, as Ctrl-C does (exit code 143).
+
+    uvicorn shuts down gracefully on SIGTERM and then raises the signal again to the handler in place
+    before it: the default one would end the process there, leaving the discovery file and the library open.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _local_url(sock: socket.socket) -> str:
