@@ -16,7 +16,6 @@ from pathlib import Path
 import click
 
 from .errors import Interrupted, LocalReasonError
-from .render import answer_rich
 
 DEMO_QUESTION = "Where did the Black Death originate?"
 
@@ -54,9 +53,52 @@ class _Ctx:
             self._service.library.notice = lambda message: click.echo(message, err=True)
         return self._service
 
+    def reader(self, local: bool) -> "_Reader":
+        """What search and ask read through: a running `localreason serve` of this library, unless ``local``."""
+        if local:
+            return _Reader(self, None)
+        from .handoff import connect
+
+        return _Reader(self, connect(self.home))
+
     def close(self) -> None:
         if self._service is not None:
             self._service.close()
+
+
+class _Reader:
+    """The service calls of search and ask, made to a running server of the same library when there is one
+    (handoff.py: no model loads here), else to this process's service.
+
+    A request the server cannot be asked faithfully, or that fails there before it is answered
+    (handoff.Fallback), runs here, and so does every later one; the server's refusal of bad input is
+    raised as the same error as here. Either way the command prints the same values the same way.
+    """
+
+    def __init__(self, ctx: _Ctx, remote) -> None:
+        self.ctx = ctx
+        self.remote = remote
+        if remote is None:
+            ctx.service()  # made now, as before there was a hand-off: its errors come first
+
+    def _call(self, name: str, *args, **kwargs):
+        if self.remote is not None:
+            from .handoff import Fallback
+
+            try:
+                return getattr(self.remote, name)(*args, **kwargs)
+            except Fallback:
+                self.remote = None
+        return getattr(self.ctx.service(), name)(*args, **kwargs)
+
+    def collection(self, name: str):
+        return self._call("collection", name)
+
+    def deep_search(self, query: str, **kwargs):
+        return self._call("deep_search", query, **kwargs)
+
+    def reason(self, query: str, **kwargs):
+        return self._call("reason", query, **kwargs)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -369,6 +411,8 @@ def _print_hits(hits, out) -> None:
 
 
 _SCOPE_HELP = {"collection": "Only this collection (name or col_ id).", "document": "Only this document (doc_ id)."}
+_LOCAL_HELP = ("Load the models here even when a `localreason serve` of this library is running (by default the "
+               "request goes to it; LOCALREASON_HANDOFF=0 also turns that off).")  # fmt: skip
 
 
 @cli.command()
@@ -399,9 +443,12 @@ def find(obj: _Ctx, query, limit, as_json) -> int:
 @click.option("--queries-file", type=click.File("r", encoding="utf-8"), default=None,
               help="One query per line; prints one JSON line per query (models load once).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option("--local", is_flag=True, help=_LOCAL_HELP)
 @click.pass_obj
-def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json) -> int:
+def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json, local) -> int:
     """Passages that say something about QUERY, best first (meaning and keywords combined).
+
+    When `localreason serve` is running on this library, the search runs there (no model loads here).
 
     \b
     Examples:
@@ -410,7 +457,7 @@ def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json)
     """
     from .errors import ValidationError
 
-    svc = obj.service()
+    svc = obj.reader(local)
     scope = _scope_args(svc, collection, document)
     if queries_file is not None:
         if query:
@@ -505,6 +552,8 @@ def evidence(obj: _Ctx, query, collection, document, limit, max_tokens, explain,
 
 def print_answer(answer, out) -> None:
     """Answer with its citation markers, then sources, limitations and meta (render.answer_rich)."""
+    from .render import answer_rich
+
     out.print(answer_rich(answer))
 
 
@@ -518,9 +567,12 @@ def print_answer(answer, out) -> None:
 @click.option("--questions-file", type=click.File("r", encoding="utf-8"), default=None,
               help="One question per line; prints one JSON line per question (models load once).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help='Print {"data": {answer, citations, gaps, meta, statements}}.')
+@click.option("--local", is_flag=True, help=_LOCAL_HELP)
 @click.pass_obj
-def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_file, as_json) -> int:
+def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_file, as_json, local) -> int:
     """Answer QUESTION from your documents, with quotations checked word for word.
+
+    When `localreason serve` is running on this library, the question is answered there (no model loads here).
 
     \b
     Examples:
@@ -530,7 +582,7 @@ def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_
     """
     from .errors import ValidationError
 
-    svc = obj.service()
+    svc = obj.reader(local)
     scope = _scope_args(svc, collection, document)
     if questions_file is not None:
         if question:
@@ -541,9 +593,9 @@ def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_
         raise ValidationError("No question given.", hint='localreason ask "your question" (or --questions-file FILE)')
     from .stages import Stage
 
-    err = _console(stderr=True)
     show = not as_json and sys.stderr.isatty()
-    with err.status("Searching ...") if show else nullcontext() as status:
+    first = "Searching ..." if svc.remote is None else "Answering on the running localreason serve ..."
+    with _console(stderr=True).status(first) if show else nullcontext() as status:
         def stage(name, **info):
             if status is not None:
                 status.update(f"{Stage(name).describe(**info)} ...")

@@ -1,0 +1,434 @@
+"""The CLI's hand-off to a running `localreason serve` (localreason/handoff.py).
+
+End to end with real processes: `serve` on an ephemeral loopback port and the command itself, both with
+the fake models (tests/fake_cli.py), over the bundled samples. A handed-off `search` / `ask` prints what
+the same command prints in its own process (--local), the server really answered it (its access log) and
+the command imported no model library; a stale discovery file is ignored; bad input gets the same message
+and exit code; the server takes its file away when it stops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from localreason import handoff
+from localreason.config import load_settings
+from localreason.demo import samples_dir
+from localreason.library import Library
+
+from conftest import FakeEmbedder
+
+slow = pytest.mark.slow  # starts `localreason serve` and the command as processes (fake models: a few seconds)
+
+FAKE_CLI = str(Path(__file__).parent / "fake_cli.py")
+QUESTION = "Where did the Black Death originate?"
+HEAVY = ("torch", "sentence_transformers", "faiss", "llama_cpp", "openvino", "fastapi", "uvicorn", "starlette",
+         "localreason.library", "localreason.service", "localreason.store")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def no_settings_in_env(monkeypatch):
+    """The settings of this process (handoff.connect called here) agree with the server's (clean_env)."""
+    for name in [k for k in os.environ if k.startswith("LOCALREASON_") and k != "LOCALREASON_HOME"]:
+        monkeypatch.delenv(name)
+
+
+def clean_env(home: Path, **extra: str) -> dict:
+    """This environment without any LOCALREASON_* setting but the home (the server's and the commands' agree)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCALREASON_")}
+    return {**env, "LOCALREASON_HOME": str(home), "OMP_NUM_THREADS": "1", "PYTHONIOENCODING": "utf-8", **extra}
+
+
+def run(home: Path, *args: str, python_flags: tuple = (), **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *python_flags, FAKE_CLI, *args], env=clean_env(home, **env),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def start_server(home: Path, log: Path, **env: str) -> subprocess.Popen:
+    """`localreason serve --port 0` on ``home``, returned once its discovery file names it and it answers."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, FAKE_CLI, "serve", "--port", "0"], env=clean_env(home, **env),
+                                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    end = time.monotonic() + 90
+    while not ((record := handoff._read(handoff.discovery_path(home))) and record.get("pid") == proc.pid
+               and "Application startup complete" in log.read_text()):  # fmt: skip
+        assert proc.poll() is None and time.monotonic() < end, log.read_text()
+        time.sleep(0.1)
+    return proc
+
+
+def stop_server(proc: subprocess.Popen, how: int = signal.SIGINT) -> int:
+    proc.send_signal(how)
+    try:
+        return proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
+
+@pytest.fixture(scope="module")
+def homes(tmp_path_factory):
+    """(served, quiet): the bundled samples ingested once with the fake embedder, and a copy no server serves."""
+    root = tmp_path_factory.mktemp("handoff")
+    served, quiet = root / "served", root / "quiet"
+    with Library(settings=load_settings(served), embedder=FakeEmbedder()) as lib:
+        lib.ingest([samples_dir()], "samples", exclude=["LICENSES*", "README*"])
+    shutil.copytree(served, quiet)
+    return served, quiet
+
+
+class Server:
+    """A running `localreason serve`: its home, its access log and its discovery record."""
+
+    def __init__(self, home: Path, log: Path, record: dict) -> None:
+        self.home, self.log, self.record = home, log, record
+
+    def _lines(self, endpoint: str) -> int:
+        return len(re.findall(rf'"(?:GET|POST) {re.escape(endpoint)} HTTP/1\.1" \d+', self.log.read_text()))
+
+    def served(self, endpoint: str) -> int:
+        """How many requests to ``endpoint`` it has answered so far (its access log, once up to date).
+
+        The log is up to date when the answer to a request sent now (GET /v1/health) is in it: the
+        server logs each answer after sending it, and the commands before got theirs.
+        """
+        marks = self._lines("/v1/health")
+        try:
+            urllib.request.urlopen(self.record["url"] + "/v1/health", timeout=30).read()
+        except urllib.error.HTTPError:
+            pass  # 401 from a server that wants a key: logged all the same
+        end = time.monotonic() + 10
+        while self._lines("/v1/health") <= marks:
+            assert time.monotonic() < end, "the server's access log stopped"
+            time.sleep(0.01)
+        return self._lines(endpoint)
+
+
+@pytest.fixture(scope="module")
+def server(homes):
+    """The running server of the served home."""
+    home = homes[0]
+    log = home.parent / "server.log"
+    proc = start_server(home, log)
+    try:
+        yield Server(home, log, handoff._read(handoff.discovery_path(home)))
+    finally:
+        stop_server(proc)
+
+
+def same_answers(text: str) -> str:
+    """Output with latencies blanked: the one thing two runs of the same question may print differently."""
+    text = re.sub(r'"latencyMs": \d+', '"latencyMs": 0', text)
+    return re.sub(r"(citations dropped · )\d+(?:\.\d)? m?s", r"\g<1>0 s", text)
+
+
+def a_document_id(home: Path) -> str:
+    out = run(home, "library", "-d", "--json")
+    return next(d["id"] for d in json.loads(out.stdout)["data"]["documents"] if d["title"] == "Black Death")
+
+
+# ---------------------------------------------------------------- (1) and (2): the same output, from the server
+
+
+@slow
+@pytest.mark.parametrize("args, endpoint", [
+    (["search", "origin of the Black Death", "--json"], "/v1/deep_search"),
+    (["search", "origin of the Black Death", "-n", "3"], "/v1/deep_search"),
+    (["search", "rain forest", "-c", "samples", "--limit", "0004", "--json"], "/v1/deep_search"),
+    (["ask", QUESTION, "--json"], "/v1/reason"),
+    (["ask", QUESTION], "/v1/reason"),
+    (["ask", QUESTION, "-c", "samples", "-n", "8", "--max-tokens", "400", "--json"], "/v1/reason"),
+])  # fmt: skip
+def test_a_handed_off_command_prints_what_it_prints_in_its_own_process(server, args, endpoint):
+    home = server.home
+    before = server.served(endpoint)
+    here = run(home, *args, "--local")
+    assert here.returncode == 0, here.stderr
+    assert server.served(endpoint) == before, "--local must not ask the server"
+    there = run(home, *args)
+    assert there.returncode == 0, there.stderr
+    assert server.served(endpoint) == before + 1, "the server did not answer it"
+    assert same_answers(there.stdout) == same_answers(here.stdout) and there.stdout.strip()
+    assert there.stderr == here.stderr == ""
+
+
+@slow
+def test_scoped_by_document_and_the_collection_name_resolved_by_the_server(server):
+    home = server.home
+    doc = a_document_id(home)
+    for args in (["search", "plague", "-d", doc, "--json"], ["ask", QUESTION, "-d", doc, "--json"]):
+        before = server.served("/v1/collections")
+        there = run(home, *args, "-c", "samples")
+        here = run(home, *args, "-c", "samples", "--local")
+        assert here.returncode == there.returncode == 0, (here.stderr, there.stderr)
+        assert same_answers(there.stdout) == same_answers(here.stdout)
+        assert server.served("/v1/collections") == before + 1  # the name was looked up there
+        hits = json.loads(there.stdout)["data"]
+        assert all(h["documentId"] == doc for h in hits) if args[0] == "search" else hits["citations"]
+
+
+@slow
+def test_files_of_queries_and_questions(server, tmp_path):
+    home = server.home
+    queries = tmp_path / "q.txt"
+    queries.write_text(f"origin of the Black Death\n\n   \n{'x' * 2001}\nrain forest\n", encoding="utf-8")
+    for command, option, endpoint in (("search", "--queries-file", "/v1/deep_search"),
+                                      ("ask", "--questions-file", "/v1/reason")):  # fmt: skip
+        before = server.served(endpoint)
+        here = run(home, command, option, str(queries), "--local")
+        there = run(home, command, option, str(queries))
+        assert here.returncode == there.returncode == 2  # one line refused: the query is too long
+        assert same_answers(there.stdout) == same_answers(here.stdout)
+        assert [json.loads(line).get("error", "") for line in there.stdout.splitlines()] == \
+            ["", "The query is 2,001 characters long; the limit is 2,000.", ""]  # fmt: skip
+        assert server.served(endpoint) == before + 3
+
+
+@slow
+def test_a_handed_off_command_loads_no_model_library(server):
+    home = server.home
+
+    def imported(*args: str) -> set[str]:
+        out = run(home, *args, python_flags=("-X", "importtime"))
+        assert out.returncode == 0, out.stderr[-2000:]
+        return {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+
+    def heavy(modules: set[str]) -> set[str]:
+        return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
+
+    search = imported("search", "origin of the Black Death", "--json")
+    assert heavy(search) == set() and "numpy" not in search and "localreason.handoff" in search
+    ask = imported("ask", QUESTION)
+    assert heavy(ask) == set()
+    assert {"localreason.library", "faiss"} <= heavy(imported("search", "origin of the Black Death", "--local"))
+
+
+# ---------------------------------------------------------------- (3) a stale or foreign discovery file
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again: nothing listens there
+
+
+def stale_records(live: dict, quiet: Path) -> dict[str, dict]:
+    """Discovery files in the quiet home that must be ignored; most point at the live server of the other home."""
+    mine = {**live, "home": str(quiet.resolve())}
+    return {
+        "dead pid": {**mine, "pid": dead_pid()},
+        "refused port": {**mine, "url": f"http://127.0.0.1:{free_port()}"},
+        "other home": live,  # the served home's own file, copied: its server serves another folder
+        "wrong token": {**mine, "token": "not-" + live["token"]},
+        "other machine": {**mine, "machine": live["machine"] + "-elsewhere"},
+        "other settings": {**mine, "settings": {**live["settings"], "answer_budget": "1234"}},
+        "key needed": {**mine, "apiKey": True},
+        "other protocol": {**mine, "protocol": handoff.PROTOCOL + 1},
+        "not json": "{not json",
+    }
+
+
+def write_record(home: Path, record) -> None:
+    handoff.discovery_path(home).write_text(record if isinstance(record, str) else json.dumps(record))
+
+
+@slow
+def test_a_stale_or_foreign_file_is_ignored_quickly(server, homes):
+    live, quiet = server.record, homes[1]
+    before = {e: server.served(e) for e in ("/v1/instance", "/v1/deep_search")}
+    checked = 0
+    for name, record in stale_records(live, quiet).items():
+        write_record(quiet, record)
+        started = time.monotonic()
+        assert handoff.connect(str(quiet)) is None, name
+        assert time.monotonic() - started < 1.0, name
+        checked += name in ("wrong token",)  # the only one that gets as far as asking the server
+    write_record(quiet, {**live, "home": str(quiet.resolve())})
+    handoff.discovery_path(quiet).chmod(0o666)
+    assert handoff.connect(str(quiet)) is None, "a file others may write is not trusted"
+    handoff.discovery_path(quiet).chmod(0o600)
+    assert handoff.connect(str(quiet)) is not None, "the same record with the right token is trusted"
+    assert server.served("/v1/instance") == before["/v1/instance"] + checked + 1
+    assert server.served("/v1/deep_search") == before["/v1/deep_search"]
+    handoff.discovery_path(quiet).unlink()
+
+
+def test_a_server_that_does_not_answer_is_not_waited_for(homes):
+    quiet = homes[1]
+    with socket.socket() as hole:  # listens, never accepts: connections queue and nothing answers
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(1)
+        record = {"protocol": handoff.PROTOCOL, "url": f"http://127.0.0.1:{hole.getsockname()[1]}",
+                  "pid": os.getpid(), "machine": socket.gethostname(), "home": str(quiet.resolve()),
+                  "token": "t" * 24, "apiKey": False, "settings": handoff.settings_view(load_settings(quiet)),
+                  "version": "0"}  # fmt: skip
+        write_record(quiet, record)
+        try:
+            started = time.monotonic()
+            assert handoff.connect(str(quiet)) is None
+            assert time.monotonic() - started < 0.3 + 0.2  # CONNECT_TIMEOUT, and a little for a busy machine
+        finally:
+            handoff.discovery_path(quiet).unlink()
+
+
+@slow
+@pytest.mark.parametrize("stale", ["dead pid", "refused port", "other home", "wrong token"])
+def test_the_command_still_succeeds_beside_a_stale_file(server, homes, stale):
+    live, quiet = server.record, homes[1]
+    write_record(quiet, stale_records(live, quiet)[stale])
+    try:
+        before = server.served("/v1/deep_search")
+        out = run(quiet, "search", "origin of the Black Death", "--json")
+        reference = run(quiet, "search", "origin of the Black Death", "--json", "--local")
+    finally:
+        handoff.discovery_path(quiet).unlink()
+    assert out.returncode == 0 and out.stdout == reference.stdout and out.stderr == "", out.stderr
+    assert server.served("/v1/deep_search") == before
+
+
+@slow
+def test_settings_that_differ_from_the_servers_keep_the_command_here(server):
+    home = server.home
+    before = server.served("/v1/reason")
+    out = run(home, "ask", QUESTION, "--json", LOCALREASON_ANSWER_BUDGET="300")
+    assert out.returncode == 0, out.stderr
+    assert server.served("/v1/reason") == before  # the server would have used 1000 tokens, not 300
+    assert run(home, "ask", QUESTION, "--json", LOCALREASON_HANDOFF="0").returncode == 0
+    assert server.served("/v1/reason") == before
+
+
+@slow
+def test_a_server_that_wants_a_key_is_asked_only_with_one(homes, tmp_path):
+    key = "a-long-enough-test-key"
+    home = tmp_path / "keyed"
+    shutil.copytree(homes[1], home, ignore=shutil.ignore_patterns(handoff.FILE_NAME))
+    proc = start_server(home, tmp_path / "keyed.log", LOCALREASON_API_KEY=key)
+    try:
+        server = Server(home, tmp_path / "keyed.log", handoff._read(handoff.discovery_path(home)))
+        assert server.record["apiKey"] is True
+        reference = run(home, "search", "origin of the Black Death", "--json", "--local")
+        for given, asked in ((None, 0), ("not-" + key, 0), (key, 1)):
+            before = server.served("/v1/deep_search")
+            out = run(home, "search", "origin of the Black Death", "--json", **({"LOCALREASON_API_KEY": given}
+                                                                               if given else {}))  # fmt: skip
+            assert out.returncode == 0 and out.stdout == reference.stdout, out.stderr
+            assert server.served("/v1/deep_search") == before + asked, given
+    finally:
+        stop_server(proc)
+
+
+# ---------------------------------------------------------------- (4) bad input
+
+
+SERVER, HERE, CLI = "the server", "the library here", "the command line"
+BAD = [  # (arguments, exit code, who refuses it when a server runs)
+    (["search", "   ", "--json"], 2, SERVER),
+    (["search", "x" * 2001], 2, SERVER),
+    (["search", "plague", "-d", "doc_bad"], 2, SERVER),
+    (["search", "plague", "-d", "chk_aaaaaaaaaaaaaaaa"], 2, SERVER),
+    (["search", "plague", "-c", "col_bad", "--json"], 2, SERVER),
+    (["ask", " \t ", "--json"], 2, SERVER),
+    (["ask", QUESTION, "-d", "doc_2bad"], 2, SERVER),
+    (["search", "plague", "-n", "-3"], 2, HERE),  # a limit not written as digits is judged here
+    (["search", "plague", "--limit", "ten"], 2, HERE),
+    (["ask", QUESTION, "--max-tokens", "lots"], 2, HERE),
+    (["search", "plague", "-d", ""], 2, HERE),
+    (["search", "plague", "-c", "no such collection"], 3, HERE),
+    (["search"], 2, CLI),
+]
+
+
+@slow
+@pytest.mark.parametrize("args, code, judge", BAD, ids=[" ".join(a)[:40] for a, _, _ in BAD])
+def test_bad_input_gets_the_same_message_and_exit_code(server, args, code, judge):
+    home = server.home
+    endpoint = "/v1/deep_search" if args[0] == "search" else "/v1/reason"
+    before = server.served(endpoint)
+    there = run(home, *args, python_flags=("-X", "importtime"))
+    lines = there.stderr.splitlines(keepends=True)
+    imported = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+    stderr = "".join(line for line in lines if not line.startswith("import time:"))
+    here = run(home, *args, "--local")
+    assert (there.returncode, there.stdout, stderr) == (here.returncode, here.stdout, here.stderr)
+    assert there.returncode == code and stderr.startswith("Error: "), stderr
+    assert server.served(endpoint) == before + (judge == SERVER)
+    assert ("localreason.library" in imported) == (judge == HERE)
+
+
+# ---------------------------------------------------------------- (5) the file goes when the server does
+
+
+@slow
+@pytest.mark.parametrize("how, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_the_server_publishes_its_file_and_removes_it_when_it_stops(tmp_path, how, code):
+    home, log = tmp_path / "empty-home", tmp_path / "serve.log"
+    proc = start_server(home, log)
+    path = handoff.discovery_path(home)
+    try:
+        record = handoff._read(path)
+        assert record["home"] == str(home.resolve()) and record["apiKey"] is False
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", record["url"]) and f":{record['url'].rsplit(':', 1)[1]}" \
+            in log.read_text()  # fmt: skip
+        assert handoff.connect(str(home)) is not None
+        assert [p.name for p in home.iterdir() if p.name.endswith(".tmp")] == []
+    finally:
+        stopped = stop_server(proc, how)
+    assert stopped == code and not path.exists(), log.read_text()
+    assert handoff.connect(str(home)) is None
+
+
+def test_a_server_leaves_a_file_that_names_another(tmp_path):
+    """Two servers of one library: the one that stops first must not take away the other's file."""
+    settings = load_settings(tmp_path / "home")
+    path = handoff.publish(settings, "http://127.0.0.1:1", "first", False, "0")
+    assert handoff._read(path)["token"] == "first"
+    assert handoff.publish(settings, "http://127.0.0.1:2", "second", False, "0") == path
+    handoff.withdraw(path, "first")
+    assert handoff._read(path)["token"] == "second"
+    handoff.withdraw(path, "second")
+    assert not path.exists()
+
+
+@slow
+def test_switched_off_by_the_environment(server, monkeypatch):
+    home = server.home
+    assert handoff.connect(str(home)) is not None
+    monkeypatch.setenv("LOCALREASON_HANDOFF", "0")
+    assert handoff.connect(str(home)) is None
+
+
+def test_values_come_back_whole_from_their_json():
+    """What the command prints from a server's answer is what it would print from its own values."""
+    from localreason.reason import Answer, Citation, Reference, Statement
+    from localreason.types import Collection, SearchHit
+
+    hit = SearchHit("chk_aaaaaaaaaaaaaaaa", "doc_aaaaaaaaaaaaaaaa", "Title", 2, 3, "chk_bbbbbbbbbbbbbbbb",
+                    ("Part", "Section"), "Text.", 10, 15, 4, 5)  # fmt: skip
+    assert SearchHit.from_dict(json.loads(json.dumps(hit.to_dict()))) == hit
+    collection = Collection("col_aaaaaaaaaaaaaaaa", "work", "2026-01-01T00:00:00Z", 2, 9)
+    assert Collection.from_dict(collection.to_dict()) == collection
+    ref = Reference("chk_aaaaaaaaaaaaaaaa", "A quoted sentence.", "doc_aaaaaaaaaaaaaaaa", 3, 21)
+    answer = Answer("q?", "A quoted sentence. [[chk_aaaaaaaaaaaaaaaa]]",
+                    (Citation("chk_aaaaaaaaaaaaaaaa", "doc_aaaaaaaaaaaaaaaa", "Title"),), ("A gap.",), 7, 1, 1234,
+                    (Statement("A quoted sentence.", (ref,)),))  # fmt: skip
+    assert Answer.from_dict(json.loads(json.dumps(answer.to_dict())), query="q?") == answer
