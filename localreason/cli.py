@@ -249,7 +249,7 @@ def library_cmd(obj: _Ctx, collection, documents, as_json) -> int:
     stale = svc.library.stale_chunking()
     if as_json:
         _emit_json({"home": str(svc.library.home), "collections": [c.to_dict() for c in cols],
-                    "documentsToRechunk": stale,
+                    "documentsToRechunk": stale, "index": svc.library.index_info(),
                     **({"documents": [d.to_dict() for d in docs]} if (collection or documents) else {})})  # fmt: skip
         return 0
     print_library(svc, cols, docs, show_documents=bool(collection or documents))
@@ -257,6 +257,22 @@ def library_cmd(obj: _Ctx, collection, documents, as_json) -> int:
         _console().print(f"[yellow]{stale} document(s) were cut with other chunking settings than the current "
                          "ones.[/] Run `localreason sync` to re-chunk them.")  # fmt: skip
     return 0
+
+
+def describe_index(info: dict) -> str:
+    """The vector index and embedding backend in a sentence (``Library.index_info``)."""
+    how = "chosen by size" if info["setting"] == "auto" else f"set by vector_index = {info['setting']}"
+    if info["kind"] == "ivf":
+        text = (f"Vector index: IVF, approximate ({info['vectors']:,} vectors in {info['lists']:,} lists, "
+                f"{info['probe']} searched per query; {how}).")  # fmt: skip
+    elif info["kind"] == "flat":
+        switch = f"; IVF from {info['ivfFrom']:,} passages" if info["setting"] == "auto" else ""
+        text = f"Vector index: exact ({info['vectors']:,} vectors; {how}{switch})."
+    else:
+        text = "Vector index: not built yet (the first search builds it)."
+    if info["embeddingBackend"] is None:
+        return f"{text} The embedding model is not available: {info['embeddingProblem']}"
+    return f"{text} Embeddings run on {info['embeddingBackend']}."
 
 
 def print_library(svc, cols, docs, show_documents: bool) -> None:
@@ -274,6 +290,7 @@ def print_library(svc, cols, docs, show_documents: bool) -> None:
     for c in cols:
         table.add_row(c.name, c.id, str(c.document_count), str(c.chunk_count))
     out.print(table)
+    out.print(describe_index(svc.library.index_info()), markup=False)
     if show_documents:
         names = {c.id: c.name for c in svc.collections()}
         dt = Table(title="Documents", title_justify="left")

@@ -56,6 +56,9 @@ class Settings:
     """How the embedding model runs: ``openvino`` (the same model exported once to OpenVINO, about 2-3x faster
     on CPU, no torch import), ``torch`` (sentence-transformers), or ``auto`` (OpenVINO when it is installed and
     the model can be exported, else torch). Both make interchangeable vectors (docs/benchmarks.md)."""
+    threads: int = 0
+    """CPU threads for the models (llama.cpp and OpenVINO); 0: every core this process may use. On a machine
+    shared with other busy programs, fewer threads than cores is faster (docs/benchmarks.md, "Threads")."""
     cache_dir: Path | None = None
     """Where derived files are kept (the exported OpenVINO model); default: the per-user cache folder."""
     vector_index: str = "auto"
@@ -75,6 +78,16 @@ class Settings:
     def lead_quotes(self) -> int | None:
         """``answer_quotes`` as a number, None for auto (reason's ``lead_quotes``)."""
         return None if self.answer_quotes == "auto" else int(self.answer_quotes)
+
+    @property
+    def cpu_threads(self) -> int:
+        """``threads``, or the cores this process may run on."""
+        if self.threads > 0:
+            return self.threads
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):
+            return max(1, os.cpu_count() or 1)
 
     @property
     def cache_path(self) -> Path:
@@ -132,6 +145,9 @@ class Settings:
             if getattr(self, name) not in allowed:
                 raise ValidationError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r}).",
                                       hint=f"Fix {name} in config.toml or LOCALREASON_{name.upper()}.")
+        if self.threads < 0:
+            raise ValidationError(f"threads must be 0 (every core) or a positive number (got {self.threads}).",
+                                  hint="Fix threads in config.toml or LOCALREASON_THREADS.")
         if self.embed_batch_size < 1:
             raise ValidationError(f"embed_batch_size must be at least 1 (got {self.embed_batch_size}).",
                                   hint="Fix embed_batch_size in config.toml or LOCALREASON_EMBED_BATCH_SIZE.")

@@ -240,13 +240,16 @@ class OpenVINOEmbedder:
     backend = "openvino"
 
     def __init__(self, info: EmbeddingModelInfo, batch_size: int = 32, cache_root: Path | None = None,
-                 notice: Callable[[str], None] | None = None, folder: Path | None = None) -> None:  # fmt: skip
+                 notice: Callable[[str], None] | None = None, folder: Path | None = None,
+                 threads: int = 0) -> None:  # fmt: skip
         self.info = info
         self.name = info.name
         self.fingerprint = info.fingerprint
         self.batch_size = batch_size
         self.cache_root = cache_root
         self.notice = notice
+        self.threads = threads
+        """CPU threads for inference; 0 lets OpenVINO use every core."""
         self.pipeline = Pipeline(info.path)  # NotExportable before anything is loaded
         self._folder = folder
         self._parts = None
@@ -291,7 +294,8 @@ class OpenVINOEmbedder:
                     import openvino as ov
                     from tokenizers import Tokenizer
 
-                    compiled = ov.Core().compile_model(str(folder / "model.xml"), "CPU")
+                    config = {"INFERENCE_NUM_THREADS": self.threads} if self.threads > 0 else {}
+                    compiled = ov.Core().compile_model(str(folder / "model.xml"), "CPU", config)
                     tokenizer = Tokenizer.from_file(str(self.info.path / "tokenizer.json"))
                 except Exception as exc:
                     raise ModelError(f"Could not load the OpenVINO export of {self.name} from {folder}: "
@@ -351,7 +355,8 @@ def openvino_available() -> bool:
 
 
 def make_embedder(info: EmbeddingModelInfo, backend: str = "auto", batch_size: int = 32,
-                  cache_root: Path | None = None, notice: Callable[[str], None] | None = None):  # fmt: skip
+                  cache_root: Path | None = None, notice: Callable[[str], None] | None = None,
+                  threads: int = 0):  # fmt: skip
     """The embedder the ``embedding_backend`` setting asks for.
 
     ``auto`` takes OpenVINO when it is installed and the model is of a shape it runs (else torch, and
@@ -367,7 +372,7 @@ def make_embedder(info: EmbeddingModelInfo, backend: str = "auto", batch_size: i
                              "\"auto\" or \"torch\".")  # fmt: skip
         return SentenceTransformerEmbedder(info, batch_size)
     try:
-        ov = OpenVINOEmbedder(info, batch_size, cache_root, notice)
+        ov = OpenVINOEmbedder(info, batch_size, cache_root, notice, threads=threads)
     except NotExportable as exc:
         if backend == "openvino":
             raise ModelError(f"The embedding model {info.name} cannot run on OpenVINO: {exc}.",

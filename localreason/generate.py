@@ -250,10 +250,10 @@ _SHARED: dict[str, LlamaGenerator] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_generator(path: Path) -> LlamaGenerator:
-    """One generator per model file per process: the model is loaded once and reused."""
-    key = str(path.resolve())
+def shared_generator(path: Path, threads: int | None = None) -> LlamaGenerator:
+    """One generator per model file and thread count per process: the model is loaded once and reused."""
+    key = f"{path.resolve()}|{threads or 0}"
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = LlamaGenerator(path)
+            _SHARED[key] = LlamaGenerator(path, threads=threads)
         return _SHARED[key]

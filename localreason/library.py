@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .config import Settings, load_settings
-from .errors import LibraryError, NotFoundError, ValidationError
+from .errors import LibraryError, LocalReasonError, NotFoundError, ValidationError
 from .ids import check_id, id_kind, random_id
 from .ingest.chunk import ChunkParams
 from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_key  # noqa: F401 - Progress is part of the API
@@ -91,7 +91,8 @@ class Library:
 
         s = self.settings
         return make_embedder(resolve_embedding_model(s), s.embedding_backend, s.embed_batch_size, s.cache_path,
-                             notice=lambda message: self.notice(message) if self.notice else None)  # fmt: skip
+                             notice=lambda message: self.notice(message) if self.notice else None,
+                             threads=s.threads)  # fmt: skip
 
     def close(self) -> None:
         self._save_vectors_if_dirty()
@@ -198,7 +199,10 @@ class Library:
         info["exact"] = info["kind"] != "ivf"
         info["setting"] = self.settings.vector_index
         info["ivfFrom"] = IVF_FROM
-        info["embeddingBackend"] = getattr(self.embedder, "backend", "custom")
+        try:
+            info["embeddingBackend"] = getattr(self.embedder, "backend", "custom")
+        except LocalReasonError as exc:  # a missing or broken model: listing the library still works
+            info["embeddingBackend"], info["embeddingProblem"] = None, exc.message
         return info
 
     def _save_vectors_if_dirty(self) -> None:
@@ -316,7 +320,7 @@ class Library:
         from .generate import shared_generator
         from .models import resolve_gguf
 
-        return shared_generator(resolve_gguf(self.settings))
+        return shared_generator(resolve_gguf(self.settings), self.settings.cpu_threads)
 
     def ask(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
             max_tokens: object = None, stage=None, cancel=None):  # fmt: skip

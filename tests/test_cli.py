@@ -43,6 +43,21 @@ def test_ingest_library_show_and_json(capsys, folder):
     assert json.loads(out)["data"]["counts"]["unchanged"] == 2
     code, out, _ = run(capsys, "library")
     assert "work" in out and "Router manual" not in out
+    assert "Vector index: exact" in " ".join(out.split()) and "Embeddings run on openvino" in " ".join(out.split())
+
+
+def test_library_says_which_vector_index_is_in_use(capsys, folder, monkeypatch):
+    run(capsys, "ingest", str(folder), "--collection", "work")
+    code, out, _ = run(capsys, "library", "--json")
+    index = json.loads(out)["data"]["index"]
+    assert (index["kind"], index["exact"], index["setting"]) == ("flat", True, "auto")
+    monkeypatch.setenv("LOCALREASON_VECTOR_INDEX", "ivf")
+    run(capsys, "search", "reset button", "--local")  # opening the index converts and publishes it
+    code, out, _ = run(capsys, "library")
+    text = " ".join(out.split())
+    assert code == 0 and "Vector index: IVF, approximate" in text and "set by vector_index = ivf" in text
+    index = json.loads(run(capsys, "library", "--json")[1])["data"]["index"]
+    assert (index["kind"], index["exact"], index["lists"]) == ("ivf", False, 256)
 
 
 def test_failures_give_exit_code_1_and_reasons_on_stdout(capsys, folder):

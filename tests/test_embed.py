@@ -159,3 +159,18 @@ def test_backend_and_index_settings_are_checked(isolated_home, monkeypatch):
     monkeypatch.setenv("LOCALREASON_CACHE_DIR", str(isolated_home / "cache"))
     s = load_settings()
     assert (s.embedding_backend, s.vector_index, s.cache_path) == ("torch", "ivf", isolated_home / "cache")
+
+
+def test_threads_setting_reaches_both_models(isolated_home, monkeypatch):
+    from localreason.library import Library
+
+    monkeypatch.setenv("LOCALREASON_THREADS", "-1")
+    with pytest.raises(ValidationError, match="threads must be 0"):
+        load_settings()
+    monkeypatch.setenv("LOCALREASON_THREADS", "0")
+    assert load_settings().cpu_threads >= 1
+    monkeypatch.setenv("LOCALREASON_THREADS", "1")
+    lib = Library()
+    assert lib.generator.threads == 1 and not lib.generator.loaded  # read from the setting, nothing loaded
+    assert getattr(lib.embedder, "_inner", lib.embedder).threads == 1
+    lib.close()
