@@ -188,14 +188,15 @@ class Library:
 
         ``kind`` is the published index's (``flat`` exact, ``ivf`` approximate), or the loaded one's.
         """
-        from .store.vectors import IVF_FROM
+        from .store.vectors import IVF_FROM, lists_probed
 
         if self._vectors is not None:
             info = self._vectors.describe()
         else:
             meta = VectorIndex.published(self.settings.vectors_path) or {}
             info = {"kind": meta.get("kind", "flat" if meta else "none"), "vectors": meta.get("count", 0),
-                    **({"lists": meta["lists"], "probe": meta.get("probe")} if "lists" in meta else {})}  # fmt: skip
+                    **({"lists": meta["lists"], "probe": lists_probed(meta.get("count", 0), meta["lists"])}
+                       if "lists" in meta else {})}  # fmt: skip
         info["exact"] = info["kind"] != "ivf"
         info["setting"] = self.settings.vector_index
         info["ivfFrom"] = IVF_FROM

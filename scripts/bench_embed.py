@@ -128,13 +128,12 @@ def part_retrieval(args, pairs) -> None:
         print(f"{name}: {len(qs)} questions embedded in {time.perf_counter() - t:.1f} s", flush=True)
     cos = np.sum(qvecs["torch"] * qvecs["openvino"], axis=1)
     torch_lib, ov_lib = libs["torch"], libs["openvino"]
-    common = torch_lib.store.db.execute("SELECT c.rowid, d.source_path FROM chunks c JOIN documents d "
-                                        "ON c.document_id = d.id WHERE c.level = 2").fetchall()  # fmt: skip
-    ov_rows = {p: r for r, p in ov_lib.store.db.execute("SELECT c.rowid, d.source_path FROM chunks c JOIN documents d "
-                                                        "ON c.document_id = d.id WHERE c.level = 2")}  # fmt: skip
+    sql = "SELECT rowid, text FROM chunks WHERE level = 2"
+    by_text = {t: r for r, t in ov_lib.store.db.execute(sql)}
+    common = [(r, by_text[t]) for r, t in torch_lib.store.db.execute(sql) if t in by_text]
     a = torch_lib.store.vectors_of([r for r, _ in common])
-    b = ov_lib.store.vectors_of([ov_rows[p] for _, p in common])
-    pcos = np.array([float(np.dot(a[r], b[ov_rows[p]])) for r, p in common])
+    b = ov_lib.store.vectors_of([r for _, r in common])
+    pcos = np.array([float(np.dot(a[r], b[o])) for r, o in common])
     print(f"\nvector agreement, cosine torch vs OpenVINO: questions min {cos.min():.5f} mean {cos.mean():.6f}; "
           f"paragraphs min {pcos.min():.5f} mean {pcos.mean():.6f}")  # fmt: skip
 

@@ -507,7 +507,8 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     raw.commit()
     raw.close()
     store = Store(home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 5
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 6
+    assert store.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_with_vectors'").fetchone()
     assert [tuple(r) for r in store.db.execute("SELECT * FROM chunks ORDER BY rowid")] == rows
     assert "AUTOINCREMENT" in store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]
     store.close()

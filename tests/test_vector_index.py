@@ -60,8 +60,9 @@ def test_a_library_switches_to_ivf_when_it_grows_and_back_when_it_shrinks(tmp_pa
     assert hits and hits[0].document_title == "note 105"
     consistent(reader)
     assert reader.vectors.kind == "ivf" and not reader.vectors.repaired  # loaded as saved, not rebuilt
-    reader.remove("b")  # 30 left: still above half the threshold
-    assert reader.vectors.kind == "ivf"
+    assert reader.vectors.mapped  # memory-mapped, not read
+    reader.remove("b")  # 30 left: still above half the threshold; the lists are copied into memory first
+    assert reader.vectors.kind == "ivf" and not reader.vectors.mapped
     consistent(reader)
     reader.remove("a")  # 0 left: flat again
     assert reader.vectors.kind == "flat" and reader.vectors.size == 0
@@ -123,3 +124,23 @@ def test_an_overgrown_ivf_index_is_clustered_again(tmp_path, monkeypatch):
     assert found[0] == 7 and scores[0] == pytest.approx(1.0, abs=1e-5)
     monkeypatch.setattr(vectors_mod, "SCAN_ALL_BELOW", 0)  # the approximate path: NPROBE of 1024 lists
     assert all(index.search(v, 1)[1][0] == i for i, v in enumerate(vecs[:50]))  # a stored vector's own list is probed
+
+
+def test_a_published_index_is_checked_by_content_not_by_its_label(tmp_path):
+    import sqlite3
+
+    home = tmp_path / "home"
+    lib = open_lib(home)
+    lib.ingest([notes(tmp_path / "a", 6)], "a")
+    lib.close()
+    label = json.loads((home / "vectors.json").read_text())["generation"]
+    raw = sqlite3.connect(home / "library.sqlite3")  # behind the store's back: the generation does not move
+    gone = raw.execute("SELECT rowid FROM chunks WHERE level = 2 ORDER BY rowid LIMIT 1").fetchone()[0]
+    raw.execute("DELETE FROM chunks WHERE rowid = ?", (gone,))
+    raw.commit()
+    raw.close()
+    again = open_lib(home)
+    assert again.store.generation() == label  # the label still says current ...
+    consistent(again)  # ... but the count and rowid sum differ, so it was reconciled
+    assert gone not in again.vectors.ids().tolist() and again.vectors.repaired
+    again.close()

@@ -27,6 +27,13 @@ DENSE_WEIGHT = 0.45
 CANDIDATES = 100
 """How many candidates each ranking contributes before fusion."""
 
+LEXICAL_POSTINGS = 20_000
+"""The most passages the lexical ranking scores for one query. FTS5 scores every passage that matches any
+query word (about 2 microseconds each here), and in a library of a million passages a common word matches
+hundreds of thousands. The query's words are taken rarest first while their passages fit in this budget;
+commoner ones (low BM25 weight anyway) are left to the dense ranking. Below 20,000 passages nothing changes.
+scripts/bench_scale.py reports the effect on speed and on finding the right passage."""
+
 RARE_MATCHES = 1
 """A query word found in at most this many passages names them (a code, an identifier, a rare name):
 they are lifted above the passages that match only the query's other words. 1 keeps SQuAD's MRR@10 at
@@ -92,11 +99,30 @@ def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, a
     terms, phrases = query_terms(query), query_phrases(query)
     if not terms and not phrases:
         return []
-    ranked = _fts_ranking(index, " OR ".join(map(fts_quote, terms + phrases)), k, scope)
+    scored = _affordable(index, terms)
+    if not scored and not phrases:
+        return []
+    ranked = _fts_ranking(index, " OR ".join(map(fts_quote, scored + phrases)), k, scope)
     for named in (_rare_terms(index, terms), query_phrases(query, exact_only=True)):  # the exact name ends on top
         if named:
             ranked = _lift(ranked, _fts_ranking(index, " OR ".join(map(fts_quote, named)), k, scope), k)
     return ranked
+
+
+def _affordable(index: Index, terms: list[str]) -> list[str]:
+    """The terms to score, rarest first, while the passages they match fit in LEXICAL_POSTINGS (all, in a library
+    smaller than that). Counting stops at the budget, so a common word costs a few milliseconds to count."""
+    budget = LEXICAL_POSTINGS
+    if index.store.paragraph_count_upto(budget + 1) <= budget:
+        return terms
+    counts = {t: index.store.match_count(fts_quote(t), upto=budget + 1) for t in terms}
+    kept, total = [], 0
+    for t in sorted(terms, key=lambda t: counts[t]):
+        if total + counts[t] > budget:
+            break
+        kept.append(t)
+        total += counts[t]
+    return [t for t in terms if t in kept]
 
 
 def _rare_terms(index: Index, terms: list[str]) -> list[str]:

@@ -15,8 +15,13 @@ Keeping it in step, across threads and processes:
   only when the write started from it; otherwise the next sync reconciles.
 - Saved to disk as ``vectors-<token>.faiss`` under a name no other writer uses,
   then published by atomically replacing ``vectors.json``, which names the file,
-  its generation and the model identity. A loaded file is reconciled with SQLite
-  before it is used, whatever its label says.
+  its generation and the model identity. A loaded file is checked against SQLite
+  before it is used, whatever its label says: the count and the sum of the rowids
+  it holds against those of the paragraph chunks (both cheap), and only if they
+  differ, rowid by rowid.
+- An IVF file is memory-mapped rather than read (a million vectors are 1.5 GB: read,
+  1.2 s; mapped, a millisecond, and only the lists a query scans are paged in). The
+  first change to a mapped index copies its lists into memory.
 - In-place changes of stored vectors (reindex) bump the database's vector epoch,
   which is part of the identity: a cache of another epoch or model is not loaded.
 
@@ -53,8 +58,9 @@ IVF_FROM = 200_000
 """From this many paragraph chunks ``auto`` uses the IVF index (below half of it, flat again).
 Chosen with scripts/bench_scale.py: exact search over 200k vectors takes about as long as the rest of
 deep_search (docs/benchmarks.md)."""
-NPROBE = 48
-"""Lists an IVF search scans; chosen with scripts/bench_scale.py for recall@10 >= 0.98 against exact search."""
+NPROBE = 128
+"""Lists an IVF search scans (of 1,024 at a million vectors): chosen with scripts/bench_scale.py's sweep, the
+fewest giving recall@10 >= 0.98 against exact search with a margin (96: 0.980, 128: 0.989 at 1M)."""
 SCAN_ALL_BELOW = 20_000
 """An IVF index smaller than this is searched in every list (as fast as exact search at that size, and exact)."""
 TRAIN_POINTS_PER_LIST = 64
@@ -65,6 +71,11 @@ def ivf_lists(count: int) -> int:
     """Lists for an IVF index of ``count`` vectors: a power of two near sqrt(count), 256 to 8192."""
     target = max(256, min(8192, int(np.sqrt(max(count, 1)))))
     return 1 << int(round(np.log2(target)))
+
+
+def lists_probed(count: int, nlist: int) -> int:
+    """How many of an IVF index's lists a search scans: all of them in a small index, else NPROBE."""
+    return nlist if count < SCAN_ALL_BELOW else min(NPROBE, nlist)
 
 
 def wanted_kind(setting: str, count: int, current: str | None = None) -> str:
@@ -92,6 +103,8 @@ class VectorIndex:
         self.generation: int | None = None
         """The database generation whose paragraph chunks this index holds exactly (None: unknown)."""
         self.dirty = False
+        self.mapped = False
+        """The lists are memory-mapped from the published file (read-only until :meth:`_writable` copies them)."""
         self.repaired = False
         """Set by :meth:`open` when the saved index was missing, damaged or out of step (worth saving again)."""
         self.lock = threading.RLock()
@@ -114,7 +127,8 @@ class VectorIndex:
         ivf = self._ivf()
         if ivf is None:
             return {"kind": "flat", "exact": True, "vectors": self.size}
-        return {"kind": "ivf", "exact": False, "vectors": self.size, "lists": int(ivf.nlist), "probe": NPROBE}
+        return {"kind": "ivf", "exact": False, "vectors": self.size, "lists": int(ivf.nlist),
+                "probe": lists_probed(self.size, int(ivf.nlist))}
 
     # ------------------------------------------------------------ opening and keeping in step
 
@@ -147,8 +161,25 @@ class VectorIndex:
             self.index = self._build(want, vecs)
             if len(ids):
                 self.index.add_with_ids(vecs, ids)
+            self.mapped = False
             self.dirty = True
             return True
+
+    def _writable(self) -> None:
+        """Copy a memory-mapped index's lists into memory, so that it can change (about 1 s per million)."""
+        if not self.mapped:
+            return
+        faiss = self._faiss
+        ivf = self._ivf()
+        old = ivf.invlists
+        lists = faiss.ArrayInvertedLists(ivf.nlist, old.code_size)
+        for lst in range(ivf.nlist):
+            size = old.list_size(lst)
+            if size:
+                lists.add_entries(lst, size, old.get_ids(lst), old.get_codes(lst))
+        ivf.replace_invlists(lists, True)
+        lists.this.disown()  # the index owns the new lists now
+        self.mapped = False
 
     def _build(self, kind: str, sample: np.ndarray):
         """An empty index of ``kind``; an IVF one is trained on (a sample of) ``sample``."""
@@ -208,7 +239,13 @@ class VectorIndex:
                 meta = json.loads(self.meta_path.read_text())
                 if meta.get("identity") != self.identity or not isinstance(meta.get("file"), str):
                     return None
-                loaded = self._faiss.read_index(str(self.path.parent / Path(meta["file"]).name))
+                file = str(self.path.parent / Path(meta["file"]).name)
+                mapped = meta.get("kind") == "ivf"
+                loaded = self._faiss.read_index(file, self._faiss.IO_FLAG_MMAP if mapped else 0)
+                if mapped and self._faiss.try_extract_index_ivf(loaded) is None:
+                    loaded = self._faiss.read_index(file)  # labelled ivf but is not: read it whole
+                    mapped = False
+                self.mapped = mapped
                 return loaded if loaded.d == self.dim else None
             except FileNotFoundError:
                 continue
@@ -222,11 +259,16 @@ class VectorIndex:
             generation = store.generation()  # read first: a write racing with the reads below is caught next time
             if generation == self.generation and not force:
                 return False
-            wanted = store.paragraph_rowids()
             held = self.ids()
+            if store.paragraph_digest() == (len(held), int(held.sum())):  # the same chunks (the usual case)
+                self.generation = generation
+                return False
+            wanted = store.paragraph_rowids()
             gone = np.setdiff1d(held, wanted, assume_unique=True)
             new = np.setdiff1d(wanted, held, assume_unique=True)
             self.remove(gone.tolist())
+            if gone.size or new.size:
+                self._writable()
             for ids, vecs in store.embeddings_for(new.tolist()):
                 self._check_dim(vecs)
                 self.index.add_with_ids(np.ascontiguousarray(vecs, dtype=np.float32), ids)
@@ -263,6 +305,7 @@ class VectorIndex:
         with self.lock:
             self.remove(write.removed)
             if write.added:
+                self._writable()
                 self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
                                         np.asarray(write.added, dtype=np.int64))  # fmt: skip
                 self.dirty = True
@@ -272,6 +315,7 @@ class VectorIndex:
     def remove(self, ids: list[int]) -> None:
         if ids:
             with self.lock:
+                self._writable()
                 self.index.remove_ids(np.asarray(ids, dtype=np.int64))
                 self.dirty = True
 
@@ -285,11 +329,12 @@ class VectorIndex:
         with self.lock:
             k = max(1, min(k, self.size))
             if self._ivf() is not None:
-                params = faiss.SearchParametersIVF(nprobe=NPROBE)
+                params = faiss.SearchParametersIVF()
                 if sel is not None:
                     params.sel = sel
-                if self.size < SCAN_ALL_BELOW or (ids is not None and len(ids) <= k * 20):
-                    params.nprobe = self._ivf().nlist  # small index or small scope: every list, nothing missed
+                params.nprobe = lists_probed(self.size, self._ivf().nlist)
+                if ids is not None and len(ids) <= k * 20:
+                    params.nprobe = self._ivf().nlist  # a small scope: every list, so nothing in it is missed
                 scores, found = self.index.search(q, k, params=params)
             elif sel is not None:
                 scores, found = self.index.search(q, k, params=faiss.SearchParameters(sel=sel))
@@ -311,10 +356,11 @@ class VectorIndex:
             if self.generation is None:
                 return False
             self.fit_kind()
+            self._writable()  # a mapped index would be written as a pointer to its file, not as its vectors
             name = f"vectors-{self.generation}-{os.getpid()}-{secrets.token_hex(4)}.faiss"
             target = self.path.parent / name
             meta = {"file": name, "generation": self.generation, "identity": self.identity, "count": self.size,
-                    **{k: v for k, v in self.describe().items() if k in ("kind", "lists", "probe")}}
+                    **{k: v for k, v in self.describe().items() if k in ("kind", "lists")}}
             try:
                 self._faiss.write_index(self.index, str(target))
                 meta_tmp = self.meta_path.with_name(f".{name}.json.tmp")
