@@ -40,6 +40,11 @@ _PROBES = [
     "Where did the Black Death originate?",
     "The warranty does not cover damage caused by lightning, floods or improper installation.",
     "shutil.copytree(src, dst, dirs_exist_ok=True) copies a whole directory tree. " * 30,  # longer than the limit
+    "a",
+    "Ünïcödé naïve café, 東京, emoji 🚀 and numbers 3.14159 and RFC 7231.",
+    "In 1969 Apollo 11 landed on the Moon; Neil Armstrong and Buzz Aldrin walked on its surface.",
+    "def main():\n    return 0  # a line of code",
+    "Press the reset button for ten seconds, then wait until the green light blinks twice.",
 ]
 
 
@@ -210,8 +215,7 @@ def export_openvino(info: EmbeddingModelInfo, target: Path) -> Path:
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer remarks about python conditions; the probe check below decides
         converted = ov.convert_model(model, example_input={n: example[n] for n in names})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
@@ -219,11 +223,12 @@ def export_openvino(info: EmbeddingModelInfo, target: Path) -> Path:
         probe = OpenVINOEmbedder.from_files(info, tmp)
         reference = SentenceTransformerEmbedder(info).embed(_PROBES)
         agreement = float(np.min(np.sum(probe.embed(_PROBES) * reference, axis=1)))
-        if agreement < EXPORT_AGREEMENT:
+        if not agreement >= EXPORT_AGREEMENT:  # NaN fails too
             raise NotExportable(f"its OpenVINO vectors agree with torch's only to cosine {agreement:.4f}")
+        precision = str(probe._load()[0].get_property("INFERENCE_PRECISION_HINT"))
         (tmp / "export.json").write_text(json.dumps({"model": info.name, "fingerprint": info.fingerprint,
                                                      "openvino": ov.__version__, "format": EXPORT_FORMAT,
-                                                     "agreement": agreement}))  # fmt: skip
+                                                     "agreement": agreement, "precision": precision}))  # fmt: skip
         try:
             os.rename(tmp, target)
         except OSError:  # another process published the same export first: keep theirs
@@ -269,26 +274,55 @@ class OpenVINOEmbedder:
         return self._parts is not None
 
     def prepare(self) -> Path:
-        """The export folder, exported now if there is none yet (about 10 s, once per model)."""
+        """The export folder, exported now if there is none yet (about 10 s, once per model).
+
+        A failed export is remembered beside it (``<folder>.failed``), so the next command does not pay for it
+        again; deleting that file tries again. Raises ModelError with the reason.
+        """
         if self._folder is not None:
             return self._folder
         assert self.cache_root is not None
         folder = export_dir(self.info, self.cache_root)
+        failed = folder.with_name(folder.name + ".failed")
         if not (folder / "model.xml").is_file() or not (folder / "export.json").is_file():
+            if failed.is_file():
+                reason = failed.read_text(encoding="utf-8", errors="replace").strip()
+                raise ModelError(f"The embedding model {self.name} could not be exported to OpenVINO before: {reason}",
+                                 hint=f"Set embedding_backend = \"torch\", or delete {failed} to try again.")
+            unsaved = "Free some space or set cache_dir (LOCALREASON_CACHE_DIR) to a writable folder; or set " \
+                      "embedding_backend = \"torch\"."  # fmt: skip
+            try:  # a cache folder that cannot take the export fails now, before torch is imported
+                folder.parent.mkdir(parents=True, exist_ok=True)
+                probe = folder.parent / f".write-test-{os.getpid()}"
+                probe.write_bytes(b"")
+                probe.unlink()
+            except OSError as exc:
+                raise ModelError(f"Could not save the OpenVINO export of {self.name} in {folder.parent}: {exc}.",
+                                 hint=unsaved) from exc
             if self.notice:
                 self.notice(f"Preparing the embedding model {self.name} for OpenVINO (once; about 10 s) ...")
             try:
                 export_openvino(self.info, folder)
+            except ModelError:
+                raise
             except OSError as exc:
                 raise ModelError(f"Could not save the OpenVINO export of {self.name} in {folder.parent}: {exc}.",
-                                 hint="Free some space or set cache_dir (LOCALREASON_CACHE_DIR) to a writable "
-                                 "folder; or set embedding_backend = \"torch\".") from exc  # fmt: skip
+                                 hint=unsaved) from exc
+            except Exception as exc:  # the conversion or the agreement check: remembered, not retried each time
+                reason = f"{exc.__class__.__name__}: {exc}"
+                try:
+                    failed.write_text(reason + "\n", encoding="utf-8")
+                except OSError:
+                    pass
+                raise ModelError(f"The embedding model {self.name} could not be exported to OpenVINO: {reason}",
+                                 hint="Set embedding_backend = \"torch\" (auto falls back to it by itself).") from exc
         self._folder = folder
         return folder
 
     def _load(self):
         with self._lock:
             if self._parts is None:
+                _offline_env()
                 folder = self.prepare()
                 try:
                     import openvino as ov
@@ -312,6 +346,7 @@ class OpenVINOEmbedder:
         compiled, tokenizer, inputs, run_lock = self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        texts = [t.strip() for t in texts]  # as sentence-transformers does
         if self.pipeline.lower:
             texts = [t.lower() for t in texts]
         encoded = tokenizer.encode_batch(texts)
@@ -403,7 +438,7 @@ class _FallingBack:
                 if isinstance(self._inner, OpenVINOEmbedder) and not self._inner.loaded:
                     try:
                         self._inner._load()
-                    except (NotExportable, ModelError, RuntimeError, ImportError) as exc:
+                    except Exception as exc:  # whatever OpenVINO or the export raised: torch still works
                         self.fallback_reason = str(exc)
                         if self._notice:
                             self._notice(f"OpenVINO could not run the embedding model ({exc}); using torch instead.")

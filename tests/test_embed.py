@@ -174,3 +174,21 @@ def test_threads_setting_reaches_both_models(isolated_home, monkeypatch):
     assert lib.generator.threads == 1 and not lib.generator.loaded  # read from the setting, nothing loaded
     assert getattr(lib.embedder, "_inner", lib.embedder).threads == 1
     lib.close()
+
+
+@pytest.mark.real_model
+def test_an_export_that_disagrees_with_torch_is_refused_remembered_and_auto_falls_back(info, tmp_path, monkeypatch):
+    import localreason.embed as embed_mod
+
+    monkeypatch.setattr(embed_mod, "EXPORT_AGREEMENT", 1.01)  # no export can agree this well
+    told = []
+    auto = make_embedder(info, "auto", cache_root=tmp_path, notice=told.append)
+    assert auto.embed(["hello"]).shape == (1, 384) and auto.backend == "torch"
+    assert any("agree with torch's only to cosine" in t and "using torch instead" in t for t in told)
+    failed = list((tmp_path / "openvino").glob("*.failed"))
+    assert len(failed) == 1 and not [p for p in (tmp_path / "openvino").iterdir() if p.is_dir()]
+    monkeypatch.setattr(embed_mod, "export_openvino", lambda *a: pytest.fail("a remembered failure was retried"))
+    strict = make_embedder(info, "openvino", cache_root=tmp_path)
+    with pytest.raises(ModelError, match="could not be exported to OpenVINO before") as err:
+        strict.embed(["hello"])
+    assert str(failed[0]) in err.value.hint

@@ -144,3 +144,64 @@ def test_a_published_index_is_checked_by_content_not_by_its_label(tmp_path):
     consistent(again)  # ... but the count and rowid sum differ, so it was reconciled
     assert gone not in again.vectors.ids().tolist() and again.vectors.repaired
     again.close()
+
+
+def test_the_content_check_tells_apart_sets_with_the_same_count_and_sum(tmp_path):
+    from localreason.store.db import rowid_digest
+
+    assert rowid_digest(np.array([1, 4])) != rowid_digest(np.array([2, 3]))  # same count, same sum
+    home = tmp_path / "home"
+    lib = open_lib(home)
+    lib.ingest([notes(tmp_path / "a", 4)], "a")
+    rowids = lib.store.paragraph_rowids()
+    assert rowid_digest(rowids) == lib.store.paragraph_digest()
+    index = lib.vectors
+    # An index holding {r0, r3} where SQLite holds {r1, r2} (same count and sum): must be reconciled.
+    r0, r1, r2, r3 = rowids[:4].tolist()
+    index.remove([r1, r2])
+    vecs = lib.store.vectors_of([r1, r2])
+    lib.store.db.execute("DELETE FROM chunks WHERE rowid IN (?, ?)", (r0, r3))
+    index.generation = None
+    assert index.sync(lib.store) and np.array_equal(index.ids(), np.array(sorted([r1, r2])))
+    assert np.allclose(lib.store.vectors_of([r1])[r1], vecs[r1])
+    lib.close()
+
+
+def test_a_scope_far_from_the_query_is_still_searched_in_an_ivf_index(tmp_path, monkeypatch):
+    index = VectorIndex(tmp_path / "vectors.faiss", 8, kind_setting="ivf")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((400, 8)).astype(np.float32) + np.array([5, 0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    b = rng.standard_normal((400, 8)).astype(np.float32) - np.array([5, 0, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    vecs = np.vstack([a, b])
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    index.fit_kind()
+    index.index = index._build("ivf", vecs)
+    index.index.add_with_ids(vecs, np.arange(800, dtype=np.int64))
+    monkeypatch.setattr(vectors_mod, "SCAN_ALL_BELOW", 0)
+    monkeypatch.setattr(vectors_mod, "NPROBE", 1)  # one list: near the query, far from the scope
+    scope = np.arange(400, 800)  # cluster b, more than 20 x k ids, so the approximate path runs first
+    scores, found = index.search(vecs[0], 5, ids=scope)
+    assert len(found) == 5 and set(found.tolist()) <= set(scope.tolist())
+    exact = np.argsort(-(vecs[400:] @ vecs[0]))[:5] + 400
+    assert set(found.tolist()) == set(exact.tolist())
+
+
+def test_the_lexical_budget_scores_the_rarest_words_and_changes_nothing_in_a_small_library(tmp_path, monkeypatch):
+    from localreason.search import ranking
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(30):
+        extra = " zebra" if i < 3 else ""
+        (root / f"n{i:02d}.md").write_text(f"# n {i}\n\ncommon words here{extra} item{i}.\n")
+    lib = open_lib(tmp_path / "home")
+    lib.ingest([root], "a")
+    assert ranking._affordable(lib.index, ["common", "zebra"]) == ["common", "zebra"]  # 30 passages: all
+    monkeypatch.setattr(ranking, "LEXICAL_POSTINGS", 10)
+    assert ranking._affordable(lib.index, ["common", "zebra"]) == ["zebra"]  # 3 fit; "common" (30) does not
+    assert ranking._affordable(lib.index, ["common", "words"]) == []  # the rarest is over twice the budget
+    monkeypatch.setattr(ranking, "LEXICAL_POSTINGS", 20)
+    assert ranking._affordable(lib.index, ["common", "words"]) == ["common"]  # within twice: the rarest is kept
+    hits = lib.deep_search("common zebra", limit=3)
+    assert {h.document_title for h in hits} == {"n 0", "n 1", "n 2"}
+    lib.close()

@@ -111,16 +111,17 @@ def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, a
 
 def _affordable(index: Index, terms: list[str]) -> list[str]:
     """The terms to score, rarest first, while the passages they match fit in LEXICAL_POSTINGS (all, in a library
-    smaller than that). Counting stops at the budget, so a common word costs a few milliseconds to count."""
+    smaller than that); the rarest one even up to twice that. Counting stops there, so a common word costs a few
+    milliseconds to count. Counts are library-wide, also for a scoped search (what scoring costs)."""
     budget = LEXICAL_POSTINGS
     if index.store.paragraph_count_upto(budget + 1) <= budget:
         return terms
-    counts = {t: index.store.match_count(fts_quote(t), upto=budget + 1) for t in terms}
+    counts = {t: index.store.match_count(fts_quote(t), upto=2 * budget + 1) for t in terms}
     kept, total = [], 0
     for t in sorted(terms, key=lambda t: counts[t]):
-        if total + counts[t] > budget:
+        if total + counts[t] > budget and (kept or counts[t] > 2 * budget):
             break
-        kept.append(t)
+        kept.append(t)  # the rarest word is scored even a little over budget: a one-word query keeps its ranking
         total += counts[t]
     return [t for t in terms if t in kept]
 

@@ -84,6 +84,20 @@ def _marks(values: list) -> str:
     return ",".join("?" * len(values))
 
 
+DIGEST_MULTIPLIER = 2654435761
+DIGEST_MODULUS = 4294967291
+"""A set of rowids is digested as (count, max, sum, sum of rowid * M mod P): two different sets that a process
+could come to hold (its own writes applied, another's not yet) agree on all four only by a freak coincidence."""
+
+
+def rowid_digest(rowids: np.ndarray) -> tuple[int, ...]:
+    """The digest of a set of rowids, as ``Store.paragraph_digest`` computes it in SQL."""
+    r = np.asarray(rowids, dtype=np.int64)
+    if r.size == 0:
+        return (0, 0, 0, 0)
+    return (int(r.size), int(r.max()), int(r.sum()), int(((r * DIGEST_MULTIPLIER) % DIGEST_MODULUS).sum()))
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -515,11 +529,12 @@ class Store:
     def paragraph_count(self) -> int:
         return self.db.execute(f"SELECT COUNT(*) FROM chunks WHERE level = {_P}").fetchone()[0]
 
-    def paragraph_digest(self) -> tuple[int, int]:
-        """(count, sum of rowids) of the paragraph chunks that have a vector: what the vector index must hold."""
-        row = self.db.execute(f"SELECT COUNT(*), COALESCE(SUM(rowid), 0) FROM chunks WHERE level = {_P} "
-                              "AND embedding IS NOT NULL").fetchone()  # fmt: skip
-        return int(row[0]), int(row[1])
+    def paragraph_digest(self) -> tuple[int, ...]:
+        """A digest of which paragraph chunks have a vector (what the vector index must hold): see ``rowid_digest``."""
+        row = self.db.execute(f"SELECT COUNT(*), COALESCE(MAX(rowid), 0), COALESCE(SUM(rowid), 0), "
+                              f"COALESCE(SUM((rowid * {DIGEST_MULTIPLIER}) % {DIGEST_MODULUS}), 0) "
+                              f"FROM chunks WHERE level = {_P} AND embedding IS NOT NULL").fetchone()  # fmt: skip
+        return tuple(int(v) for v in row)
 
     def paragraph_count_upto(self, upto: int) -> int:
         """How many paragraph chunks there are, counting stops at ``upto`` (cheap on a large library)."""

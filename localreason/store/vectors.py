@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .db import Store, Write
+from .db import Store, Write, rowid_digest
 
 STALE_FILE_SECONDS = 60.0
 """Unpublished or superseded index files older than this are deleted by the next save."""
@@ -105,6 +105,8 @@ class VectorIndex:
         self.dirty = False
         self.mapped = False
         """The lists are memory-mapped from the published file (read-only until :meth:`_writable` copies them)."""
+        self.trained = 0
+        """How many vectors an IVF index's centroids were placed with (it is clustered again at 4x as many)."""
         self.repaired = False
         """Set by :meth:`open` when the saved index was missing, damaged or out of step (worth saving again)."""
         self.lock = threading.RLock()
@@ -154,11 +156,20 @@ class VectorIndex:
         with self.lock:
             kind, ivf = self.kind, self._ivf()
             want = wanted_kind(self.kind_setting, self.size, kind)
-            overgrown = ivf is not None and want == "ivf" and ivf.nlist * 4 <= ivf_lists(self.size)
+            overgrown = ivf is not None and want == "ivf" and (
+                ivf.nlist * 2 <= ivf_lists(self.size)
+                or (self.size >= SCAN_ALL_BELOW and self.size >= 4 * max(self.trained, 1)))
             if want == kind and not overgrown:
                 return False
             ids, vecs = self.contents()
-            self.index = self._build(want, vecs)
+            self.index = None  # the old index goes before the new one is built: twice its size at most, not three
+            try:
+                self.index = self._build(want, vecs)
+            except Exception:
+                self.index = self._build("flat", vecs)  # never left without an index (it is only a cache)
+                self.index.add_with_ids(vecs, ids)
+                raise
+            self.trained = len(vecs)
             if len(ids):
                 self.index.add_with_ids(vecs, ids)
             self.mapped = False
@@ -239,19 +250,33 @@ class VectorIndex:
                 meta = json.loads(self.meta_path.read_text())
                 if meta.get("identity") != self.identity or not isinstance(meta.get("file"), str):
                     return None
-                file = str(self.path.parent / Path(meta["file"]).name)
-                mapped = meta.get("kind") == "ivf"
-                loaded = self._faiss.read_index(file, self._faiss.IO_FLAG_MMAP if mapped else 0)
-                if mapped and self._faiss.try_extract_index_ivf(loaded) is None:
-                    loaded = self._faiss.read_index(file)  # labelled ivf but is not: read it whole
-                    mapped = False
+                file = self.path.parent / Path(meta["file"]).name
+                loaded, mapped = self._read(file, meta.get("kind") == "ivf")
+                if loaded.d != self.dim:
+                    return None
                 self.mapped = mapped
-                return loaded if loaded.d == self.dim else None
+                self.trained = int(meta.get("trained", meta.get("count", 0)))
+                return loaded
             except FileNotFoundError:
-                continue
+                continue  # superseded between reading the pointer and opening the file: read the pointer again
             except (OSError, ValueError, RuntimeError):
                 return None
         return None
+
+    def _read(self, file: Path, mapped: bool):
+        """(index, whether memory-mapped) from ``file``; FileNotFoundError if it is gone (FAISS says RuntimeError)."""
+        faiss = self._faiss
+        try:
+            loaded = faiss.read_index(str(file), faiss.IO_FLAG_MMAP if mapped else 0)
+        except RuntimeError:
+            if not file.exists():
+                raise FileNotFoundError(file) from None
+            if not mapped:
+                raise
+            loaded, mapped = faiss.read_index(str(file)), False  # a file system that cannot map: read it
+        if mapped and faiss.try_extract_index_ivf(loaded) is None:
+            loaded, mapped = faiss.read_index(str(file)), False  # labelled ivf but is not: read it whole
+        return loaded, mapped
 
     def sync(self, store: Store, force: bool = False) -> bool:
         """Bring the index in step with the database if another writer moved it; True if anything changed."""
@@ -260,7 +285,7 @@ class VectorIndex:
             if generation == self.generation and not force:
                 return False
             held = self.ids()
-            if store.paragraph_digest() == (len(held), int(held.sum())):  # the same chunks (the usual case)
+            if store.paragraph_digest() == rowid_digest(held):  # the same chunks (the usual case)
                 self.generation = generation
                 return False
             wanted = store.paragraph_rowids()
@@ -332,10 +357,14 @@ class VectorIndex:
                 params = faiss.SearchParametersIVF()
                 if sel is not None:
                     params.sel = sel
-                params.nprobe = lists_probed(self.size, self._ivf().nlist)
+                nlist = self._ivf().nlist
+                params.nprobe = lists_probed(self.size, nlist)
                 if ids is not None and len(ids) <= k * 20:
-                    params.nprobe = self._ivf().nlist  # a small scope: every list, so nothing in it is missed
+                    params.nprobe = nlist  # a small scope: every list, so nothing in it is missed
                 scores, found = self.index.search(q, k, params=params)
+                if ids is not None and params.nprobe < nlist and int((found[0] >= 0).sum()) < min(k, len(ids)):
+                    params.nprobe = nlist  # the scope's passages lie away from the query: look in every list
+                    scores, found = self.index.search(q, k, params=params)
             elif sel is not None:
                 scores, found = self.index.search(q, k, params=faiss.SearchParameters(sel=sel))
             else:
@@ -360,12 +389,19 @@ class VectorIndex:
             name = f"vectors-{self.generation}-{os.getpid()}-{secrets.token_hex(4)}.faiss"
             target = self.path.parent / name
             meta = {"file": name, "generation": self.generation, "identity": self.identity, "count": self.size,
-                    **{k: v for k, v in self.describe().items() if k in ("kind", "lists")}}
+                    **{k: v for k, v in self.describe().items() if k in ("kind", "lists")},
+                    **({"trained": self.trained} if self.kind == "ivf" else {})}
             try:
                 self._faiss.write_index(self.index, str(target))
                 meta_tmp = self.meta_path.with_name(f".{name}.json.tmp")
                 meta_tmp.write_text(json.dumps(meta))
+                previous = self.published(self.path)
                 os.replace(meta_tmp, self.meta_path)
+                if previous and isinstance(previous.get("file"), str):  # its grace period starts now
+                    try:
+                        os.utime(self.path.parent / Path(previous["file"]).name)
+                    except OSError:
+                        pass
             except (OSError, RuntimeError):
                 for leftover in (target, self.meta_path.with_name(f".{name}.json.tmp")):
                     leftover.unlink(missing_ok=True)
