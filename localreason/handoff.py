@@ -6,11 +6,11 @@ A server publishes itself in its library folder once its socket listens, and tak
 
 (written atomically, readable by its owner only). ``connect(home)`` is the CLI's side: it reads that file, if
 this user wrote it and nobody else may change it, and trusts it only when everything agrees with what this
-process would do itself: the same machine, a live pid, the same resolved library folder, the same settings
-(config.toml and LOCALREASON_* variables), an API key in LOCALREASON_API_KEY when the server wants one, and a
-server at ``url`` that answers GET /v1/instance within CONNECT_TIMEOUT with the file's token and pid. Anything
-else (no file, a stale or foreign one, a slow server) gives None, quietly, and the command runs in its own
-process as before. LOCALREASON_HANDOFF=0 turns it off.
+process would do itself: the same machine, a live pid of this user, the same resolved library folder, the
+same settings (config.toml and LOCALREASON_* variables), an API key in LOCALREASON_API_KEY when the server
+wants one, and a server at ``url`` that answers GET /v1/instance within CONNECT_TIMEOUT with the file's token
+and pid. Anything else (no file, a stale or foreign one, a slow server) gives None, quietly, and the command
+runs in its own process as before. LOCALREASON_HANDOFF=0 turns it off.
 
 ``Remote`` then offers the few calls `search` and `ask` make of the service, over the REST endpoints, and
 returns the same values (SearchHit, Answer, Collection) rebuilt from their JSON, so the CLI prints them with
@@ -169,16 +169,15 @@ def _agrees(record: dict, home: Path, settings) -> bool:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process of this user (the file is this user's: so was its server)."""
     if pid <= 0:
         return False
     if os.name != "posix":  # os.kill would stop the process there; the token check decides instead
         return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
     except PermissionError:
-        return True  # it exists (another user's): the token check decides
+        return False  # another user's process (the pid was reused): not the server that wrote the file
     except OSError:
         return False
     return True

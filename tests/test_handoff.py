@@ -4,7 +4,7 @@ End to end with real processes: `serve` on an ephemeral loopback port and the co
 the fake models (tests/fake_cli.py), over the bundled samples. A handed-off `search` / `ask` prints what
 the same command prints in its own process (--local), the server really answered it (its access log) and
 the command imported no model library; a stale discovery file is ignored; bad input gets the same message
-and exit code; the server takes its file away when it stops.
+and exit code; the server takes its file away when it stops; a pid of another user is not the server.
 """
 
 from __future__ import annotations
@@ -415,6 +415,47 @@ def test_switched_off_by_the_environment(server, monkeypatch):
     assert handoff.connect(str(home)) is not None
     monkeypatch.setenv("LOCALREASON_HANDOFF", "0")
     assert handoff.connect(str(home)) is None
+
+
+# ---------------------------------------------------------------- (6) whom the command trusts
+
+
+def run_patched(home: Path, prelude: str, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """The command as ``run`` runs it, after ``prelude`` (Python) has changed something in its process."""
+    code = f"{prelude}\nimport runpy, sys\nsys.argv = [{FAKE_CLI!r}, *sys.argv[1:]]\n" \
+           f"runpy.run_path({FAKE_CLI!r}, run_name='__main__')"  # fmt: skip
+    return subprocess.run([sys.executable, "-c", code, *args], env=clean_env(home, **env), capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+@slow
+def test_a_pid_of_another_user_is_not_the_server(server, monkeypatch):
+    """serve.json is this user's, so its server was: a pid only another user's process has (reused) is stale."""
+    home, pid = server.home, server.record["pid"]
+    assert handoff.connect(str(home)) is not None
+    before = {e: server.served(e) for e in ("/v1/instance", "/v1/deep_search")}
+    kill = os.kill
+
+    def as_if_another_users(target: int, sig: int) -> None:
+        if target == pid:
+            raise PermissionError(1, "Operation not permitted")
+        kill(target, sig)
+
+    monkeypatch.setattr(os, "kill", as_if_another_users)
+    assert handoff.connect(str(home)) is None
+    monkeypatch.setattr(os, "kill", kill)
+    prelude = f"""import os
+kill = os.kill
+def as_if_another_users(target, sig):
+    if target == {pid}:
+        raise PermissionError(1, "Operation not permitted")
+    kill(target, sig)
+os.kill = as_if_another_users"""
+    out = run_patched(home, prelude, "search", "origin of the Black Death", "--json")
+    reference = run(home, "search", "origin of the Black Death", "--json", "--local")
+    assert out.returncode == 0 and out.stdout == reference.stdout and out.stderr == "", out.stderr
+    assert server.served("/v1/instance") == before["/v1/instance"]
+    assert server.served("/v1/deep_search") == before["/v1/deep_search"]
 
 
 def test_values_come_back_whole_from_their_json():
