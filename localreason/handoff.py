@@ -6,11 +6,20 @@ A server publishes itself in its library folder once its socket listens, and tak
 
 (written atomically, readable by its owner only). ``connect(home)`` is the CLI's side: it reads that file, if
 this user wrote it and nobody else may change it, and trusts it only when everything agrees with what this
-process would do itself: the same machine, a live pid of this user, the same resolved library folder, the
-same settings (config.toml and LOCALREASON_* variables), an API key in LOCALREASON_API_KEY when the server
-wants one, and a server at ``url`` that answers GET /v1/instance within CONNECT_TIMEOUT with the file's token
-and pid. Anything else (no file, a stale or foreign one, a slow server) gives None, quietly, and the command
-runs in its own process as before. LOCALREASON_HANDOFF=0 turns it off.
+process would do itself: the same machine, a live pid of this user, the same resolved library folder, the same
+settings (config.toml and LOCALREASON_* variables), an API key in LOCALREASON_API_KEY when the server wants
+one, and a server at ``url`` that proves within CONNECT_TIMEOUT that it holds the file's token.
+
+The proof is a challenge: the CLI sends GET /v1/instance?nonce=<fresh random text>, and the server answers its
+pid, protocol, version and ``proof(token, nonce, ...)`` (HMAC-SHA256 keyed by the token), which the CLI
+recomputes and compares in constant time. The token itself never leaves the file and the server process, so a
+program that listens on a stale file's port (the server gone) cannot learn it by asking, and cannot answer.
+/v1/instance needs no API key; the key is sent only after the proof, on the same connection (a second
+/v1/instance with the key, which a keyed server checks when a key is sent), so the CLI knows the server takes
+it before it says it is answering there.
+
+Anything else (no file, a stale or foreign one, a slow server, an unproven one) gives None, quietly, and the
+command runs in its own process as before. LOCALREASON_HANDOFF=0 turns it off.
 
 ``Remote`` then offers the few calls `search` and `ask` make of the service, over the REST endpoints, and
 returns the same values (SearchHit, Answer, Collection) rebuilt from their JSON, so the CLI prints them with
@@ -27,6 +36,8 @@ and no Library. (Rebuilding an Answer imports localreason.reason, which brings n
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import http.client
 import json
 import os
@@ -38,14 +49,18 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-PROTOCOL = 1
-"""What the discovery file, /v1/instance and the request fields the CLI sends mean; another number is ignored."""
+from . import __version__
+
+PROTOCOL = 2
+"""What the discovery file, /v1/instance and the request fields the CLI sends mean; another number is ignored.
+2: /v1/instance proves the token (``proof``) instead of showing it."""
 FILE_NAME = "serve.json"
 CONNECT_TIMEOUT = 0.25
 """Seconds for the connection and the instance check together; a slower server is not waited for."""
 MAX_FILE_BYTES = 65_536
 ENV_SWITCH = "LOCALREASON_HANDOFF"
 KEY_ENV = "LOCALREASON_API_KEY"
+NONCE_BYTES = 16
 _OFF = {"0", "false", "no", "off"}
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -65,6 +80,20 @@ def settings_view(settings) -> dict[str, str]:
 
 def new_token() -> str:
     return secrets.token_urlsafe(18)
+
+
+def new_nonce() -> str:
+    return secrets.token_urlsafe(NONCE_BYTES)
+
+
+def proof(token: str, nonce: str, pid: int, protocol: int, version: str) -> str:
+    """What /v1/instance answers to ``nonce``: HMAC-SHA256 keyed by the token, over the nonce and the answer's fields.
+
+    Only a holder of the token can compute it for a nonce it has not seen, and it vouches for the pid, protocol
+    and version answered beside it.
+    """
+    message = f"localreason-instance\n{protocol}\n{pid}\n{version}\n{nonce}".encode("utf-8")
+    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
 # ---------------------------------------------------------------- the server's side
@@ -126,18 +155,13 @@ def connect(home: str | None) -> "Remote | None":
     record = _read(discovery_path(mine))
     if record is None or not _agrees(record, mine, settings):
         return None
-    key = os.environ.get(KEY_ENV, "").strip() or None
+    key = (os.environ.get(KEY_ENV, "").strip() or None) if record["apiKey"] else None  # not sent where not wanted
     if record["apiKey"] and key is None:
         return None
-    remote = Remote(record["url"], key, settings.answer_budget)
-    try:
-        status, body = remote.request("GET", "/v1/instance", timeout=CONNECT_TIMEOUT)
-        instance = body.get("data") if status == 200 else None
-    except Fallback:
+    remote = Remote(record["url"], None, settings.answer_budget)
+    if not remote.proves(record["token"], record["pid"], key):
         return None
-    if not isinstance(instance, dict) or instance.get("token") != record["token"] \
-            or instance.get("pid") != record["pid"] or instance.get("protocol") != PROTOCOL:  # fmt: skip
-        return None
+    remote.api_key = key  # from now on: this server proved it wrote the file, and takes the key
     return remote
 
 
@@ -194,6 +218,36 @@ class Remote:
         self.api_key = api_key
         self.answer_budget = answer_budget
         """This process's answer_budget setting (the server's too: the settings agree), sent when --max-tokens is not."""
+
+    def proves(self, token: str, pid: int, key: str | None) -> bool:
+        """Whether the server here holds ``token``, is ``pid`` and, given ``key``, takes it (within CONNECT_TIMEOUT).
+
+        GET /v1/instance with a fresh nonce and no key; the answer must be ``proof`` of it. Only then, on the
+        same connection, is the key sent: /v1/instance again, with a new nonce, must be answered and proven too.
+        """
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=CONNECT_TIMEOUT)
+        try:
+            for send_key in (False, True) if key else (False,):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                if conn.sock is None:  # the first time, or the server closed the connection after answering
+                    conn.timeout = left
+                    conn.connect()
+                conn.sock.settimeout(max(0.001, deadline - time.monotonic()))
+                nonce = new_nonce()
+                headers = {"Accept": "application/json", **({"Authorization": f"API-Key {key}"} if send_key else {})}
+                conn.request("GET", f"/v1/instance?nonce={nonce}", headers=headers)
+                response = conn.getresponse()
+                status, raw = response.status, response.read(MAX_FILE_BYTES + 1)  # a short answer: read whole
+                if status != 200 or len(raw) > MAX_FILE_BYTES or not _proven(raw, token, nonce, pid):
+                    return False
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+        return True
 
     def request(self, method: str, path: str, body: dict | None = None,
                 timeout: float | None = None) -> tuple[int, Any]:  # fmt: skip
@@ -275,6 +329,19 @@ class Remote:
             return Answer.from_dict(data, query=query)
         except (TypeError, KeyError, ValueError, AttributeError) as exc:
             raise Fallback(f"reason: unexpected answer ({exc})") from None
+
+
+def _proven(raw: bytes, token: str, nonce: str, pid: int) -> bool:
+    """Whether /v1/instance's answer ``raw`` is this pid, protocol and version, and proves ``token`` for ``nonce``."""
+    try:
+        data = json.loads(raw).get("data")
+    except (ValueError, AttributeError, RecursionError):
+        return False
+    if not isinstance(data, dict) or data.get("pid") != pid or data.get("protocol") != PROTOCOL \
+            or data.get("version") != __version__ or not isinstance(data.get("proof"), str):  # fmt: skip
+        return False
+    expected = proof(token, nonce, pid, PROTOCOL, __version__)
+    return hmac.compare_digest(data["proof"].encode("utf-8", "replace"), expected.encode("ascii"))
 
 
 def _whole(value: object) -> int:

@@ -21,7 +21,9 @@ fields are refused (a misspelt ``documentID`` must not silently widen a search t
     GET  /v1/health       -> {"data": {status: ready|loading|model_error, modelsLoaded, modelError,
                                        library{collections, documents, chunks}, reason{inFlight, limit},
                                        version}}
-    GET  /v1/instance     -> {"data": {token, pid, protocol, version}}: which server process this is
+    GET  /v1/instance?nonce=<16-128 of A-Z a-z 0-9 _ ->
+                          -> {"data": {proof, pid, protocol, version}}: which server process this is; proof is
+                             handoff.proof(token, nonce, ...), HMAC-SHA256 keyed by the token in serve.json
     GET  /openapi.json    the OpenAPI description. No /docs or /redoc page: they load scripts from a CDN.
 
 The ``data`` of each tool is what the CLI's ``--json`` and the MCP server's structuredContent hold.
@@ -48,9 +50,12 @@ to do, ``errors`` = each bad field):
     503 model_unavailable a model file is missing or broken; the message says what to do
 
 Security. ``run`` binds 127.0.0.1 by default and refuses any other address (not 127.0.0.0/8, ::1 or
-localhost) unless LOCALREASON_API_KEY is set (at least 16 characters). When a key is set, *every*
+localhost) unless LOCALREASON_API_KEY is set (at least 16 characters). When a key is set, every
 request, /v1/health and /openapi.json included, must carry ``Authorization: API-Key <key>`` or
-``Authorization: Bearer <key>``; the key is compared in constant time (hmac.compare_digest). On a
+``Authorization: Bearer <key>``; the key is compared in constant time (hmac.compare_digest). The one
+exception is GET /v1/instance without an Authorization header: the CLI's hand-off asks it before it sends
+the key, to learn that this server holds the token of <home>/serve.json (it answers a proof, never the
+token; with a header, the key is checked as everywhere). On a
 loopback bind the Host header must name a loopback host (127.0.0.1, localhost, ::1, the bound
 address; any port), so a rebound DNS name cannot reach the server from a browser, and a request
 whose Origin header names another site is refused. No CORS headers are ever sent. On a non-loopback
@@ -69,7 +74,8 @@ Models load in the background at startup (``service.warm()``); /v1/health answer
 says whether they are loaded.
 
 Hand-off (handoff.py). Once the socket listens, ``run`` writes ``<home>/serve.json`` (its URL, pid, library
-folder, settings, whether a key is needed, and the random token /v1/instance answers with), and removes it
+folder, settings, version and code, whether a key is needed, and the random token /v1/instance proves it
+holds), and removes it
 when it stops if the file still names this process. `localreason search` and `ask` in a shell find it and
 send their request here instead of loading the models themselves.
 """
@@ -95,7 +101,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
-from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -427,7 +433,8 @@ class CollectionsResponse(_Shape):
 
 
 class _Instance(_Shape):
-    token: str = Field(description="Random per server process; the same as in <home>/serve.json.")
+    proof: str = Field(description="HMAC-SHA256 (hex) keyed by this process's random token (in <home>/serve.json) "
+                       "over the nonce and the other fields: handoff.proof.")  # fmt: skip
     pid: int
     protocol: int
     version: str
@@ -589,7 +596,9 @@ class Gate:
             origin = _header(scope, b"origin")
             if origin is not None and (urlsplit(origin.decode("latin-1")).hostname or "") not in self.hosts:
                 return error_response(403, "forbidden_origin", "Requests from web pages of other sites are refused.")
-        if self.key is not None and not self._authorized(_header(scope, b"authorization")):
+        authorization = _header(scope, b"authorization")
+        open_to_all = authorization is None and scope.get("path") == INSTANCE_PATH  # the hand-off's proof, first
+        if self.key is not None and not open_to_all and not self._authorized(authorization):
             return error_response(401, "unauthorized", "A valid API key is required.",
                                   {"hint": "Send the header Authorization: API-Key <LOCALREASON_API_KEY> "
                                    "(or Bearer <key>)."},
@@ -754,11 +763,19 @@ def _retrieval_routes(router: APIRouter, service) -> None:
         return JSONResponse({"data": result.to_dict()})
 
 
-def _instance_route(router: APIRouter, instance: dict) -> None:
-    @router.get("/v1/instance", response_model=None, responses={200: {"model": InstanceResponse}, **_errors()},
-                summary="Which server process this is (the CLI's hand-off checks it against <home>/serve.json)")  # fmt: skip
-    def instance_info() -> JSONResponse:
-        return JSONResponse({"data": instance})  # touches no library and no model: it answers at once
+INSTANCE_PATH = "/v1/instance"
+NONCE = Query(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$",
+              description="Fresh random text chosen by the client; the proof is computed over it.")  # fmt: skip
+
+
+def _instance_route(router: APIRouter, token: str) -> None:
+    instance = {"pid": os.getpid(), "protocol": handoff.PROTOCOL, "version": __version__}
+
+    @router.get(INSTANCE_PATH, response_model=None, responses={200: {"model": InstanceResponse}, **_errors()},
+                summary="Which server process this is: proof that it holds the token of <home>/serve.json")  # fmt: skip
+    def instance_info(nonce: Annotated[str, NONCE]) -> JSONResponse:
+        # touches no library and no model: it answers at once. The token itself is never sent.
+        return JSONResponse({"data": {"proof": handoff.proof(token, nonce, **instance), **instance}})
 
 
 def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
@@ -807,9 +824,8 @@ def create_app(service, *, api_key: str | None = None, allowed_hosts: Iterable[s
     _reason_routes(router, service, queue)
     _retrieval_routes(router, service)
     _health_route(router, service, queue)
-    app.state.instance = {"token": handoff.new_token(), "pid": os.getpid(), "protocol": handoff.PROTOCOL,
-                          "version": __version__}  # fmt: skip
-    _instance_route(router, app.state.instance)
+    app.state.instance_token = handoff.new_token()
+    _instance_route(router, app.state.instance_token)
     app.include_router(router)
     _install_error_handlers(app)
     app.add_middleware(Gate, api_key=api_key, allowed_hosts=allowed_hosts, max_body=max_body_bytes)
@@ -898,7 +914,7 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
         print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
               f"({'API key required' if key else 'no API key'}; models load in the background)",
               file=sys.stderr, flush=True)  # fmt: skip
-        token = app.state.instance["token"]
+        token = app.state.instance_token
         published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
         try:
             with _sigterm_unwinds():

@@ -4,11 +4,14 @@ End to end with real processes: `serve` on an ephemeral loopback port and the co
 the fake models (tests/fake_cli.py), over the bundled samples. A handed-off `search` / `ask` prints what
 the same command prints in its own process (--local), the server really answered it (its access log) and
 the command imported no model library; a stale discovery file is ignored; bad input gets the same message
-and exit code; the server takes its file away when it stops; a pid of another user is not the server.
+and exit code; the server takes its file away when it stops. The server proves it holds the file's token
+without ever showing it, a forged server gets neither the request nor the API key, and a pid of another user
+is not the server.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
@@ -17,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -24,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from localreason import handoff
+from localreason import __version__, handoff
 from localreason.config import load_settings
 from localreason.demo import samples_dir
 from localreason.library import Library
@@ -97,7 +101,8 @@ class Server:
         self.home, self.log, self.record = home, log, record
 
     def _lines(self, endpoint: str) -> int:
-        return len(re.findall(rf'"(?:GET|POST) {re.escape(endpoint)} HTTP/1\.1" \d+', self.log.read_text()))
+        request = rf'"(?:GET|POST) {re.escape(endpoint)}(?:\?[^ "]*)? HTTP/1\.1" \d+'  # a query string or none
+        return len(re.findall(request, self.log.read_text()))
 
     def served(self, endpoint: str) -> int:
         """How many requests to ``endpoint`` it has answered so far (its access log, once up to date).
@@ -417,7 +422,57 @@ def test_switched_off_by_the_environment(server, monkeypatch):
     assert handoff.connect(str(home)) is None
 
 
-# ---------------------------------------------------------------- (6) whom the command trusts
+# ---------------------------------------------------------------- (6) whom the command trusts, and with what
+
+
+class Forged:
+    """A little HTTP server on loopback that is not localreason: it records every request (method, path,
+    headers) and answers each with ``answer(method, path)`` -> (status, JSON body)."""
+
+    def __init__(self, answer) -> None:
+        self.requests: list[tuple[str, str, dict]] = []
+        forged = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                forged.reply(self)
+
+            do_POST = do_GET
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.answer = answer
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def reply(self, h: http.server.BaseHTTPRequestHandler) -> None:
+        self.requests.append((h.command, h.path, dict(h.headers)))
+        h.rfile.read(int(h.headers.get("Content-Length") or 0))
+        status, body = self.answer(h.command, h.path)
+        raw = json.dumps(body).encode("utf-8")
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(raw)))
+        h.end_headers()
+        h.wfile.write(raw)
+
+    def __enter__(self) -> "Forged":
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def get(url: str) -> tuple[int, str, str]:
+    """(status, body, headers) of GET ``url``, whatever the status."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status, r.read().decode("utf-8"), str(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8"), str(e.headers)
 
 
 def run_patched(home: Path, prelude: str, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -426,6 +481,53 @@ def run_patched(home: Path, prelude: str, *args: str, **env: str) -> subprocess.
            f"runpy.run_path({FAKE_CLI!r}, run_name='__main__')"  # fmt: skip
     return subprocess.run([sys.executable, "-c", code, *args], env=clean_env(home, **env), capture_output=True,
                           text=True, timeout=120)  # fmt: skip
+
+
+@slow
+def test_the_token_cannot_be_had_from_the_server(server):
+    """/v1/instance answers a proof of the token for the asker's nonce, never the token; nothing else shows it."""
+    token, url, pid = server.record["token"], server.record["url"], server.record["pid"]
+    nonce = handoff.new_nonce()
+    answers = {path: get(url + path) for path in (
+        "/v1/instance", f"/v1/instance?nonce={nonce}", f"/v1/instance?nonce={'a' * 16}", "/v1/instance?nonce=x",
+        "/v1/health", "/v1/collections", "/openapi.json")}  # fmt: skip
+    for path, (status, body, headers) in answers.items():
+        assert token not in body and token not in headers, path
+    assert [status for status, _, _ in answers.values()] == [400, 200, 200, 400, 200, 200, 200]
+    data = json.loads(answers[f"/v1/instance?nonce={nonce}"][1])["data"]
+    assert data == {"proof": handoff.proof(token, nonce, pid, handoff.PROTOCOL, __version__), "pid": pid,
+                    "protocol": handoff.PROTOCOL, "version": __version__}  # fmt: skip
+
+
+@slow
+@pytest.mark.parametrize("forgery", ["made-up proof", "replayed proof", "no proof", "odd proof"])
+def test_a_forged_server_gets_neither_the_request_nor_the_key(server, homes, forgery, monkeypatch):
+    """A program listening where serve.json points (the server gone, its port taken) does not know the token."""
+    key = "a-long-enough-test-key"
+    live, quiet = server.record, homes[1]
+    seen = json.loads(get(f"{live['url']}/v1/instance?nonce={'r' * 22}")[1])["data"]  # a real proof, for another nonce
+    fields = {"pid": live["pid"], "protocol": handoff.PROTOCOL, "version": __version__}
+    instance = {"made-up proof": {**fields, "proof": "0" * 64, "token": "guessed"},
+                "replayed proof": seen, "no proof": fields, "odd proof": {**fields, "proof": "\ud800" * 64}}[forgery]
+
+    def answer(method: str, path: str) -> tuple[int, dict]:
+        return (200, {"data": instance}) if path.startswith("/v1/instance") else (200, {"data": []})
+
+    reference = run(quiet, "search", "origin of the Black Death", "--json", "--local")
+    with Forged(answer) as forged:
+        write_record(quiet, {**live, "home": str(quiet.resolve()), "url": forged.url, "apiKey": True})
+        try:
+            monkeypatch.setenv(handoff.KEY_ENV, key)
+            assert handoff.connect(str(quiet)) is None
+            out = run(quiet, "search", "origin of the Black Death", "--json", LOCALREASON_API_KEY=key)
+        finally:
+            handoff.discovery_path(quiet).unlink()
+    assert out.returncode == 0 and out.stdout == reference.stdout and out.stderr == "", out.stderr
+    assert len(forged.requests) == 2, forged.requests  # asked once by connect here, once by the command
+    for method, path, headers in forged.requests:
+        assert method == "GET" and re.fullmatch(r"/v1/instance\?nonce=[A-Za-z0-9_-]{16,}", path), path
+        assert "authorization" not in {h.lower() for h in headers} and not any(key in v for v in headers.values())
+    assert forged.requests[0][1] != forged.requests[1][1], "the nonce is fresh each time"
 
 
 @slow

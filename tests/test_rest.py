@@ -19,6 +19,7 @@ import urllib.request
 import pytest
 from starlette.testclient import TestClient
 
+from localreason import __version__, handoff
 from localreason.config import load_settings
 from localreason.demo import samples_dir
 from localreason.errors import Cancelled, ModelError, ValidationError
@@ -281,8 +282,44 @@ def test_statements_collections_and_instance_for_the_cli_hand_off(client, servic
                          400, "invalid_request")  # fmt: skip
     assert error["message"] == "includeStatements must be a boolean, not a string."
     assert client.get("/v1/collections").json() == {"data": [c.to_dict() for c in service.collections()]}
-    instance = client.get("/v1/instance").json()["data"]
-    assert instance["pid"] == os.getpid() and len(instance["token"]) >= 20 and instance["protocol"] == 1
+
+
+def test_the_instance_proves_its_token_and_never_shows_it(client, service):
+    """GET /v1/instance answers HMAC(token, nonce ...) for the client's nonce: the token stays in the process."""
+    token = client.app.state.instance_token
+    assert len(token) >= 20
+    nonces = ["n" * 16, handoff.new_nonce(), "A-b_9" * 25 + "xyz"]
+    answers = [client.get("/v1/instance", params={"nonce": n}) for n in nonces]
+    for nonce, r in zip(nonces, answers):
+        assert r.status_code == 200 and token not in r.text
+        data = r.json()["data"]
+        assert set(data) == {"proof", "pid", "protocol", "version"}
+        assert (data["pid"], data["protocol"], data["version"]) == (os.getpid(), handoff.PROTOCOL, __version__)
+        assert data["proof"] == handoff.proof(token, nonce, os.getpid(), handoff.PROTOCOL, __version__)
+    assert len({r.json()["data"]["proof"] for r in answers}) == 3
+    assert handoff.proof("not-" + token, nonces[0], os.getpid(), handoff.PROTOCOL, __version__) != \
+        answers[0].json()["data"]["proof"]  # fmt: skip
+    for params in ({}, {"nonce": "short"}, {"nonce": "n" * 129}, {"nonce": "n" * 15 + "/"}, {"nonce": "é" * 16}):
+        error = assert_error(client.get("/v1/instance", params=params), 400, "invalid_request")
+        assert "nonce" in error["message"]
+
+
+def test_the_instance_needs_no_key_but_a_key_sent_must_be_right(keyed, generator):
+    """The hand-off proves the server before it sends the key; a request that does send one is checked as anywhere."""
+    nonce = handoff.new_nonce()
+    token = keyed.app.state.instance_token
+    r = keyed.get("/v1/instance", params={"nonce": nonce})
+    assert r.status_code == 200 and token not in r.text
+    assert r.json()["data"]["proof"] == handoff.proof(token, nonce, os.getpid(), handoff.PROTOCOL, __version__)
+    assert keyed.get("/v1/instance", params={"nonce": nonce}, headers={"Authorization": f"API-Key {KEY}"}).json() \
+        == r.json()  # fmt: skip
+    for header in ("", f"API-Key {KEY}x", KEY):
+        assert_error(keyed.get("/v1/instance", params={"nonce": nonce}, headers={"Authorization": header}),
+                     401, "unauthorized")  # fmt: skip
+    for path in ("/v1/instance/", "/v1/health", "/v1/collections", "/openapi.json"):  # only that one path is open
+        assert_error(keyed.get(path, params={"nonce": nonce}), 401, "unauthorized")
+    assert_error(keyed.get("/v1/instance", params={"nonce": nonce}, headers={"Host": "evil.example"}),
+                 400, "invalid_host")  # fmt: skip
 
 
 def test_no_cors(client):
