@@ -2,13 +2,16 @@
 
 A server publishes itself in its library folder once its socket listens, and takes the file away when it stops:
 
-    <home>/serve.json  {"protocol", "url", "pid", "machine", "home", "token", "apiKey", "settings", "version"}
+    <home>/serve.json  {"protocol", "url", "pid", "machine", "home", "token", "apiKey", "settings", "version",
+                        "code"}
 
 (written atomically, readable by its owner only). ``connect(home)`` is the CLI's side: it reads that file, if
 this user wrote it and nobody else may change it, and trusts it only when everything agrees with what this
 process would do itself: the same machine, a live pid of this user, the same resolved library folder, the same
-settings (config.toml and LOCALREASON_* variables), an API key in LOCALREASON_API_KEY when the server wants
-one, and a server at ``url`` that proves within CONNECT_TIMEOUT that it holds the file's token.
+settings (config.toml and LOCALREASON_* variables), the same code (protocol, localreason version, and
+``code_id``: the package's modules as they are on disk now, so a server started before an upgrade or an edit is
+not asked), an API key in LOCALREASON_API_KEY when the server wants one, and a server at ``url`` that proves
+within CONNECT_TIMEOUT that it holds the file's token.
 
 The proof is a challenge: the CLI sends GET /v1/instance?nonce=<fresh random text>, and the server answers its
 pid, protocol, version and ``proof(token, nonce, ...)`` (HMAC-SHA256 keyed by the token), which the CLI
@@ -96,6 +99,26 @@ def proof(token: str, nonce: str, pid: int, protocol: int, version: str) -> str:
     return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
+def code_id() -> str:
+    """This installation's code as it is on disk now: each module's path, size and modification time, hashed.
+
+    A server records it when it starts; a command whose package differs (upgraded, reinstalled or edited since,
+    even under the same version number) does not hand its request to that server. Stat calls only (~60 files).
+    """
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    try:
+        for folder, subfolders, names in os.walk(root):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__" and not d.startswith("."))
+            for name in sorted(n for n in names if n.endswith(".py")):
+                st = os.stat(os.path.join(folder, name))
+                rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    except OSError:
+        return "unknown"
+    return digest.hexdigest()[:32]
+
+
 # ---------------------------------------------------------------- the server's side
 
 
@@ -104,7 +127,7 @@ def publish(settings, url: str, token: str, api_key_required: bool, version: str
     home = Path(settings.home).expanduser().resolve()
     record = {"protocol": PROTOCOL, "url": url, "pid": os.getpid(), "machine": socket.gethostname(),
               "home": str(home), "token": token, "apiKey": api_key_required, "settings": settings_view(settings),
-              "version": version}  # fmt: skip
+              "version": version, "code": code_id()}  # fmt: skip
     path = discovery_path(home)
     tmp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
     try:
@@ -183,13 +206,14 @@ def _read(path: Path) -> dict | None:
 def _agrees(record: dict, home: Path, settings) -> bool:
     """Whether the file names a live server of this library, on this machine, with these settings."""
     expected = {"protocol": int, "url": str, "pid": int, "machine": str, "home": str, "token": str, "apiKey": bool,
-                "settings": dict}  # fmt: skip
+                "settings": dict, "version": str, "code": str}  # fmt: skip
     if any(not isinstance(record.get(k), t) for k, t in expected.items()) or record["protocol"] != PROTOCOL:
         return False
     if not re.fullmatch(r"http://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}", record["url"]):
         return False
     return (record["machine"] == socket.gethostname() and record["home"] == str(home)
-            and record["settings"] == settings_view(settings) and _alive(record["pid"]))  # fmt: skip
+            and record["settings"] == settings_view(settings) and record["version"] == __version__
+            and record["code"] == code_id() and _alive(record["pid"]))  # fmt: skip
 
 
 def _alive(pid: int) -> bool:

@@ -5,8 +5,8 @@ the fake models (tests/fake_cli.py), over the bundled samples. A handed-off `sea
 the same command prints in its own process (--local), the server really answered it (its access log) and
 the command imported no model library; a stale discovery file is ignored; bad input gets the same message
 and exit code; the server takes its file away when it stops. The server proves it holds the file's token
-without ever showing it, a forged server gets neither the request nor the API key, and a pid of another user
-is not the server.
+without ever showing it, a forged server gets neither the request nor the API key, a server of other code
+(version, modules) or a pid of another user is not asked.
 """
 
 from __future__ import annotations
@@ -248,6 +248,8 @@ def stale_records(live: dict, quiet: Path) -> dict[str, dict]:
         "other settings": {**mine, "settings": {**live["settings"], "answer_budget": "1234"}},
         "key needed": {**mine, "apiKey": True},
         "other protocol": {**mine, "protocol": handoff.PROTOCOL + 1},
+        "other version": {**mine, "version": __version__ + ".post1"},
+        "other code": {**mine, "code": "0" * 32},
         "not json": "{not json",
     }
 
@@ -285,7 +287,7 @@ def test_a_server_that_does_not_answer_is_not_waited_for(homes):
         record = {"protocol": handoff.PROTOCOL, "url": f"http://127.0.0.1:{hole.getsockname()[1]}",
                   "pid": os.getpid(), "machine": socket.gethostname(), "home": str(quiet.resolve()),
                   "token": "t" * 24, "apiKey": False, "settings": handoff.settings_view(load_settings(quiet)),
-                  "version": "0"}  # fmt: skip
+                  "version": __version__, "code": handoff.code_id()}  # fmt: skip
         write_record(quiet, record)
         try:
             started = time.monotonic()
@@ -296,7 +298,7 @@ def test_a_server_that_does_not_answer_is_not_waited_for(homes):
 
 
 @slow
-@pytest.mark.parametrize("stale", ["dead pid", "refused port", "other home", "wrong token"])
+@pytest.mark.parametrize("stale", ["dead pid", "refused port", "other home", "wrong token", "other version"])
 def test_the_command_still_succeeds_beside_a_stale_file(server, homes, stale):
     live, quiet = server.record, homes[1]
     write_record(quiet, stale_records(live, quiet)[stale])
@@ -528,6 +530,37 @@ def test_a_forged_server_gets_neither_the_request_nor_the_key(server, homes, for
         assert method == "GET" and re.fullmatch(r"/v1/instance\?nonce=[A-Za-z0-9_-]{16,}", path), path
         assert "authorization" not in {h.lower() for h in headers} and not any(key in v for v in headers.values())
     assert forged.requests[0][1] != forged.requests[1][1], "the nonce is fresh each time"
+
+
+@slow
+def test_a_server_of_other_code_is_not_asked(server, homes, monkeypatch):
+    """After an upgrade (another version) or an edit (other modules) the old server's code is not what answers."""
+    home, quiet = server.home, homes[1]
+    assert handoff.connect(str(home)) is not None
+    before = {e: server.served(e) for e in ("/v1/instance", "/v1/deep_search")}
+    newer = __version__ + ".post1"
+    monkeypatch.setattr(handoff, "__version__", newer)  # this process was upgraded after the server started
+    assert handoff.connect(str(home)) is None
+    monkeypatch.setattr(handoff, "__version__", __version__)
+    code_id = handoff.code_id
+    monkeypatch.setattr(handoff, "code_id", lambda: "f" * 32)  # the same version, its modules changed on disk
+    assert handoff.connect(str(home)) is None
+    assert server.served("/v1/instance") == before["/v1/instance"]  # both refused by the file alone
+    monkeypatch.setattr(handoff, "code_id", code_id)
+    # a file that claims this process's version is not believed either: the server answers its own, proven
+    monkeypatch.setattr(handoff, "__version__", newer)
+    write_record(quiet, {**server.record, "home": str(quiet.resolve()), "version": newer})
+    try:
+        assert handoff.connect(str(quiet)) is None
+    finally:
+        handoff.discovery_path(quiet).unlink()
+    assert server.served("/v1/instance") == before["/v1/instance"] + 1
+    # the command itself, upgraded: it runs here, with the same output
+    reference = run(home, "search", "origin of the Black Death", "--json", "--local")
+    out = run_patched(home, f"import localreason; localreason.__version__ = {newer!r}",
+                      "search", "origin of the Black Death", "--json")  # fmt: skip
+    assert out.returncode == 0 and out.stdout == reference.stdout and out.stderr == "", out.stderr
+    assert server.served("/v1/deep_search") == before["/v1/deep_search"]
 
 
 @slow
