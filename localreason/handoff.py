@@ -29,9 +29,14 @@ returns the same values (SearchHit, Answer, Collection) rebuilt from their JSON,
 its one rendering. The server's own validators judge the input: a refusal (400 invalid_request) is raised as
 the ValidationError the service would have raised here, same message, hint and exit code. Whatever the server
 cannot be asked faithfully (a limit written as anything but digits, an empty scope value, a collection name it
-does not hold), and any failure before an answer arrives (refused, reset, timed out, 401, 429, 5xx), raises
+does not hold), and any failure before an answer arrives (refused, reset, timed out, 401, 5xx), raises
 ``Fallback``: the caller runs the request itself, and the person sees what they would have seen without a server.
 Both calls are read-only, so running one again here after the server failed at it changes nothing.
+
+A busy server (429: its queue for the model is full) is waited for once, as long as its Retry-After says (at
+most BUSY_WAIT_MAX seconds), and asked again; only a second 429 falls back. Running the question here at once
+would load a second copy of the language model beside the server's, on the same cores and memory, which on a
+small machine is slower than waiting for the server's next free place, and may not fit at all.
 
 Standard library only, plus the vocabulary: importing and using this loads no model library, no web framework
 and no Library. (Rebuilding an Answer imports localreason.reason, which brings numpy but no model.)
@@ -64,6 +69,8 @@ MAX_FILE_BYTES = 65_536
 ENV_SWITCH = "LOCALREASON_HANDOFF"
 KEY_ENV = "LOCALREASON_API_KEY"
 NONCE_BYTES = 16
+BUSY_WAIT_MAX = 30.0
+"""Longest wait, in seconds, for a busy server (429) before asking it once more."""
 _OFF = {"0", "false", "no", "off"}
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -305,8 +312,14 @@ class Remote:
             raise Fallback(f"{method} {path}: {status} with a body that is not JSON") from None
 
     def _data(self, path: str, body: dict) -> Any:
-        """The ``data`` of a POST; a refused input as the ValidationError it is here; anything else Fallback."""
+        """The ``data`` of a POST; a refused input as the ValidationError it is here; anything else Fallback.
+
+        A 429 (busy) is waited out once (its Retry-After, at most BUSY_WAIT_MAX) and the request made again.
+        """
         status, answer = self.request("POST", path, body)
+        if status == 429:
+            time.sleep(_busy_wait(answer))
+            status, answer = self.request("POST", path, body)
         if status == 200 and isinstance(answer, dict) and "data" in answer:
             return answer["data"]
         error = answer.get("error") if isinstance(answer, dict) else None
@@ -366,6 +379,16 @@ def _proven(raw: bytes, token: str, nonce: str, pid: int) -> bool:
         return False
     expected = proof(token, nonce, pid, PROTOCOL, __version__)
     return hmac.compare_digest(data["proof"].encode("utf-8", "replace"), expected.encode("ascii"))
+
+
+def _busy_wait(answer: Any) -> float:
+    """Seconds to wait after a 429: the server's retryAfter (its recent mean answer time), at most BUSY_WAIT_MAX."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    seconds = details.get("retryAfter") if isinstance(details, dict) else None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        seconds = 1.0
+    return min(float(seconds), BUSY_WAIT_MAX)
 
 
 def _whole(value: object) -> int:

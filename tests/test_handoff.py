@@ -6,7 +6,7 @@ the same command prints in its own process (--local), the server really answered
 the command imported no model library; a stale discovery file is ignored; bad input gets the same message
 and exit code; the server takes its file away when it stops. The server proves it holds the file's token
 without ever showing it, a forged server gets neither the request nor the API key, a server of other code
-(version, modules) or a pid of another user is not asked.
+(version, modules) or a pid of another user is not asked, and a busy server is waited for once.
 """
 
 from __future__ import annotations
@@ -591,6 +591,33 @@ os.kill = as_if_another_users"""
     assert out.returncode == 0 and out.stdout == reference.stdout and out.stderr == "", out.stderr
     assert server.served("/v1/instance") == before["/v1/instance"]
     assert server.served("/v1/deep_search") == before["/v1/deep_search"]
+
+
+def test_a_busy_server_is_waited_for_once(monkeypatch):
+    """429: wait as long as the server says (capped), ask again; a second 429 runs the question here."""
+    busy = {"error": {"code": "busy", "message": "5 questions are already being answered or waiting for the model.",
+                      "details": {"hint": "Retry in about 1 s.", "retryAfter": 1}}}  # fmt: skip
+    replies: list[tuple[int, dict]] = []
+
+    def answer(method: str, path: str) -> tuple[int, dict]:
+        return replies.pop(0)
+
+    with Forged(answer) as forged:
+        remote = handoff.Remote(forged.url, None, 1000)
+        replies[:] = [(429, busy), (200, {"data": {"answer": "x"}})]
+        started = time.monotonic()
+        assert remote._data("/v1/reason", {"query": "q"}) == {"data": {"answer": "x"}}["data"]
+        assert 1.0 <= time.monotonic() - started < 5 and len(forged.requests) == 2
+        replies[:] = [(429, busy), (429, busy)]
+        with pytest.raises(handoff.Fallback):
+            remote._data("/v1/reason", {"query": "q"})
+        assert len(forged.requests) == 4
+        monkeypatch.setattr(handoff, "BUSY_WAIT_MAX", 0.2)  # a long Retry-After is not waited out in full
+        long = {"error": {**busy["error"], "details": {"retryAfter": 300}}}
+        replies[:] = [(429, long), (200, {"data": []})]
+        started = time.monotonic()
+        assert remote._data("/v1/deep_search", {"query": "q"}) == []
+        assert 0.2 <= time.monotonic() - started < 2
 
 
 def test_values_come_back_whole_from_their_json():
