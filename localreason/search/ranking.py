@@ -116,13 +116,17 @@ def _affordable(index: Index, terms: list[str]) -> list[str]:
     budget = LEXICAL_POSTINGS
     if index.store.paragraph_count_upto(budget + 1) <= budget:
         return terms
-    counts = {t: index.store.match_count(fts_quote(t), upto=2 * budget + 1) for t in terms}
+    counts = {t: index.store.match_count(fts_quote(t), upto=budget + 1) for t in terms}
     kept, total = [], 0
     for t in sorted(terms, key=lambda t: counts[t]):
-        if total + counts[t] > budget and (kept or counts[t] > 2 * budget):
+        if total + counts[t] > budget:
             break
-        kept.append(t)  # the rarest word is scored even a little over budget: a one-word query keeps its ranking
+        kept.append(t)
         total += counts[t]
+    if not kept and terms:  # the rarest word is scored even up to twice the budget: a one-word query keeps its ranking
+        rarest = min(terms, key=lambda t: counts[t])
+        if index.store.match_count(fts_quote(rarest), upto=2 * budget + 1) <= 2 * budget:
+            kept = [rarest]
     return [t for t in terms if t in kept]
 
 
