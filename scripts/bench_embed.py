@@ -67,7 +67,7 @@ def part_ingest(args, pairs) -> None:
     files = rst_html[::step]
     stage = Path(tempfile.mkdtemp(prefix="lr-corpus-"))
     for i, f in enumerate(files):
-        (stage / f"{i:05d}-{f.name}").symlink_to(f)
+        (stage / f"{i:05d}-{f.name}").symlink_to(f.resolve())
     print(f"\ncorpus: python3.11-doc, {len(files)} files (every {step}th), "
           f"{sum(f.stat().st_size for f in files) / 1e6:.1f} MB", flush=True)  # fmt: skip
     results: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _ in pairs}
@@ -85,6 +85,8 @@ def part_ingest(args, pairs) -> None:
             emb.embed(texts)
             alone_s = time.perf_counter() - t
             failed = report.counts["failed"]
+            if not texts:
+                raise SystemExit(f"nothing was ingested ({report.counts}): check the corpus under {args.data_dir}")
             results[name].append((ingest_s, alone_s, len(texts)))
             print(f"round {r + 1} {name:>8}: ingest {ingest_s:6.1f} s ({len(files) / ingest_s:5.2f} files/s, "
                   f"{len(texts) / ingest_s:6.1f} chunks/s), model alone {alone_s:6.1f} s, {failed} failed",
