@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -64,6 +65,20 @@ def _offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def _openvino():
+    """``import openvino``, with its usage telemetry switched off for this process.
+
+    Importing openvino imports its model converter, which counts each import in ~/intel and sends an
+    analytics event unless the user opted out: nothing may leave the machine. With ``openvino_telemetry``
+    unimportable, openvino falls back to its own no-op stub (nothing counted, nothing sent).
+    """
+    if "openvino" not in sys.modules:
+        sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[assignment]
+    import openvino
+
+    return openvino
 
 
 def _broken_folder(info: EmbeddingModelInfo, exc: BaseException) -> ModelError:
@@ -178,9 +193,7 @@ class Pipeline:
 
 def export_dir(info: EmbeddingModelInfo, cache_root: Path) -> Path:
     """Where this model's OpenVINO export lives (one per model, OpenVINO version and export format)."""
-    import openvino
-
-    version = openvino.__version__.split("-")[0]
+    version = _openvino().__version__.split("-")[0]
     return cache_root / "openvino" / f"{info.fingerprint}-ov{version}-f{EXPORT_FORMAT}"
 
 
@@ -193,7 +206,7 @@ def export_openvino(info: EmbeddingModelInfo, target: Path) -> Path:
     _offline_env()
     import inspect
 
-    import openvino as ov
+    ov = _openvino()
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -325,8 +338,9 @@ class OpenVINOEmbedder:
                 _offline_env()
                 folder = self.prepare()
                 try:
-                    import openvino as ov
                     from tokenizers import Tokenizer
+
+                    ov = _openvino()
 
                     config = {"INFERENCE_NUM_THREADS": self.threads} if self.threads > 0 else {}
                     compiled = ov.Core().compile_model(str(folder / "model.xml"), "CPU", config)
