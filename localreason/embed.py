@@ -238,7 +238,8 @@ def export_openvino(info: EmbeddingModelInfo, target: Path) -> Path:
         agreement = float(np.min(np.sum(probe.embed(_PROBES) * reference, axis=1)))
         if not agreement >= EXPORT_AGREEMENT:  # NaN fails too
             raise NotExportable(f"its OpenVINO vectors agree with torch's only to cosine {agreement:.4f}")
-        precision = str(probe._load()[0].get_property("INFERENCE_PRECISION_HINT"))
+        hint = probe._load()[0].get_property("INFERENCE_PRECISION_HINT")
+        precision = hint.get_type_name() if hasattr(hint, "get_type_name") else str(hint)
         (tmp / "export.json").write_text(json.dumps({"model": info.name, "fingerprint": info.fingerprint,
                                                      "openvino": ov.__version__, "format": EXPORT_FORMAT,
                                                      "agreement": agreement, "precision": precision}))  # fmt: skip
@@ -408,8 +409,8 @@ def make_embedder(info: EmbeddingModelInfo, backend: str = "auto", batch_size: i
                   threads: int = 0):  # fmt: skip
     """The embedder the ``embedding_backend`` setting asks for.
 
-    ``auto`` takes OpenVINO when it is installed and the model is of a shape it runs (else torch, and
-    says why when the model is the reason); a failed export under ``auto`` also falls back to torch,
+    ``auto`` takes OpenVINO when it is installed and the model is of a shape it runs (else torch, quietly:
+    such a model is simply one OpenVINO does not run); a failed export under ``auto`` falls back to torch
     with a notice. ``openvino`` insists and raises a ModelError with the reason.
     """
     if backend == "torch":
@@ -438,7 +439,6 @@ class _FallingBack:
         self._inner: OpenVINOEmbedder | SentenceTransformerEmbedder = first
         self._info, self._batch, self._notice = info, batch_size, notice
         self.name, self.fingerprint = info.name, info.fingerprint
-        self.fallback_reason = ""
         self._lock = threading.Lock()
 
     @property
@@ -453,7 +453,6 @@ class _FallingBack:
                     try:
                         self._inner._load()
                     except Exception as exc:  # whatever OpenVINO or the export raised: torch still works
-                        self.fallback_reason = str(exc)
                         if self._notice:
                             self._notice(f"OpenVINO could not run the embedding model ({exc}); using torch instead.")
                         self._inner = SentenceTransformerEmbedder(self._info, self._batch)

@@ -12,7 +12,10 @@ For each size it reports, in one run:
 - deep_search p50/p95 over real questions (warm process), with the index the library chose
   (``auto``: exact below IVF_FROM passages, IVF from there) and, as the baseline, exact search
   over the same vectors;
-- recall@10 of the chosen index against exact search (dense retrieval, 500 questions);
+- recall@10 of the chosen index against exact search (dense retrieval): the lists probed are swept on 500
+  questions and the chosen setting reported on 500 others;
+- what opening the index costs: the file read vs memory-mapped, the check against SQLite by rowid list
+  (with and without migration 6's index) vs by digest;
 - the first query from a new process (start, imports, opening the library, loading the index and
   the embedding model, embedding and searching), and that process's peak memory;
 - the size on disk, and the time to ingest 1,000 more documents (real files, real ingest).
@@ -20,6 +23,7 @@ Targets at 1M: deep_search p50 < 100 ms, first query < 3 s, memory < 3 GB, recal
 
     python scripts/bench_scale.py                      # 100k and 1M (about 25 minutes the first time)
     python scripts/bench_scale.py --sizes 100000       # one size
+    python scripts/bench_scale.py --sizes 1000000 --quick   # only open costs and recall of a built library
 """
 
 from __future__ import annotations
@@ -64,9 +68,9 @@ def seed(data_dir: Path):
                 texts.append(" ".join(para["context"].split()))
                 questions += [qa["question"] for qa in para["qas"]]
                 golds += [texts[-1]] * len(para["qas"])
-    cache = data_dir / f"scale-seed-{len(texts)}.npz"
     settings = load_settings(tempfile.mkdtemp(prefix="lr-seed-"))
     embedder = make_embedder(resolve_embedding_model(settings), "auto", 32, settings.cache_path, notice=print)
+    cache = data_dir / f"scale-seed-{len(texts)}-{embedder.fingerprint}.npz"  # vectors of this model only
     if cache.is_file():
         saved = np.load(cache)
         vecs, qvecs = saved["vecs"], saved["qvecs"]
@@ -173,6 +177,77 @@ def percentiles(xs: list[float]) -> tuple[float, float]:
     return statistics.median(xs), xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
 
 
+def recall(vectors, qvecs, row: dict):
+    """Recall@10 of the chosen index against exact search, into ``row``; returns (exact index, questions used).
+
+    NPROBE is chosen on one set of 500 question vectors (the sweep, printed) and the recall of the chosen
+    value is reported on another 500 it was not chosen on (``recall_at_10``; ``recall_at_10_sweep_set`` beside).
+    """
+    import faiss
+
+    from localreason import search
+    from localreason.store import vectors as vectors_mod
+
+    ids, vecs = vectors.contents()
+    exact = faiss.IndexIDMap2(faiss.IndexFlatIP(vecs.shape[1]))
+    exact.add_with_ids(vecs, ids)
+    del vecs
+
+    def recall_on(q) -> float:
+        _, truth = exact.search(q, 10)
+        got = [vectors.search(v, 10)[1][:10] for v in q]
+        return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(truth, got)]))
+
+    sweep_q, held_q = np.ascontiguousarray(qvecs[300:800]), np.ascontiguousarray(qvecs[800:1300])
+    row["recall_at_10"] = recall_on(held_q)
+    row["recall_at_10_sweep_set"] = recall_on(sweep_q)
+    if vectors.kind == "ivf":  # how many lists a query must scan for the recall target (on the sweep set)
+        chosen = vectors_mod.NPROBE
+        sweep = {}
+        for probe in (16, 32, 48, 64, 96, 128, 192):
+            vectors_mod.NPROBE = probe
+            r = recall_on(sweep_q)
+            t = time.perf_counter()
+            for v in sweep_q[:100]:
+                vectors.search(v, search.CANDIDATES)
+            sweep[probe] = (r, 10 * (time.perf_counter() - t))  # ms per query
+        vectors_mod.NPROBE = chosen
+        row["nprobe_sweep"] = {p: f"recall@10 {r:.3f}, {ms:.1f} ms" for p, (r, ms) in sweep.items()}
+    return exact, sweep_q
+
+
+def open_costs(home: Path, row: dict) -> None:
+    """What opening the index costs, the old way and the new: reading vs mapping the file, and checking it
+    against SQLite by the full rowid list vs by the digest (into ``row``)."""
+    import faiss
+
+    from localreason.store.db import Store, rowid_digest
+    from localreason.store.vectors import VectorIndex
+
+    meta = VectorIndex.published(home / "vectors.faiss") or {}
+    file = str(home / meta["file"])
+    for label, flag in (("read", 0), ("mapped", faiss.IO_FLAG_MMAP if meta.get("kind") == "ivf" else 0)):
+        t = time.perf_counter()
+        index = faiss.read_index(file, flag)
+        row[f"open_{label}_s"] = time.perf_counter() - t
+    held = VectorIndex(home / "vectors.faiss", index.d)
+    held.index = index
+    ids = held.ids()
+    store = Store(home / "library.sqlite3")
+    t = time.perf_counter()
+    wanted = store.paragraph_rowids()
+    np.setdiff1d(ids, wanted, assume_unique=True), np.setdiff1d(wanted, ids, assume_unique=True)
+    row["check_rowid_list_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    same = store.paragraph_digest() == rowid_digest(ids)
+    row["check_digest_s"] = time.perf_counter() - t
+    row["digest_agrees"] = same
+    t = time.perf_counter()
+    store.db.execute("SELECT rowid FROM chunks NOT INDEXED WHERE level = 2 AND embedding IS NOT NULL").fetchall()
+    row["check_rowid_list_without_index_s"] = time.perf_counter() - t  # what migration 6's index saves
+    store.close()
+
+
 def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, grow: int) -> dict:
     import faiss
 
@@ -223,28 +298,7 @@ def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, g
         parts["lexical"].append(time.perf_counter() - t)
     row["parts_p50_ms"] = {k: 1000 * statistics.median(v) for k, v in parts.items()}
 
-    # Exact search over the same vectors: the baseline, and the truth for recall.
-    ids, vecs = vectors.contents()
-    exact = faiss.IndexIDMap2(faiss.IndexFlatIP(vecs.shape[1]))
-    exact.add_with_ids(vecs, ids)
-    del vecs
-    q = np.ascontiguousarray(qvecs[300:800])
-    _, truth = exact.search(q, 10)
-    got = np.stack([vectors.search(v, 10)[1][:10] for v in q])
-    row["recall_at_10"] = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(truth, got)]))
-    if vectors.kind == "ivf":  # how many lists a query must scan for the recall target
-        chosen = vectors_mod.NPROBE
-        sweep = {}
-        for probe in (16, 32, 48, 64, 96, 128, 192):
-            vectors_mod.NPROBE = probe
-            got = np.stack([vectors.search(v, 10)[1][:10] for v in q])
-            t = time.perf_counter()
-            for v in q[:100]:
-                vectors.search(v, search.CANDIDATES)
-            sweep[probe] = (float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(truth, got)])),
-                            10 * (time.perf_counter() - t))  # ms per query
-        vectors_mod.NPROBE = chosen
-        row["nprobe_sweep"] = {p: f"recall@10 {r:.3f}, {ms:.1f} ms" for p, (r, ms) in sweep.items()}
+    exact, q = recall(vectors, qvecs, row)
     exact_t, chosen_t = [], []
     for v in q[:100]:
         t = time.perf_counter()
@@ -284,6 +338,8 @@ def main() -> None:
                     help="SQuAD files (fetched once from the bigbench archive) and the built libraries")
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--grow", type=int, default=1000, help="documents ingested into each big library (0: skip)")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the open costs and the recall of an already built library (no search timing)")
     args = ap.parse_args()
     texts, vecs, questions, qvecs, embedder = seed(args.data_dir)
     print(f"seed: {len(texts)} passages, {len(questions)} questions; embedding backend {embedder.backend}",
@@ -292,7 +348,19 @@ def main() -> None:
     for size in args.sizes:
         home = args.data_dir / f"lib-{size}"
         build(home, size, texts, vecs, embedder)
+        if args.quick:
+            from localreason.config import load_settings
+            from localreason.library import Library
+
+            row = {"size": size}
+            open_costs(home, row)
+            lib = Library(settings=load_settings(home), embedder=embedder)
+            recall(lib.vectors, qvecs, row)
+            lib.close()
+            print(json.dumps(row, indent=1), flush=True)
+            continue
         row = measure(home, size, questions, qvecs, embedder, args.data_dir, args.grow)
+        open_costs(home, row)
         rows.append(row)
         print(json.dumps(row, indent=1), flush=True)
     print("\npassages  index               deep_search p50/p95 ms (every word scored)  found@10 (every word)  "

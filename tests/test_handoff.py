@@ -442,7 +442,7 @@ class Forged:
             do_POST = do_GET
 
             def log_message(self, *args) -> None:
-                pass
+                """Quiet: the test reads ``requests`` instead of a log."""
 
         self.answer = answer
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -16,9 +16,9 @@ Keeping it in step, across threads and processes:
 - Saved to disk as ``vectors-<token>.faiss`` under a name no other writer uses,
   then published by atomically replacing ``vectors.json``, which names the file,
   its generation and the model identity. A loaded file is checked against SQLite
-  before it is used, whatever its label says: the count and the sum of the rowids
-  it holds against those of the paragraph chunks (both cheap), and only if they
-  differ, rowid by rowid.
+  before it is used, whatever its label says: a digest of the rowids it holds
+  (count, largest, sum, hashed sum; ``db.rowid_digest``) against that of the
+  paragraph chunks, both cheap, and only if they differ, rowid by rowid.
 - An IVF file is memory-mapped rather than read (a million vectors are 1.5 GB: read,
   1.2 s; mapped, a millisecond, and only the lists a query scans are paged in). The
   first change to a mapped index copies its lists into memory.
@@ -35,7 +35,8 @@ Two kinds of index, chosen by size (the ``vector_index`` setting can fix one):
   for what it finds.
 The switch happens when the index is saved or opened: a flat index that has grown past
 IVF_FROM is clustered, an IVF index that has shrunk below half of it is flattened, and
-one whose lists have grown four times too long is clustered again.
+one that has outgrown its lists (half the lists its size calls for, or four times the
+vectors it was trained on) is clustered again.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ Chosen with scripts/bench_scale.py: exact search over 200k vectors takes about a
 deep_search (docs/benchmarks.md)."""
 NPROBE = 128
 """Lists an IVF search scans (of 1,024 at a million vectors): chosen with scripts/bench_scale.py's sweep, the
-fewest giving recall@10 >= 0.98 against exact search with a margin (96: 0.980, 128: 0.989 at 1M)."""
+fewest giving recall@10 >= 0.98 against exact search with a margin (96: 0.980, 128: 0.989 at 1M on the sweep's
+questions; 0.986 on others it was not chosen on)."""
 SCAN_ALL_BELOW = 20_000
 """An IVF index smaller than this is searched in every list (as fast as exact search at that size, and exact)."""
 TRAIN_POINTS_PER_LIST = 64
