@@ -74,6 +74,12 @@ class Settings:
     3, only while the ranking rates them close to it; see quotes.lead_count) or a fixed number 1-5. An
     answer the gate finds on the topic but not clearly answering quotes only the closest sentence."""
 
+    answer_rerank: str = "off"
+    """``likelihood``: before it writes, the model reads the four best-ranked sentences with the question and
+    re-orders them by how likely it finds the question after each (reason/rerank.py; about 1.2 s on 2
+    cores); ``off`` (default): the retrieval ranking's order stands. With the packaged 135M model the
+    re-ordering gained too little to pay for its time (docs/benchmarks.md); a larger GGUF may do better."""
+
     @property
     def lead_quotes(self) -> int | None:
         """``answer_quotes`` as a number, None for auto (reason's ``lead_quotes``)."""
@@ -140,7 +146,7 @@ class Settings:
         if self.answer_budget < 0:
             raise ValidationError(f"answer_budget must be 0 or a positive number of tokens (got {self.answer_budget}).",
                                   hint="Fix answer_budget in config.toml or LOCALREASON_ANSWER_BUDGET.")
-        for name, allowed in (("embedding_backend", ("auto", "openvino", "torch")),
+        for name, allowed in (("embedding_backend", ("auto", "openvino", "torch")), ("answer_rerank", ("likelihood", "off")),
                               ("vector_index", ("auto", "flat", "ivf"))):  # fmt: skip
             if getattr(self, name) not in allowed:
                 raise ValidationError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r}).",

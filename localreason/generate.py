@@ -192,6 +192,62 @@ class LlamaGenerator:
         return Completion(text, len(tokens), self.count_tokens(text[len(prefix):]), (first or end) - start,
                           end - (first or end))  # fmt: skip
 
+    def continuation_logprobs(self, contexts: list[str], continuation: str, cancel=None) -> tuple[list[float], int]:
+        """log P(``continuation`` | context) for each of ``contexts`` as plain text (no chat template), and
+        the continuation's length in tokens. One llama_decode per context; the model's cached prompt is
+        discarded (the next completion reads its prompt afresh)."""
+        import llama_cpp
+        import numpy as np
+
+        llm = self.llm
+        cont = llm.tokenize((" " + continuation.strip()).encode("utf-8"), add_bos=False, special=False)
+        n_vocab = llm.n_vocab()
+        out: list[float] = []
+        self._cancel = cancel
+        batch = None
+        try:
+            for context in contexts:
+                ctx_tokens = llm.tokenize(context.encode("utf-8"), add_bos=True, special=False)
+                room = max(1, min(self.batch, self.context_size) - len(cont))
+                ctx_tokens = ctx_tokens[:1] + ctx_tokens[1:][-(room - 1):] if len(ctx_tokens) > room else ctx_tokens
+                tokens = ctx_tokens + cont
+                llm.reset()
+                llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+                batch = llama_cpp.llama_batch_init(len(tokens), 0, 1)
+                first = len(ctx_tokens) - 1  # the position whose logits predict the continuation's first token
+                for i, tok in enumerate(tokens):
+                    batch.token[i], batch.pos[i], batch.n_seq_id[i] = tok, i, 1
+                    batch.seq_id[i][0] = 0
+                    batch.logits[i] = first <= i < len(tokens) - 1
+                batch.n_tokens = len(tokens)
+                if llama_cpp.llama_decode(llm._ctx.ctx, batch) != 0:
+                    if cancel is not None and cancel.is_set():  # stopped mid-batch at our request
+                        raise Cancelled()
+                    raise GenerationError("The model failed while scoring a question against a passage.")
+                total = 0.0
+                for i in range(first, len(tokens) - 1):
+                    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, i), shape=(n_vocab,))
+                    peak = float(logits.max())
+                    total += float(logits[tokens[i + 1]]) - peak - float(np.log(np.exp(logits - peak).sum()))
+                llama_cpp.llama_batch_free(batch)
+                batch = None
+                out.append(total)
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled()
+        except (Cancelled, GenerationError):
+            raise
+        except Exception as exc:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled() from exc
+            raise GenerationError(f"The model failed while scoring: {exc.__class__.__name__}: {exc}") from exc
+        finally:
+            if batch is not None:
+                llama_cpp.llama_batch_free(batch)
+            self._cancel = None
+            llm.reset()
+            llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        return out, len(cont)
+
 
 def _grammar_accepted(llm, compiled) -> bool:
     """Whether llama.cpp parses the grammar: LlamaGrammar only stores its text, and a rejected one

@@ -334,7 +334,8 @@ class Library:
         budget = self.settings.answer_budget if max_tokens is None else max_tokens
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
                       limit=limit, max_tokens=budget, style=self.settings.answer_style,
-                      lead_quotes=self.settings.lead_quotes, stage=stage, cancel=cancel)  # fmt: skip
+                      lead_quotes=self.settings.lead_quotes, rerank=self.settings.answer_rerank, stage=stage,
+                      cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 

@@ -21,9 +21,11 @@ Reported per domain and per group (fit / held out, the mean over domains):
   bare generation rate, both measured in this run).
 
 ``--model obedient`` replaces the model's reply by the forced statements alone (the real tokenizer and
-context still fit the prompt): the answer as the ranking decides it, in a fraction of the time.
+context still fit the prompt, and the real model still re-orders the best sentences, reason/rerank.py):
+the answer as the ranking and the re-ordering decide it, in a fraction of the time.
 ``--model ablate`` runs both the real model and the obedient reply on each question, to show what the
-model's own choices change.
+model's own writing changes. ``--rerank both`` asks every question without and with the model's
+re-ordering (``answer_rerank = likelihood``, off by default), in the same run: what that decision changes.
 
     python scripts/eval_reason.py --data-dir /tmp/squad-cache                     # real model
     python scripts/eval_reason.py --data-dir /tmp/squad-cache --model obedient --answerable 150
@@ -59,7 +61,8 @@ def score(question, ans) -> dict:
     return {"q": question.text, "kind": question.kind, "noEvidence": ans.no_evidence, "unanswered": unanswered(ans),
             "held": held, "words": sum(len(x.split()) for x in quotes), "dropped": ans.citations_dropped,
             "latencyMs": ans.latency_ms, "promptTokens": t.prompt_tokens, "completionTokens": t.completion_tokens,
-            "modelMs": t.prompt_ms + t.generate_ms, "gaps": list(ans.gaps), "quotes": quotes}  # fmt: skip
+            "modelMs": t.prompt_ms + t.generate_ms + t.rerank_ms, "rerankTokens": t.rerank_tokens,
+            "rerankMs": t.rerank_ms, "gaps": list(ans.gaps), "quotes": quotes}  # fmt: skip
 
 
 def summary(records: list[dict]) -> dict:
@@ -142,6 +145,9 @@ def main() -> None:
     ap.add_argument("--off-topic", type=int, default=20, help="off-topic questions per domain")
     ap.add_argument("--half", default="eval", choices=("eval", "fit"), help="which half of the fit domains to ask")
     ap.add_argument("--model", default="real", choices=("real", "obedient", "ablate"))
+    ap.add_argument("--rerank", default="off", choices=("likelihood", "off", "both"),
+                    help="the model's re-ordering of the best sentences (answer_rerank, off by default); both: each "
+                    "question twice")  # fmt: skip
     ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
     args = ap.parse_args()
 
@@ -156,6 +162,9 @@ def main() -> None:
     real = LlamaGenerator(resolve_gguf(settings))
     models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
               "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip
+    modes = ["off", "likelihood"] if args.rerank == "both" else [args.rerank]
+    models = [(label if mode == "off" else f"{label}, reranked", model, mode)
+              for label, model in models for mode in modes]  # fmt: skip
     rates = bare_rates(real) if args.model != "obedient" else None
     out = args.out.open("w") if args.out else None
     results: dict[str, dict[str, list]] = defaultdict(dict)
@@ -166,10 +175,10 @@ def main() -> None:
         asked = (qa_sets.sample(domain, "answerable", args.answerable, args.half)
                  + qa_sets.sample(domain, "near-miss", args.near_miss, args.half)
                  + qa_sets.sample(domain, "off-topic", args.off_topic, args.half))  # fmt: skip
-        for label, model in models:
+        for label, model, mode in models:
             records = []
             for q in asked:
-                rec = score(q, reason(lib, q.text, generator=model, max_tokens=Settings.answer_budget))
+                rec = score(q, reason(lib, q.text, generator=model, max_tokens=Settings.answer_budget, rerank=mode))
                 records.append(rec)
                 if out:
                     out.write(json.dumps({"domain": name, "model": label, **rec}) + "\n")
@@ -185,23 +194,29 @@ def main() -> None:
             if members:
                 rows[f"[{role}]"] = group_mean([rows[n] for n in members])
         print_table(rows)
-        if label == "real":
+        if label.startswith("real"):
             answered = [r for recs in by_domain.values() for r in recs if not r["noEvidence"]]
             every = [r for recs in by_domain.values() for r in recs]
             if answered and rates:
-                pure = [r["promptTokens"] / rates[0] + r["completionTokens"] / rates[1] for r in answered]
+                pure = [(r["promptTokens"] + r["rerankTokens"]) / rates[0] + r["completionTokens"] / rates[1]
+                        for r in answered]  # fmt: skip
                 print(f"\nlatency p50 {statistics.median(r['latencyMs'] for r in every) / 1000:.2f} s over all "
                       f"questions, {statistics.median(r['latencyMs'] for r in answered) / 1000:.2f} s over answered "
                       f"ones; the model reads p50 {statistics.median(r['promptTokens'] for r in answered):.0f} tokens "
-                      f"and writes {statistics.median(r['completionTokens'] for r in answered):.0f}")  # fmt: skip
+                      f"to write and {statistics.median(r['rerankTokens'] for r in answered):.0f} to re-order "
+                      f"({statistics.median(r['rerankMs'] for r in answered) / 1000:.2f} s), and writes "
+                      f"{statistics.median(r['completionTokens'] for r in answered):.0f}")  # fmt: skip
                 print(f"bare llama.cpp here, now: {rates[0]:.0f} prompt tokens/s, {rates[1]:.0f} output tokens/s; "
                       f"answered request / pure llama.cpp cost of its tokens: p50 "
                       f"{statistics.median(r['latencyMs'] / 1000 / p for r, p in zip(answered, pure)):.2f}x")  # fmt: skip
-    if "real" in results and "obedient" in results:
-        changed = sum(a["quotes"] != b["quotes"] or a["unanswered"] != b["unanswered"]
-                      for n in results["real"] for a, b in zip(results["real"][n], results["obedient"][n]))  # fmt: skip
-        total = sum(len(v) for v in results["real"].values())
-        print(f"\nablation: the model's own choices changed {changed} of {total} answers")
+    for one, other, what in (("real", "obedient", "the model's own writing"),
+                             ("real, reranked", "real", "the model's re-ordering"),
+                             ("obedient, reranked", "obedient", "the model's re-ordering")):  # fmt: skip
+        if one in results and other in results:
+            changed = sum(a["quotes"] != b["quotes"] or a["unanswered"] != b["unanswered"]
+                          for n in results[one] for a, b in zip(results[one][n], results[other][n]))  # fmt: skip
+            total = sum(len(v) for v in results[one].values())
+            print(f"\nablation ({one} against {other}): {what} changed {changed} of {total} answers")
 
 
 if __name__ == "__main__":

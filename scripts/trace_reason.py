@@ -33,7 +33,8 @@ HELD_OUT_COUNT = 8
 
 
 class ObedientModel:
-    """The real model's tokenizer and context size; a completion that adds nothing to the forced prefix."""
+    """The real model's tokenizer, context size and question likelihood (reason/rerank.py); a completion that
+    adds nothing to the forced prefix."""
 
     def __init__(self, real) -> None:
         self.real = real
@@ -49,6 +50,10 @@ class ObedientModel:
 
     def prompt_tokens(self, messages: list[dict]) -> int:
         return self.real.prompt_tokens(messages)
+
+    def continuation_logprobs(self, contexts, continuation, cancel=None):
+        """The real model's question likelihood: its decision before writing (reason/rerank.py) is kept."""
+        return self.real.continuation_logprobs(contexts, continuation, cancel=cancel)
 
     def complete(self, messages, grammar, max_output, prefix="", cancel=None):
         from localreason.generate import Completion

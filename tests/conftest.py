@@ -43,7 +43,7 @@ def isolated_home(tmp_path, monkeypatch):
                 "LOCALREASON_CHUNK_OVERLAP", "LOCALREASON_MAX_FILE_MB", "LOCALREASON_MODELS_DIR",
                 "LOCALREASON_ANSWER_QUOTES", "LOCALREASON_ANSWER_BUDGET", "LOCALREASON_API_KEY",
                 "LOCALREASON_EMBEDDING_BACKEND", "LOCALREASON_VECTOR_INDEX", "LOCALREASON_THREADS",
-                "LOCALREASON_HANDOFF"):  # fmt: skip
+                "LOCALREASON_HANDOFF", "LOCALREASON_ANSWER_RERANK"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     return home
 

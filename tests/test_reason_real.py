@@ -45,6 +45,27 @@ def test_answers_with_a_verified_quotation(demo):
             assert f"[[{ref.chunk_id}]]" in a.answer
     t = a.timings
     assert t.prompt_tokens > 100 and t.completion_tokens >= 1  # the lead is prefilled; the model adds the rest
+    assert t.rerank_tokens == 0, "the re-ordering is off by default"
+
+
+def test_the_model_finds_the_question_likelier_after_the_sentence_that_answers(demo):
+    from localreason import likelihood
+
+    gen = demo.generator
+    q = "Where did the Black Death originate?"
+    sentences = ["The Black Death is thought to have originated in the arid plains of Central Asia.",
+                 "The Black Death was one of the most devastating pandemics in human history.",
+                 "The router warranty lasts two years from the date of purchase."]  # fmt: skip
+    first = likelihood.question_logprobs(gen, q, sentences)
+    assert first.given[0] > first.given[1] > first.given[2]
+    assert first.pmi()[0] > 0 > first.pmi()[2], "the answer makes the question likelier than nothing; the router less"
+    from localreason.reason import reason
+
+    a = reason(demo, q, generator=gen, max_tokens=1000, rerank="likelihood")  # its own scoring and a completion
+    assert a.timings.rerank_tokens > 50 and any("Central Asia" in r.quotation for s in a.statements
+                                                for r in s.references)  # fmt: skip
+    again = likelihood.question_logprobs(gen, q, sentences)
+    assert again.given == pytest.approx(first.given, abs=1e-3) and again.prior == pytest.approx(first.prior, abs=1e-3)
 
 
 def test_disagreeing_documents_are_both_cited(demo):

@@ -46,6 +46,9 @@ class Citation:
 class Timings:
     search_ms: float = 0.0
     packet_ms: float = 0.0
+    rerank_ms: float = 0.0
+    """The model reading the best sentences with the question (rerank.py)."""
+    rerank_tokens: int = 0
     prompt_ms: float = 0.0
     generate_ms: float = 0.0
     verify_ms: float = 0.0

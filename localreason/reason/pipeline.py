@@ -20,6 +20,10 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
   measured change in the answer (docs/benchmarks.md).
 - Evidence on the topic that does not clearly answer (between the gate's two guards) is answered with
   its closest sentence alone and a gap that says so.
+- With ``rerank="likelihood"`` (the answer_rerank setting), before it writes, the model re-orders the
+  four best-ranked sentences by how likely it finds the question after each (rerank.py). Off by
+  default: with the packaged 135M model it gained too little for its time (docs/benchmarks.md). The
+  gate judges the retrieval ranking's best score, so that a question the gate refuses costs no model time.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
 from .gate import NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .prompt import messages_for, offered_text
+from .rerank import RERANK_CANDIDATES, RERANK_MODES, rerank
 from .verify import Verified, compose, verify
 
 EXTRA_CANDIDATES = 2
@@ -58,6 +63,8 @@ class Request:
     budget: int
     style: str
     lead_quotes: int | None
+    rerank: str
+    """``likelihood`` (the model re-orders the best sentences, rerank.py) or ``off``."""
 
 
 class Offer(NamedTuple):
@@ -107,11 +114,12 @@ class Clock:
 def reason(lib, query: str, *, generator: Generator, document_id: object = search.UNSET,
            collection_id: object = search.UNSET, limit: object = search.DEFAULT_EVIDENCE_LIMIT,
            max_tokens: object = search.DEFAULT_MAX_TOKENS, style: str = "extract", lead_quotes: int | None = None,
-           stage=None, cancel=None) -> Answer:  # fmt: skip
+           rerank: str = "off", stage=None, cancel=None) -> Answer:  # fmt: skip
     """Answer ``query`` from the library. ``stage(Stage, **info)`` is called as the work progresses.
 
     ``lead_quotes`` fixes how many best-ranked quotations lead the answer (1-5); None lets the
-    ranking's confidence decide (quotes.lead_count).
+    ranking's confidence decide (quotes.lead_count). ``rerank`` is ``likelihood`` (the model re-orders the
+    best sentences before it writes; rerank.py) or ``off``.
 
     ``cancel`` (a ``threading.Event``) stops the request between stages and inside the model call;
     the request then raises :class:`Cancelled`.
@@ -119,28 +127,32 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
     clock = Clock()
     say = reporter(stage, cancel)
     req = check_request(lib, query, generator, {"document_id": document_id, "collection_id": collection_id},
-                        limit, max_tokens, style, lead_quotes)  # fmt: skip
+                        limit, max_tokens, style, lead_quotes, rerank)  # fmt: skip
     say(Stage.SEARCHING)
     evidence = gather_evidence(req)
     clock.mark("search")
     try:
         packet = pack_evidence(evidence, req.budget)
         say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
-        offer = choose_quotations(req, packet)
-        offer, gaps = check_relevance(evidence, packet, offer)
+        ranked = rank_sentences(req, packet)
+        closest_only, gaps = check_relevance(evidence, packet, ranked)
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
-    prompt = fit_context(req, evidence, packet, offer, gaps)
     clock.mark("packet")
+    ranked, read = model_reorders(req, ranked, cancel)
+    clock.mark("rerank")
+    offer = offer_of(req, ranked, closest_only)
+    prompt = fit_context(req, evidence, packet, offer, gaps)
+    clock.mark("fitted")
     say(Stage.WRITING)
     completion = generate(req, prompt, cancel)
     clock.mark("generate")
     say(Stage.VERIFYING)
-    return verified_answer(req, evidence, prompt, completion, gaps, clock)
+    return verified_answer(req, evidence, prompt, completion, gaps, clock, read)
 
 
 def check_request(lib, query: str, generator: Generator, scope: dict, limit: object, max_tokens: object,
-                  style: str, lead_quotes: object) -> Request:  # fmt: skip
+                  style: str, lead_quotes: object, rerank_mode: object = "off") -> Request:  # fmt: skip
     """The request with its inputs checked and clamped, or ValidationError before any work."""
     q = search.clean_query(query)
     k = search.clamp_limit(limit, search.DEFAULT_EVIDENCE_LIMIT, search.MAX_EVIDENCE_LIMIT)
@@ -148,7 +160,9 @@ def check_request(lib, query: str, generator: Generator, scope: dict, limit: obj
     if lead_quotes is not None and (not isinstance(lead_quotes, int) or not 1 <= lead_quotes <= MAX_LEAD):
         raise ValidationError(f"lead_quotes must be a number from 1 to {MAX_LEAD} (got {lead_quotes!r}).",
                               hint="Leave it out to let the ranking decide how many quotations lead.")
-    return Request(lib, q, generator, scope, k, budget, style, lead_quotes)
+    if rerank_mode not in RERANK_MODES:
+        raise ValidationError(f"rerank must be one of {', '.join(RERANK_MODES)} (got {rerank_mode!r}).")
+    return Request(lib, q, generator, scope, k, budget, style, lead_quotes, str(rerank_mode))
 
 
 # ---------------------------------------------------------------- stages
@@ -169,32 +183,50 @@ def pack_evidence(evidence, budget: int) -> EvidencePacket:
     return packet
 
 
-def choose_quotations(req: Request, packet: EvidencePacket) -> Offer:
-    """The quotable sentences offered to the model, best first, and how many lead."""
+def rank_sentences(req: Request, packet: EvidencePacket) -> list[Quote]:
+    """The packet's quotable sentences for the question, best first (as many as an offer can use)."""
+    return rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed,
+                       max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, RERANK_CANDIDATES))  # fmt: skip
+
+
+def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False) -> Offer:
+    """The sentences offered to the model and how many lead (the ranking's estimate, or the request's
+    fixed number), narrowed to the closest one when the gate said so."""
     n = req.lead_quotes
-    offered = rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed,
-                          (n or MAX_LEAD) + EXTRA_CANDIDATES)  # fmt: skip
-    lead = lead_count([o.probability for o in offered]) if n is None else min(n, len(offered))
-    return Offer(offered[:lead + EXTRA_CANDIDATES], lead)
+    lead = lead_count([o.probability for o in ranked]) if n is None else min(n, len(ranked))
+    return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only).narrowed()
 
 
-def check_relevance(evidence, packet: EvidencePacket, offer: Offer) -> tuple[Offer, list[str]]:
-    """The relevance gate, on the evidence and its best quotable sentence:
+def choose_quotations(req: Request, packet: EvidencePacket) -> Offer:
+    """The quotable sentences offered to the model, best first, and how many lead (no re-ordering)."""
+    return offer_of(req, rank_sentences(req, packet))
+
+
+def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote]) -> tuple[bool, list[str]]:
+    """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's):
     - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
       closest sentence and a gap;
     - evidence on the topic that does not clearly answer is answered with its closest sentence alone
       and a gap that says the question is not answered (NOT_ANSWERED_GAP);
-    - otherwise the offer stands. Returns the offer and the gaps so far."""
-    if not offer.quotes:
+    - otherwise the offer stands. Returns whether only the closest sentence may be quoted, and the gaps."""
+    if not ranked:
         raise NoEvidence(instruction_gaps(packet))
-    verdict = judge(evidence.relevance, offer.quotes[0].score)
+    verdict = judge(evidence.relevance, ranked[0].score)
     if verdict == WEAK:
         if not evidence.scoped:
             raise NoEvidence(instruction_gaps(packet))
-        return Offer(offer.quotes, offer.lead_quotes, True).narrowed(), [WEAK_SCOPE_GAP]
+        return True, [WEAK_SCOPE_GAP]
     if verdict == UNSURE:
-        return Offer(offer.quotes, offer.lead_quotes, True).narrowed(), [NOT_ANSWERED_GAP]
-    return offer, []
+        return True, [NOT_ANSWERED_GAP]
+    return False, []
+
+
+def model_reorders(req: Request, ranked: list[Quote], cancel) -> tuple[list[Quote], tuple[int, float]]:
+    """The ranked sentences after the model's re-ordering (rerank.py), and what that read: (tokens, seconds)."""
+    if req.rerank == "off":
+        return ranked, (0, 0.0)
+    done = rerank(req.generator, req.query, ranked, cancel)
+    return done.quotes, (done.tokens, done.seconds)
 
 
 def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, gaps: list[str]) -> Prompt:
@@ -219,7 +251,7 @@ def generate(req: Request, prompt: Prompt, cancel) -> Completion:
 
 
 def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completion, gaps: list[str],
-                    clock: Clock) -> Answer:  # fmt: skip
+                    clock: Clock, read: tuple[int, float] = (0, 0.0)) -> Answer:  # fmt: skip
     """The answer from the model's output: statements verified, prose composed, gaps and timings."""
     verified, gaps = verify_output(evidence, prompt, completion, gaps)
     titles = {c.chunk_id: (c.document_id, c.document_title) for c in prompt.packet.chunks}
@@ -229,7 +261,8 @@ def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completi
         answer_text, citations = compose(verified.statements, titles)
     clock.mark("end")
     timings = Timings(
-        search_ms=clock.ms("start", "search"), packet_ms=clock.ms("search", "packet"),
+        search_ms=clock.ms("start", "search"), packet_ms=clock.ms("search", "packet") + clock.ms("rerank", "fitted"),
+        rerank_ms=read[1] * 1000, rerank_tokens=read[0],
         prompt_ms=completion.prompt_seconds * 1000, generate_ms=completion.generate_seconds * 1000,
         verify_ms=clock.ms("generate", "end"), prompt_tokens=completion.prompt_tokens,
         completion_tokens=completion.completion_tokens,
@@ -287,11 +320,22 @@ def _shrink(req: Request, evidence, prompt: Prompt) -> Prompt:
         packet = search.build_packet(evidence, budget)
         if packet.empty:
             break
-        offer = choose_quotations(req, packet)
-        if not offer.quotes:
+        ranked = _in_order_of(rank_sentences(req, packet), prompt.offer.quotes)
+        if not ranked:
             break
-        smaller = _prompt(req, packet, Offer(offer.quotes, offer.lead_quotes, prompt.offer.closest_only).narrowed())
+        lead = min(prompt.offer.lead_quotes, len(ranked))  # the lead count already decided
+        smaller = _prompt(req, packet, Offer(ranked[:lead + EXTRA_CANDIDATES], lead, prompt.offer.closest_only).narrowed())
         if _fits(gen, smaller):
             return smaller
     raise GenerationError(f"The model's context ({gen.context_size} tokens) is too small for the instructions and "
                           "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
+
+
+def _in_order_of(ranked: list[Quote], chosen: list[Quote]) -> list[Quote]:
+    """``ranked`` with the sentences of ``chosen`` (the model's order, with its estimates) first: a smaller
+    packet keeps the model's decision for the sentences it still holds."""
+    key = {(q.chunk_id, q.start): i for i, q in enumerate(chosen)}
+    again = {(q.chunk_id, q.start): q for q in chosen}
+    kept = sorted((again[(q.chunk_id, q.start)] for q in ranked if (q.chunk_id, q.start) in key),
+                  key=lambda q: key[(q.chunk_id, q.start)])  # fmt: skip
+    return kept + [q for q in ranked if (q.chunk_id, q.start) not in key]
