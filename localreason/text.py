@@ -21,6 +21,11 @@ _ABBREVIATION = re.compile(
     r"(?:\b(?:[A-Z]|ca|c|cf|approx|e\.g|i\.e|etc|vs|viz|al|Mr|Mrs|Ms|Dr|Prof|St|Mt|Jr|Sr|Co|Corp|Inc|Ltd|No|Nos|"
     r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
 """A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
+_SOFT_WRAP_LINE = 40
+"""A single line break after a line at least this long, not ending like a sentence or a code line, before
+a line that does not open a list item, heading, table row or quotation, is a hard wrap inside a
+paragraph (text files and Markdown are often wrapped at 70-80 columns): the sentence goes on."""
+_NOT_CONTINUED = re.compile(r"[ \t]*(?:[-*+•|#>]|\d+[.)]\s|$)")
 MIN_CHARS = 15
 MAX_CHARS = 600
 """``sentences``: spans shorter than MIN_CHARS are dropped, longer than MAX_CHARS cut at a word boundary."""
@@ -45,6 +50,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
     for m in list(_SENTENCE_END.finditer(text)) + [None]:
         if m is not None and m.group(0).strip() == "" and _ABBREVIATION.search(text, max(0, m.start() - 8), m.start()):
             continue
+        if m is not None and m.group(0) == "\n" and _soft_wrap(text, m.start()):
+            continue
         end = m.start() if m else len(text)
         seg = text[pos:end]
         lead = len(seg) - len(seg.lstrip())
@@ -63,3 +70,11 @@ def sentences(text: str) -> list[tuple[int, int]]:
             e = cut if cut > s else s + MAX_CHARS
         spans.append((s, e))
     return spans
+
+
+def _soft_wrap(text: str, at: int) -> bool:
+    """Whether the single line break at ``at`` wraps a sentence rather than ending a line of its own."""
+    line = text[text.rfind("\n", 0, at) + 1:at].rstrip()
+    if len(line.strip()) < _SOFT_WRAP_LINE or line.endswith((".", "!", "?", ":", ";", "{", "}")):
+        return False
+    return not _NOT_CONTINUED.match(text, at + 1)

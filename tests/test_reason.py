@@ -269,6 +269,24 @@ def test_short_lines_without_sentences_are_still_quotable():
     assert e - s <= 600 and long[s:e].endswith("word")
 
 
+def test_a_sentence_wrapped_over_lines_stays_one_sentence_but_lists_and_headings_do_not():
+    from localreason.text import sentences
+
+    def split(text):
+        return [text[s:e] for s, e in sentences(text)]
+
+    wrapped = ("The old mill stands by the river and its wheel still turns. The mill was built in 1851 by the\n"
+               "Hartley family after the great flood. It grinds wheat.")  # fmt: skip
+    assert split(wrapped)[1] == "The mill was built in 1851 by the\nHartley family after the great flood."
+    listed = "Things to bring on the walk up the hill tomorrow\n- water and some food\n1. a map of the area"
+    assert split(listed) == ["Things to bring on the walk up the hill tomorrow", "- water and some food",
+                             "1. a map of the area"]  # fmt: skip
+    assert split("Short heading line\nThe body starts on the next line.") == [
+        "Short heading line", "The body starts on the next line."]
+    assert split("The router is configured in the settings menu:\nOpen the admin page first.") == [
+        "The router is configured in the settings menu:", "Open the admin page first."]
+
+
 def test_answer_quotes_setting_sets_how_many_quotations_lead(library, isolated_home, monkeypatch):
     one = reason(library, "How long is the router warranty?", generator=FakeGenerator(), lead_quotes=1)
     assert len(one.statements) == 1
@@ -436,7 +454,8 @@ def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model
     narrow = P._prompt(req, packet, wide.offer.narrowed())
     assert len(narrow.offer.quotes) == 1 < len(wide.offer.quotes)
     room = probe.prompt_tokens(narrow.messages) + narrow.out_tokens
-    req = P.Request(library, q, FakeGenerator(context_size=room + 5), req.scope, req.limit, req.budget, "extract", 3)
+    req = P.Request(library, q, FakeGenerator(context_size=room + 5), req.scope, req.limit, req.budget, "extract", 3,
+                    "likelihood")  # fmt: skip
     fitted = P._shrink(req, evidence, wide)
     assert fitted.offer.closest_only and len(fitted.offer.quotes) == 1, "the verdict survives the shrink"
     assert fitted.packet.max_tokens > 1000, "shrinking stops as soon as what the model reads fits"
