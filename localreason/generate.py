@@ -208,8 +208,12 @@ class LlamaGenerator:
         try:
             for context in contexts:
                 ctx_tokens = llm.tokenize(context.encode("utf-8"), add_bos=True, special=False)
-                room = max(1, min(self.batch, self.context_size) - len(cont))
-                ctx_tokens = ctx_tokens[:1] + ctx_tokens[1:][-(room - 1):] if len(ctx_tokens) > room else ctx_tokens
+                room = min(self.batch, self.context_size) - len(cont)
+                if room < 2:
+                    raise GenerationError(f"The question ({len(cont)} tokens) is too long to score against a passage.",
+                                          hint="Ask a shorter question, or set answer_rerank = off.")  # fmt: skip
+                if len(ctx_tokens) > room:  # keep the start token and the end of the context (the template's cue)
+                    ctx_tokens = ctx_tokens[:1] + ctx_tokens[len(ctx_tokens) - (room - 1):]
                 tokens = ctx_tokens + cont
                 llm.reset()
                 llm._ctx.kv_cache_seq_rm(-1, 0, -1)

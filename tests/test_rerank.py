@@ -72,6 +72,8 @@ def test_rerank_leaves_a_single_quote_and_a_generator_without_likelihood_alone()
     assert R.rerank(fake, "q?", one).quotes == one and fake.scored == []
     two = [quote("A", 3.0, 0.6), quote("B", 2.0, 0.4)]
     assert R.rerank(FakeGenerator(), "q?", two).quotes == two
+    long = LikelyFake("B")
+    assert R.rerank(long, "why " * (R.MAX_QUESTION_TOKENS + 1), two).quotes == two and long.scored == []
 
 
 def test_the_models_choice_leads_the_answer_and_off_keeps_the_ranking(mill):

@@ -21,6 +21,8 @@ from ..quotes import Quote
 
 RERANK_CANDIDATES = 4
 LIKELIHOOD_WEIGHT = 2.0
+MAX_QUESTION_TOKENS = 200
+"""A longer question (a pasted paragraph) is not scored: the ranking's order stands."""
 RERANK_MODES = ("likelihood", "off")
 
 
@@ -42,10 +44,11 @@ def rerank(generator, question: str, quotes: list[Quote], cancel=None) -> Rerank
 
     Each quote's probability is re-estimated as proportional to probability x exp(LIKELIHOOD_WEIGHT x
     per-token log-likelihood); a quote the model did not read counts as no likelier than the least
-    likely one it read. Fewer than two quotes, or a generator that cannot score, are returned as they are.
+    likely one it read. Fewer than two quotes, a generator that cannot score, or a question longer than
+    MAX_QUESTION_TOKENS are returned as they are.
     """
     k = min(RERANK_CANDIDATES, len(quotes))
-    if k < 2 or not can_rerank(generator):
+    if k < 2 or not can_rerank(generator) or generator.count_tokens(question) > MAX_QUESTION_TOKENS:
         return Reranked(list(quotes), 0, 0.0)
     start = time.perf_counter()
     scored = likelihood.question_logprobs(generator, question, [q.text for q in quotes[:k]], cancel=cancel)
