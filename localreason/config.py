@@ -13,6 +13,9 @@ from pathlib import Path
 
 from .errors import ValidationError
 
+ANSWER_RERANK_MODES = ("likelihood", "off")
+"""``answer_rerank``'s values (reason/rerank.py)."""
+
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GENERATION_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -146,8 +149,8 @@ class Settings:
         if self.answer_budget < 0:
             raise ValidationError(f"answer_budget must be 0 or a positive number of tokens (got {self.answer_budget}).",
                                   hint="Fix answer_budget in config.toml or LOCALREASON_ANSWER_BUDGET.")
-        for name, allowed in (("embedding_backend", ("auto", "openvino", "torch")), ("answer_rerank", ("likelihood", "off")),
-                              ("vector_index", ("auto", "flat", "ivf"))):  # fmt: skip
+        for name, allowed in (("embedding_backend", ("auto", "openvino", "torch")),
+                              ("answer_rerank", ANSWER_RERANK_MODES), ("vector_index", ("auto", "flat", "ivf"))):  # fmt: skip
             if getattr(self, name) not in allowed:
                 raise ValidationError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r}).",
                                       hint=f"Fix {name} in config.toml or LOCALREASON_{name.upper()}.")

@@ -192,10 +192,10 @@ class LlamaGenerator:
         return Completion(text, len(tokens), self.count_tokens(text[len(prefix):]), (first or end) - start,
                           end - (first or end))  # fmt: skip
 
-    def continuation_logprobs(self, contexts: list[str], continuation: str, cancel=None) -> tuple[list[float], int]:
-        """log P(``continuation`` | context) for each of ``contexts`` as plain text (no chat template), and
-        the continuation's length in tokens. One llama_decode per context; the model's cached prompt is
-        discarded (the next completion reads its prompt afresh)."""
+    def continuation_logprobs(self, contexts: list[str], continuation: str, cancel=None) -> tuple[list[float], int, int]:
+        """log P(``continuation`` | context) for each of ``contexts`` as plain text (no chat template), the
+        continuation's length in tokens, and the tokens read in all. One llama_decode per context; the
+        model's cached prompt is discarded (the next completion reads its prompt afresh)."""
         import llama_cpp
         import numpy as np
 
@@ -203,6 +203,7 @@ class LlamaGenerator:
         cont = llm.tokenize((" " + continuation.strip()).encode("utf-8"), add_bos=False, special=False)
         n_vocab = llm.n_vocab()
         out: list[float] = []
+        read = 0
         self._cancel = cancel
         batch = None
         try:
@@ -215,6 +216,7 @@ class LlamaGenerator:
                 if len(ctx_tokens) > room:  # keep the start token and the end of the context (the template's cue)
                     ctx_tokens = ctx_tokens[:1] + ctx_tokens[len(ctx_tokens) - (room - 1):]
                 tokens = ctx_tokens + cont
+                read += len(tokens)
                 llm.reset()
                 llm._ctx.kv_cache_seq_rm(-1, 0, -1)
                 batch = llama_cpp.llama_batch_init(len(tokens), 0, 1)
@@ -250,7 +252,7 @@ class LlamaGenerator:
             self._cancel = None
             llm.reset()
             llm._ctx.kv_cache_seq_rm(-1, 0, -1)
-        return out, len(cont)
+        return out, len(cont), read
 
 
 def _grammar_accepted(llm, compiled) -> bool:

@@ -23,6 +23,8 @@ class Scored:
     """log P(question) with no sentence."""
     tokens: int
     """The question's length in the model's tokens."""
+    read: int
+    """Tokens the model read to score them all (each context with the question)."""
 
     def per_token(self) -> list[float]:
         return [g / max(1, self.tokens) for g in self.given]
@@ -36,5 +38,5 @@ def question_logprobs(generator, question: str, sentences: list[str], cancel=Non
     """The question's log-likelihood after each of ``sentences``, and with none (the generator's
     ``continuation_logprobs``)."""
     contexts = [PASSAGE_TEMPLATE.format(sentence=" ".join(s.split())) for s in sentences] + [PRIOR_CONTEXT]
-    scores, n = generator.continuation_logprobs(contexts, question, cancel=cancel)
-    return Scored(scores[:-1], scores[-1], n)
+    scores, n, read = generator.continuation_logprobs(contexts, question, cancel=cancel)
+    return Scored(scores[:-1], scores[-1], n, read)

@@ -52,7 +52,8 @@ class ObedientModel:
         return self.real.prompt_tokens(messages)
 
     def continuation_logprobs(self, contexts, continuation, cancel=None):
-        """The real model's question likelihood: its decision before writing (reason/rerank.py) is kept."""
+        """The real model's question likelihood (scores, question tokens, tokens read): its decision before
+        writing (reason/rerank.py) is kept."""
         return self.real.continuation_logprobs(contexts, continuation, cancel=cancel)
 
     def complete(self, messages, grammar, max_output, prefix="", cancel=None):

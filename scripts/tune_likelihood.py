@@ -11,7 +11,9 @@ with no passage. Printed, beside the shipped ranking:
 2. the relevance gate's separation (AUC) of answerable from near-miss and off-topic questions with
    and without the pointwise mutual information of the question and the best sentence.
 
-Rows are cached in DATA_DIR/ql-rows-<domain>-<n>-<K>.pkl (recomputed when the code changes).
+Rows are cached in DATA_DIR/ql-rows-<domain>-<n>-<K>.pkl with what they were computed from (the questions,
+the library, the scoring, ranking and gate code, the GGUF file); a cache computed from anything else is
+recomputed.
 
     python scripts/tune_likelihood.py --data-dir /tmp/squad-cache
 """
@@ -60,16 +62,21 @@ def rows_for(lib, generator, questions, k: int) -> list[dict]:
 
 
 def collect(data_dir: Path, n: int, k: int, refresh: bool) -> dict[str, list[dict]]:
-    from localreason import likelihood
+    from localreason import likelihood, quotes
     from localreason.config import load_settings
+    from localreason.embed import make_embedder
     from localreason.generate import shared_generator
-    from localreason.library import Library
-    from localreason.models import resolve_gguf
+    from localreason.models import resolve_embedding_model, resolve_gguf
+    from localreason.reason import gate
 
-    settings = load_settings(data_dir / "libs" / "squad-wiki")
-    generator = shared_generator(resolve_gguf(settings), settings.cpu_threads)
-    embedder = Library(settings=settings).embedder
-    code = inspect.getsource(likelihood) + inspect.getsource(rows_for)
+    settings = load_settings(data_dir / "libs")
+    gguf = resolve_gguf(settings)
+    generator = shared_generator(gguf, settings.cpu_threads)
+    embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
+    # What the rows depend on besides the questions: the scoring and ranking code, the gate's weights and
+    # the model file (a cache computed with other code or another GGUF is recomputed).
+    code = "\0".join([inspect.getsource(likelihood), inspect.getsource(rows_for), inspect.getsource(quotes),
+                      inspect.getsource(gate), f"{gguf.name}:{gguf.stat().st_size}"])  # fmt: skip
     out = {}
     for name in qa_sets.DOMAINS:
         domain = qa_sets.load(data_dir, name)
@@ -87,6 +94,7 @@ def collect(data_dir: Path, n: int, k: int, refresh: bool) -> dict[str, list[dic
         t = time.perf_counter()
         lib = qa_sets.build_library(domain, data_dir, embedder)
         out[name] = rows_for(lib, generator, asked, k)
+        lib.close()
         cache.write_bytes(pickle.dumps({"key": key, "rows": out[name]}))
         secs = [r["seconds"] for r in out[name] if r["seconds"]]
         print(f"  {name}: {len(asked)} questions in {time.perf_counter() - t:.0f} s "
@@ -110,6 +118,24 @@ def top1(rows, w: float, k: int, feature=per_token) -> float:
             s = r["score"][:k] + w * feature(r)[:k]
             hit += bool(r["y"][int(np.argmax(s))])
     return hit / max(1, len(a))
+
+
+def changed(rows_by, names, w: float, k: int) -> tuple[int, int]:
+    """Answerable questions whose first quotation the re-ordering turned right, and turned wrong."""
+    fixed = broke = 0
+    for r in (r for n in names for r in rows_by[n] if r["kind"] == "answerable" and len(r["y"])):
+        before, after = r["y"][0], r["y"][int(np.argmax(r["score"][:k] + w * per_token(r)[:k]))]
+        fixed += bool(after and not before)
+        broke += bool(before and not after)
+    return fixed, broke
+
+
+def sign_test(a: int, b: int) -> float:
+    """Two-sided sign test of ``a`` against ``b`` changes (exact binomial, p = 1/2)."""
+    from math import comb
+
+    n, low = a + b, min(a, b)
+    return min(1.0, 2 * sum(comb(n, i) for i in range(low + 1)) / 2**n) if n else 1.0
 
 
 def mean_over(rows_by, names, fn) -> float:
@@ -139,19 +165,22 @@ def report(rows_by, k_max: int) -> None:
     print(f"{'ranking':<46} {'fit (in sample)':>16} {'fit (domain out)':>17} {'held out':>9} {'ceiling held':>13}")
     base = (mean_over(rows_by, fit, lambda rs: top1(rs, 0, 1)), mean_over(rows_by, held, lambda rs: top1(rs, 0, 1)))
     print(f"{'quotes.WEIGHTS (shipped)':<46} {base[0]:>16.3f} {base[0]:>17.3f} {base[1]:>9.3f}")
-    for feature in (per_token, pmi):
-        for k in range(2, k_max + 1):
-            w = fit_w(rows_by, fit, k, feature)
-            out = np.mean([top1(rows_by[d], fit_w(rows_by, [f for f in fit if f != d], k, feature), k, feature)
-                           for d in fit])  # fmt: skip
-            ceil = mean_over(rows_by, held, lambda rs: np.mean([r["y"][:k].any() for r in rs
-                                                                 if r["kind"] == "answerable"]))  # fmt: skip
-            print(f"{f'+ {w:.1f} x {feature.__name__}, K={k}':<46} "
-                  f"{mean_over(rows_by, fit, lambda rs: top1(rs, w, k, feature)):>16.3f} {out:>17.3f} "
-                  f"{mean_over(rows_by, held, lambda rs: top1(rs, w, k, feature)):>9.3f} {ceil:>13.3f}")
-        print("  per held-out domain (K=%d): " % k_max + ", ".join(
-            f"{d} {top1(rows_by[d], 0, 1):.2f}->{top1(rows_by[d], fit_w(rows_by, fit, k_max, feature), k_max, feature):.2f}"
-            for d in held))  # fmt: skip
+    # Per-token log-likelihood only: PMI subtracts a constant per question, so it orders the same.
+    for k in range(2, k_max + 1):
+        w = fit_w(rows_by, fit, k, per_token)
+        out = np.mean([top1(rows_by[d], fit_w(rows_by, [f for f in fit if f != d], k, per_token), k, per_token)
+                       for d in fit])  # fmt: skip
+        ceil = mean_over(rows_by, held, lambda rs: np.mean([r["y"][:k].any() for r in rs
+                                                             if r["kind"] == "answerable"]))  # fmt: skip
+        print(f"{f'+ {w:.1f} x per_token, K={k}':<46} "
+              f"{mean_over(rows_by, fit, lambda rs: top1(rs, w, k, per_token)):>16.3f} {out:>17.3f} "
+              f"{mean_over(rows_by, held, lambda rs: top1(rs, w, k, per_token)):>9.3f} {ceil:>13.3f}")
+    print(f"  per held-out domain (K={k_max}): " + ", ".join(
+        f"{d} {top1(rows_by[d], 0, 1):.2f}->{top1(rows_by[d], w, k_max, per_token):.2f}" for d in held))  # fmt: skip
+    for label, names in (("fit", fit), ("held out", held)):
+        fixed, broke = changed(rows_by, names, w, k_max)
+        print(f"  {label}, question by question (K={k_max}, w={w:.1f}): first statement fixed {fixed}, broken "
+              f"{broke}; sign test p = {sign_test(fixed, broke):.2f}")
     print("\n2. Gate: AUC of answerable against near-miss / off-topic (mean over domains)")
     feats = {"gate score (shipped)": lambda r: r["gate"],
              "PMI of the best sentence": lambda r: float(pmi(r)[0]),

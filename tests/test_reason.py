@@ -449,7 +449,7 @@ def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model
                           "extract", 3)  # fmt: skip
     evidence = P.gather_evidence(req)
     packet = P.pack_evidence(evidence, req.budget)
-    offer = P.choose_quotations(req, packet)
+    offer = P.offer_of(req, P.rank_sentences(req, packet))
     wide = P._prompt(req, packet, P.Offer(offer.quotes, offer.lead_quotes, True))  # not yet narrowed
     narrow = P._prompt(req, packet, wide.offer.narrowed())
     assert len(narrow.offer.quotes) == 1 < len(wide.offer.quotes)

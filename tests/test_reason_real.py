@@ -67,7 +67,7 @@ def test_the_model_finds_the_question_likelier_after_the_sentence_that_answers(d
     again = likelihood.question_logprobs(gen, q, sentences)
     assert again.given == pytest.approx(first.given, abs=1e-3) and again.prior == pytest.approx(first.prior, abs=1e-3)
     # A context longer than a batch keeps its start token and its end (the cue before the question).
-    [long], n = gen.continuation_logprobs(["filler words " * 800 + sentences[0] + "\nQuestion:"], q)
+    [long], n, _ = gen.continuation_logprobs(["filler words " * 800 + sentences[0] + "\nQuestion:"], q)
     assert n >= 5 and -200 < long < 0
 
 

@@ -31,7 +31,7 @@ class LikelyFake(FakeGenerator):
 
     def continuation_logprobs(self, contexts, continuation, cancel=None):
         self.scored.append(list(contexts))
-        return [-5.0 if self.favourite and self.favourite in c else -100.0 for c in contexts], 5
+        return [-5.0 if self.favourite and self.favourite in c else -100.0 for c in contexts], 5, 12 * len(contexts)
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .. import search
+from ..config import ANSWER_RERANK_MODES
 from ..errors import ValidationError
 from ..generate import Completion, GenerationError, Generator
 from ..quotes import MAX_LEAD, Quote, lead_count, rank_quotes
@@ -43,7 +44,7 @@ from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
 from .gate import NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .prompt import messages_for, offered_text
-from .rerank import RERANK_CANDIDATES, RERANK_MODES, rerank
+from .rerank import RERANK_CANDIDATES, rerank
 from .verify import Verified, compose, verify
 
 EXTRA_CANDIDATES = 2
@@ -160,8 +161,8 @@ def check_request(lib, query: str, generator: Generator, scope: dict, limit: obj
     if lead_quotes is not None and (not isinstance(lead_quotes, int) or not 1 <= lead_quotes <= MAX_LEAD):
         raise ValidationError(f"lead_quotes must be a number from 1 to {MAX_LEAD} (got {lead_quotes!r}).",
                               hint="Leave it out to let the ranking decide how many quotations lead.")
-    if rerank_mode not in RERANK_MODES:
-        raise ValidationError(f"rerank must be one of {', '.join(RERANK_MODES)} (got {rerank_mode!r}).")
+    if rerank_mode not in ANSWER_RERANK_MODES:
+        raise ValidationError(f"rerank must be one of {', '.join(ANSWER_RERANK_MODES)} (got {rerank_mode!r}).")
     return Request(lib, q, generator, scope, k, budget, style, lead_quotes, str(rerank_mode))
 
 
@@ -195,11 +196,6 @@ def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False) -> O
     n = req.lead_quotes
     lead = lead_count([o.probability for o in ranked]) if n is None else min(n, len(ranked))
     return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only).narrowed()
-
-
-def choose_quotations(req: Request, packet: EvidencePacket) -> Offer:
-    """The quotable sentences offered to the model, best first, and how many lead (no re-ordering)."""
-    return offer_of(req, rank_sentences(req, packet))
 
 
 def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote]) -> tuple[bool, list[str]]:
@@ -334,8 +330,6 @@ def _shrink(req: Request, evidence, prompt: Prompt) -> Prompt:
 def _in_order_of(ranked: list[Quote], chosen: list[Quote]) -> list[Quote]:
     """``ranked`` with the sentences of ``chosen`` (the model's order, with its estimates) first: a smaller
     packet keeps the model's decision for the sentences it still holds."""
-    key = {(q.chunk_id, q.start): i for i, q in enumerate(chosen)}
-    again = {(q.chunk_id, q.start): q for q in chosen}
-    kept = sorted((again[(q.chunk_id, q.start)] for q in ranked if (q.chunk_id, q.start) in key),
-                  key=lambda q: key[(q.chunk_id, q.start)])  # fmt: skip
-    return kept + [q for q in ranked if (q.chunk_id, q.start) not in key]
+    order = {(q.chunk_id, q.start): (i, q) for i, q in enumerate(chosen)}
+    kept = sorted(order[k] for k in ((q.chunk_id, q.start) for q in ranked) if k in order)
+    return [q for _, q in kept] + [q for q in ranked if (q.chunk_id, q.start) not in order]

@@ -23,7 +23,6 @@ RERANK_CANDIDATES = 4
 LIKELIHOOD_WEIGHT = 2.0
 MAX_QUESTION_TOKENS = 200
 """A longer question (a pasted paragraph) is not scored: the ranking's order stands."""
-RERANK_MODES = ("likelihood", "off")
 
 
 class Reranked(NamedTuple):
@@ -60,5 +59,4 @@ def rerank(generator, question: str, quotes: list[Quote], cancel=None) -> Rerank
     combined = [q.score + g for q, g in zip(quotes, gains)]
     head = sorted(range(k), key=lambda i: -combined[i])
     out = [replace(quotes[i], probability=weights[i] / total) for i in head + list(range(k, len(quotes)))]
-    read = sum(generator.count_tokens(likelihood.PASSAGE_TEMPLATE.format(sentence=q.text)) for q in quotes[:k])
-    return Reranked(out, read + (k + 1) * scored.tokens, time.perf_counter() - start)
+    return Reranked(out, scored.read, time.perf_counter() - start)
