@@ -79,7 +79,7 @@ class Settings:
 
     answer_rerank: str = "off"
     """``likelihood``: before it writes, the model reads the four best-ranked sentences with the question and
-    re-orders them by how likely it finds the question after each (reason/rerank.py; about 1.2 s on 2
+    re-orders them by how likely it finds the question after each (reason/rerank.py; 1.7 s more at p50 on 2
     cores); ``off`` (default): the retrieval ranking's order stands. With the packaged 135M model the
     re-ordering gained too little to pay for its time (docs/benchmarks.md); a larger GGUF may do better."""
 
