@@ -149,6 +149,40 @@ async def test_citation_opens_the_source_with_the_quotation_highlighted_and_tree
         assert not isinstance(app.screen, SourceScreen)
 
 
+async def test_a_move_before_the_first_paint_works_and_a_slow_earlier_move_is_not_painted_last(tui_lib, monkeypatch):
+    """The viewer's first load is held back: 'n' pressed meanwhile moves from the cited passage (it
+    used to raise: nothing was in focus yet), and when the held load ends it does not paint over."""
+    app = LocalReasonApp(tui_lib)
+    release, calls = threading.Event(), []
+    document = tui_lib.document
+
+    def held_document(doc_id):
+        calls.append(doc_id)
+        if len(calls) == 1:
+            release.wait(10)
+        return document(doc_id)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, "Where did the Black Death originate?")
+        monkeypatch.setattr(tui_lib, "document", held_document)
+        await pilot.press("1")
+        await wait_for_screen(pilot, SourceScreen, "#where")
+        screen = app.screen
+        cited = screen.cited
+        await pilot.press("n")
+        for _ in range(200):
+            if "(next)" in str(screen.query_one("#where").render()):
+                break
+            await pilot.pause(0.05)
+        assert not isinstance(app.screen, ErrorScreen), "a move before the first paint is not an error"
+        assert screen.current != cited and "(next)" in str(screen.query_one("#where").render())
+        release.set()
+        await settle(pilot)
+        assert len(calls) == 2, "the held first load did finish"
+        assert screen.current != cited and "(next)" in str(screen.query_one("#where").render()), \
+            "the older load, finishing last, was not painted over the newer move"
+
+
 async def test_enter_on_a_source_row_and_mouse_click_open_the_viewer(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
@@ -411,10 +445,13 @@ async def test_errors_appear_in_a_modal_and_the_app_carries_on(tui_lib):
         assert app.turn is None
 
 
-async def wait_for_screen(pilot, kind, tries: int = 200) -> None:
-    """Pause until a screen of ``kind`` is on top (without waiting on workers, one of which failed)."""
+async def wait_for_screen(pilot, kind, ready: str = "", tries: int = 200) -> None:
+    """Pause until a screen of ``kind`` is on top and, when ``ready`` names a selector, has composed a
+    widget matching it (without waiting on workers, one of which failed). A pushed screen is the app's
+    screen before its children are mounted: under load a query straight after the push found nothing."""
     for _ in range(tries):
-        if isinstance(pilot.app.screen, kind):
+        screen = pilot.app.screen
+        if isinstance(screen, kind) and (not ready or screen.query(ready)):
             return
         await pilot.pause(0.05)
 
@@ -429,7 +466,7 @@ async def test_an_unexpected_exception_in_a_worker_shows_the_error_dialog_and_th
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f3", *"plague")
-        await wait_for_screen(pilot, ErrorScreen)
+        await wait_for_screen(pilot, ErrorScreen, "#error-hint")
         assert isinstance(app.screen, ErrorScreen), "the search worker's exception reached the catch-all"
         assert "RuntimeError: search exploded" in str(app.screen.query_one("#error-message").render())
         assert "tui.log" in str(app.screen.query_one("#error-hint").render())
@@ -448,7 +485,7 @@ async def test_an_unexpected_exception_in_a_worker_shows_the_error_dialog_and_th
         assert isinstance(app.screen, SourceScreen)
         monkeypatch.setattr(tui_lib, "deep_expand", lambda *a, **k: exploding(what="viewer"))
         await pilot.press("n")
-        await wait_for_screen(pilot, ErrorScreen)
+        await wait_for_screen(pilot, ErrorScreen, "#error-hint")
         assert isinstance(app.screen, ErrorScreen)
         assert "RuntimeError: viewer exploded" in str(app.screen.query_one("#error-message").render())
         await pilot.press("escape")

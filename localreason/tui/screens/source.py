@@ -45,6 +45,10 @@ class SourceScreen(Screen):
         self.quote = quote
         """Document character offsets of the verified quotation, highlighted wherever it is in view."""
         self.heading = title
+        self.current = chunk_id
+        """The chunk in focus: the cited one until a move has been painted."""
+        self._request = 0
+        """Counts moves; only the newest one's result is painted (a slow earlier one is dropped)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="viewer"):
@@ -55,16 +59,17 @@ class SourceScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.show([self.cited], self.cited, "cited")
+        self.action_move("cited")
 
     def action_close(self) -> None:
         self.dismiss()
 
     def action_move(self, direction: str) -> None:
+        self._request += 1
         if direction == "cited":
-            self.show([self.cited], self.cited, "cited")
+            self.show([self.cited], self.cited, "cited", self._request)
             return
-        self.expand(self.current, direction)
+        self.expand(self.current, direction, self._request)
 
     def _ui(self, fn, *args, **kwargs):
         """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed."""
@@ -81,7 +86,7 @@ class SourceScreen(Screen):
     # ------------------------------------------------------------ workers
 
     @work(thread=True, exclusive=True, group="viewer", exit_on_error=False)
-    def expand(self, chunk_id: str, direction: str) -> None:
+    def expand(self, chunk_id: str, direction: str, request: int) -> None:
         try:
             result = self.session.service.deep_expand(chunk_id, direction, window=2)
         except LocalReasonError as exc:
@@ -97,10 +102,10 @@ class SourceScreen(Screen):
         if direction == "surrounding":
             ids = list(dict.fromkeys([*ids[:len(ids) // 2], chunk_id, *ids[len(ids) // 2:]]))
             focus = chunk_id
-        self._ui(self.show, ids, focus, direction)
+        self._ui(self.show, ids, focus, direction, request)
 
     @work(thread=True, exclusive=True, group="viewer-load", exit_on_error=False)
-    def show(self, ids: list[str], focus: str, how: str) -> None:
+    def show(self, ids: list[str], focus: str, how: str, request: int) -> None:
         try:
             with self.session.service.reading() as lib:
                 chunks = [lib.chunk(i) for i in ids]
@@ -108,11 +113,13 @@ class SourceScreen(Screen):
         except LocalReasonError as exc:
             self.post_message(ErrorReported(exc))
             return
-        self._ui(self._paint, chunks, doc, focus, how)
+        self._ui(self._paint, chunks, doc, focus, how, request)
 
     # ------------------------------------------------------------ drawing
 
-    def _paint(self, chunks, doc, focus: str, how: str) -> None:
+    def _paint(self, chunks, doc, focus: str, how: str, request: int) -> None:
+        if request != self._request:
+            return  # a newer move is on its way; painting this one would show the older place last
         self.current = focus
         main = next(c for c in chunks if c.id == focus)
         self.query_one("#crumbs", Static).update(self._crumbs(doc, main))
