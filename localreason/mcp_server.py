@@ -23,6 +23,7 @@ answer, citations, gaps and meta) and a readable text (for ``reason``: render.an
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
@@ -36,7 +37,8 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import (INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent,
+                       ToolAnnotations)  # fmt: skip
 from pydantic import Field
 
 from .config import Settings, load_settings
@@ -485,6 +487,90 @@ def _log_to(path: Path) -> None:
     log.setLevel(logging.INFO)
 
 
+# ---------------------------------------------------------------- lines the SDK cannot read
+
+
+def _request_id(value: Any) -> int | str | None:
+    """The ``id`` of a parsed message, if it has one JSON-RPC allows (a string or an integer)."""
+    if isinstance(value, dict):
+        rid = value.get("id")
+        if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
+            return rid
+    return None
+
+
+def unreadable_reply(exc: Exception) -> JSONRPCError:
+    """The JSON-RPC error for a line the SDK's transport could not read (it hands us the exception).
+
+    The SDK only logs such a line, so a client whose request it was waited for ever. The reply is a
+    parse error (-32700) for text that is not JSON or not Unicode, an invalid request (-32600) for JSON
+    that is not a JSON-RPC message, and carries the request's id whenever the line shows one, so that
+    the client's pending call fails instead of hanging (id null otherwise, as JSON-RPC 2.0 says).
+    """
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    first = errors[0] if errors else {}
+    value, said = first.get("input"), str(first.get("msg", exc))
+    if first.get("type") != "json_invalid":
+        return _jsonrpc_error(_request_id(value), INVALID_REQUEST,
+                              "The message is JSON but not a JSON-RPC 2.0 request, notification or response.",
+                              said)  # fmt: skip
+    try:  # Python's reader accepts what the SDK's refuses (a lone surrogate escape, NaN), and shows the id
+        value = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return _jsonrpc_error(None, PARSE_ERROR, "The line is not JSON; each line must be one JSON-RPC message.", said)
+    if _holds_lone_surrogate(value):
+        message = ("The message holds a lone surrogate escape (such as \\ud800), which is not Unicode text; "
+                   "send the text as UTF-8.")  # fmt: skip
+    else:
+        message = "The message is not JSON as JSON-RPC reads it."
+    return _jsonrpc_error(_request_id(value), PARSE_ERROR, message, said)
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _jsonrpc_error(rid: int | str | None, code: int, message: str, detail: str) -> JSONRPCError:
+    return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=message, data={"detail": detail}))
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """``server`` over stdio as ``MCPServer.run("stdio")`` does, but every line it cannot read is answered.
+
+    The SDK's transport turns such a line into an exception on the read stream, which its loop only
+    logs; a relay between the two answers it (``unreadable_reply``) on the same write stream, so the
+    reply cannot interleave with another frame.
+    """
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async uses it the same way (mcp 2.x)
+    async with stdio_server() as (read_stream, write_stream):
+        relay_send, relay_receive = anyio.create_memory_object_stream(0)
+
+        async def relay() -> None:
+            async with relay_send:
+                async for item in read_stream:
+                    if not isinstance(item, Exception):
+                        await relay_send.send(item)
+                        continue
+                    reply = unreadable_reply(item)
+                    log.warning("Answered an unreadable line (id %s): %s", reply.id, reply.error.data["detail"])
+                    try:
+                        await write_stream.send(SessionMessage(reply))
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay)
+            await lowlevel.run(relay_receive, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
 def run(home: str | None = None) -> None:
     """Serve the library at ``home`` (default: LOCALREASON_HOME or the per-user library) over stdio.
 
@@ -501,7 +587,7 @@ def run(home: str | None = None) -> None:
         log.info("Serving %s over stdio", settings.home)
         server = LocalReasonMCP(settings=settings)
         try:
-            server.mcp.run("stdio")
+            anyio.run(serve_stdio, server.mcp)
         finally:
             server.close()
             log.info("Stopped")

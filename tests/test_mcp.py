@@ -272,6 +272,36 @@ def test_the_server_module_imports_no_model_or_search_library_before_serving():
     assert out.stdout.strip() == "[]"
 
 
+def test_every_line_the_sdk_cannot_read_is_answered_and_the_server_goes_on(tmp_path):
+    """Over real stdio: the SDK's transport only logged such a line, so the client waited for ever.
+    Each gets a JSON-RPC error, with the request's id wherever the line shows one."""
+    import json
+
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        "not json",
+        '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"x":"\\ud800"}}',  # a lone surrogate escape
+        {"jsonrpc": "2.0", "id": "eight"},  # JSON, but neither a request nor a response
+        [1, 2],
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+    ]  # fmt: skip
+    stdin = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines).encode() + b"\xff\xfe{\n"
+    proc = subprocess.run([sys.executable, "-m", "localreason", "mcp"], input=stdin, capture_output=True, timeout=60,
+                          env={**__import__("os").environ, "LOCALREASON_HOME": str(tmp_path)})  # fmt: skip
+    replies = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert proc.returncode == 0, proc.stderr
+    by_id = {}
+    for r in replies:
+        by_id.setdefault(r.get("id"), []).append(r)
+    assert "result" in by_id[1][0] and by_id[2] == [{"jsonrpc": "2.0", "id": 2, "result": {}}], "it went on"
+    assert by_id[7][0]["error"]["code"] == -32700 and "surrogate" in by_id[7][0]["error"]["message"]
+    assert by_id["eight"][0]["error"]["code"] == -32600
+    nulls = sorted(r["error"]["code"] for r in by_id[None])
+    assert nulls == [-32700, -32700, -32600], "not JSON, the array, and the undecodable bytes at the end"
+    assert "Answered an unreadable line" in (tmp_path / "logs" / "mcp.log").read_text()
+
+
 # ---------------------------------------------------------------- end to end over stdio, real models
 
 LATE_FACT = "The lighthouse on Skerry Vane is kept by Oswin Marlowe, who paints its lamp room teal every spring."
