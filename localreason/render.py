@@ -56,9 +56,13 @@ def latency_text(ms: int) -> str:
     return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def meta_line(answer) -> str:
-    return (f"{answer.chunks_gathered} chunks gathered · {answer.citations_dropped} citations dropped · "
-            f"{latency_text(answer.latency_ms)}")  # fmt: skip
+    return (f"{_count(answer.chunks_gathered, 'chunk')} gathered · {_count(answer.citations_dropped, 'citation')} "
+            f"dropped · {latency_text(answer.latency_ms)}")  # fmt: skip
 
 
 def numbered_sources(answer) -> tuple[Source, ...]:

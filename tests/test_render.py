@@ -76,7 +76,7 @@ def test_plain_and_markdown_say_the_same_things():
 
 
 def test_meta_line_and_latency():
-    assert section(sections(two_statements()), META) == ("12 chunks gathered · 1 citations dropped · 5.1 s",)
+    assert section(sections(two_statements()), META) == ("12 chunks gathered · 1 citation dropped · 5.1 s",)
     assert latency_text(850) == "850 ms" and latency_text(1000) == "1.0 s"
     assert answer_markdown(no_evidence()).endswith("**Meta**\n\n*3 chunks gathered · 0 citations dropped · 42 ms*")
     assert answer_plain(no_evidence()).endswith("\n\nMeta: 3 chunks gathered · 0 citations dropped · 42 ms")
