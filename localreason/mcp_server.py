@@ -491,8 +491,9 @@ def _log_to(path: Path) -> None:
 
 
 def _request_id(value: Any) -> int | str | None:
-    """The ``id`` of a parsed message, if it has one JSON-RPC allows (a string or an integer)."""
-    if isinstance(value, dict):
+    """The ``id`` of a parsed request, if it has one JSON-RPC allows (a string or an integer). A response's
+    id is not taken: ids of responses are the server's own, and naming one would fail its request."""
+    if isinstance(value, dict) and "method" in value:
         rid = value.get("id")
         if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
             return rid
@@ -509,21 +510,24 @@ def unreadable_reply(exc: Exception) -> JSONRPCError:
     """
     errors = exc.errors() if hasattr(exc, "errors") else []
     first = errors[0] if errors else {}
-    value, said = first.get("input"), str(first.get("msg", exc))
+    said = str(first.get("msg", exc))
     if first.get("type") != "json_invalid":
-        return _jsonrpc_error(_request_id(value), INVALID_REQUEST,
+        # Each error names the value it met: a wrong field's own value, or the whole message for a
+        # missing field (the message fails as every kind of JSON-RPC message, so one of them misses one).
+        message = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
+        return _jsonrpc_error(_request_id(message), INVALID_REQUEST,
                               "The message is JSON but not a JSON-RPC 2.0 request, notification or response.",
                               said)  # fmt: skip
-    try:  # Python's reader accepts what the SDK's refuses (a lone surrogate escape, NaN), and shows the id
-        value = json.loads(value) if isinstance(value, str) else None
-    except ValueError:
+    try:  # Python's reader accepts what the SDK's refuses (a lone surrogate escape), and shows the id
+        value = json.loads(first["input"]) if isinstance(first.get("input"), str) else None
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's reader goes
         return _jsonrpc_error(None, PARSE_ERROR, "The line is not JSON; each line must be one JSON-RPC message.", said)
     if _holds_lone_surrogate(value):
-        message = ("The message holds a lone surrogate escape (such as \\ud800), which is not Unicode text; "
-                   "send the text as UTF-8.")  # fmt: skip
+        text = ("The message holds a lone surrogate escape (such as \\ud800), which is not Unicode text; "
+                "send the text as UTF-8.")  # fmt: skip
     else:
-        message = "The message is not JSON as JSON-RPC reads it."
-    return _jsonrpc_error(_request_id(value), PARSE_ERROR, message, said)
+        text = "The message is not JSON as JSON-RPC reads it (for example, nested too deeply)."
+    return _jsonrpc_error(_request_id(value), PARSE_ERROR, text, said)
 
 
 def _holds_lone_surrogate(value: Any) -> bool:
@@ -558,7 +562,11 @@ async def serve_stdio(server: MCPServer) -> None:
                     if not isinstance(item, Exception):
                         await relay_send.send(item)
                         continue
-                    reply = unreadable_reply(item)
+                    try:
+                        reply = unreadable_reply(item)
+                    except Exception:  # noqa: BLE001 - whatever the line was, it is answered and the server goes on
+                        log.exception("Reading an unreadable line failed")
+                        reply = _jsonrpc_error(None, PARSE_ERROR, "The line could not be read.", str(item))
                     log.warning("Answered an unreadable line (id %s): %s", reply.id, reply.error.data["detail"])
                     try:
                         await write_stream.send(SessionMessage(reply))

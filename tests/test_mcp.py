@@ -284,6 +284,9 @@ def test_every_line_the_sdk_cannot_read_is_answered_and_the_server_goes_on(tmp_p
         '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"x":"\\ud800"}}',  # a lone surrogate escape
         {"jsonrpc": "2.0", "id": "eight"},  # JSON, but neither a request nor a response
         [1, 2],
+        {"id": 5, "method": 3},  # a request with a wrong field: its id is still known
+        {"jsonrpc": "2.0", "id": 3, "result": "x"},  # a bad response: its id is the server's own, not answered by it
+        "[" * 5000 + "]" * 5000,  # deeper than either JSON reader goes
         {"jsonrpc": "2.0", "id": 2, "method": "ping"},
     ]  # fmt: skip
     stdin = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines).encode() + b"\xff\xfe{\n"
@@ -296,9 +299,10 @@ def test_every_line_the_sdk_cannot_read_is_answered_and_the_server_goes_on(tmp_p
         by_id.setdefault(r.get("id"), []).append(r)
     assert "result" in by_id[1][0] and by_id[2] == [{"jsonrpc": "2.0", "id": 2, "result": {}}], "it went on"
     assert by_id[7][0]["error"]["code"] == -32700 and "surrogate" in by_id[7][0]["error"]["message"]
-    assert by_id["eight"][0]["error"]["code"] == -32600
+    assert by_id[5][0]["error"]["code"] == -32600 and 3 not in by_id and "eight" not in by_id
     nulls = sorted(r["error"]["code"] for r in by_id[None])
-    assert nulls == [-32700, -32700, -32600], "not JSON, the array, and the undecodable bytes at the end"
+    assert nulls == [-32700, -32700, -32700, -32600, -32600, -32600], \
+        "not JSON, the deep nesting, the undecodable bytes at the end; the array, 'eight', the bad response"
     assert "Answered an unreadable line" in (tmp_path / "logs" / "mcp.log").read_text()
 
 

@@ -181,6 +181,18 @@ async def test_a_move_before_the_first_paint_works_and_a_slow_earlier_move_is_no
         assert len(calls) == 2, "the held first load did finish"
         assert screen.current != cited and "(next)" in str(screen.query_one("#where").render()), \
             "the older load, finishing last, was not painted over the newer move"
+        await pilot.press("q")
+        await settle(pilot)
+        # a move that finds nothing ('d' on a paragraph) while the first load is held: the load still paints
+        calls.clear()
+        release.clear()
+        await pilot.press("1")
+        await wait_for_screen(pilot, SourceScreen, "#where")
+        await pilot.press("d")
+        await pilot.pause(0.3)
+        release.set()
+        await settle(pilot)
+        assert "(cited passage)" in str(app.screen.query_one("#where").render()), "not left blank"
 
 
 async def test_enter_on_a_source_row_and_mouse_click_open_the_viewer(tui_lib):

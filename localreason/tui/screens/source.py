@@ -47,8 +47,12 @@ class SourceScreen(Screen):
         self.heading = title
         self.current = chunk_id
         """The chunk in focus: the cited one until a move has been painted."""
-        self._request = 0
-        """Counts moves; only the newest one's result is painted (a slow earlier one is dropped)."""
+        self._moves = 0
+        """Counts moves (keys pressed, and the first load)."""
+        self._painted = 0
+        """The move last painted: a move that ends after a newer one was painted is not painted (it would
+        show the older place last); one that ends while a newer one is still on its way is, since the
+        newer one may find nothing to move to."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="viewer"):
@@ -65,11 +69,11 @@ class SourceScreen(Screen):
         self.dismiss()
 
     def action_move(self, direction: str) -> None:
-        self._request += 1
+        self._moves += 1
         if direction == "cited":
-            self.show([self.cited], self.cited, "cited", self._request)
+            self.show([self.cited], self.cited, "cited", self._moves)
             return
-        self.expand(self.current, direction, self._request)
+        self.expand(self.current, direction, self._moves)
 
     def _ui(self, fn, *args, **kwargs):
         """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed."""
@@ -118,8 +122,9 @@ class SourceScreen(Screen):
     # ------------------------------------------------------------ drawing
 
     def _paint(self, chunks, doc, focus: str, how: str, request: int) -> None:
-        if request != self._request:
-            return  # a newer move is on its way; painting this one would show the older place last
+        if request < self._painted:
+            return
+        self._painted = request
         self.current = focus
         main = next(c for c in chunks if c.id == focus)
         self.query_one("#crumbs", Static).update(self._crumbs(doc, main))
