@@ -254,8 +254,9 @@ def library_cmd(obj: _Ctx, collection, documents, as_json) -> int:
         return 0
     print_library(svc, cols, docs, show_documents=bool(collection or documents))
     if stale:
-        _console().print(f"[yellow]{stale} document(s) were cut with other chunking settings than the current "
-                         "ones.[/] Run `localreason sync` to re-chunk them.")  # fmt: skip
+        _console().print(f"[yellow]{stale} document(s) were read or cut otherwise than this version and its "
+                         "chunking settings do.[/] Run `localreason sync` to re-chunk them (their unchanged "
+                         "passages keep their vectors).")  # fmt: skip
     return 0
 
 

@@ -390,7 +390,8 @@ class Library:
             return reports
 
     def stale_chunking(self) -> int:
-        """How many documents were cut with other chunking settings than the current ones (sync re-chunks them)."""
+        """How many documents were read or cut otherwise than the current reader and chunking settings do (sync
+        re-chunks them)."""
         return self.store.documents_chunked_otherwise(chunking_key(ChunkParams.from_settings(self.settings)))
 
     # ------------------------------------------------------------ remove and reindex

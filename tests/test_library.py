@@ -130,6 +130,24 @@ def test_documents_from_before_chunking_was_recorded_are_re_chunked_once(lib, no
     consistent(lib)
 
 
+def test_documents_read_by_an_older_reader_are_read_again_on_sync(lib, tmp_path):
+    """An HTML table read before READER_VERSION 2 was one glued run of text; sync reads it again."""
+    root = tmp_path / "pages"
+    root.mkdir()
+    (root / "t.html").write_text("<html><body><h1>Sizes</h1><table><thead><tr><th>Type</th><th>Size</th></tr>"
+                                 "</thead><tbody><tr><td>smallint</td><td>2 bytes</td></tr></tbody></table>"
+                                 "</body></html>")  # fmt: skip
+    lib.ingest([root], "pages")
+    [doc] = lib.documents()
+    assert "smallint | 2 bytes" in lib.document_text(doc.id)
+    lib.store.db.execute("UPDATE documents SET chunking = replace(chunking, ' reader=2', '')")  # as version 1 left it
+    assert lib.stale_chunking() == 1
+    [report] = lib.sync()
+    assert report.counts["updated"] == 1 and "read" in report.files[0].reason
+    assert lib.stale_chunking() == 0 and lib.sync()[0].counts["unchanged"] == 1
+    consistent(lib)
+
+
 def test_prune_removes_deleted_files_only_when_asked(lib, notes):
     lib.ingest([notes], "work")
     (notes / "sub" / "todo.txt").unlink()

@@ -83,6 +83,22 @@ def test_html_drops_scripts_and_nav():
     assert doc.text == "Head\n\nBody bold text.\n\none\n\ntwo"
 
 
+def test_html_tables_in_thead_and_tbody_are_read_row_by_row():
+    """As DocBook (the PostgreSQL manual) and most real pages write them; the cells used to be glued
+    into one run of text ("OperationStrategy Numberstrictly left of1does not extend ...")."""
+    from localreason.ingest.parse import parse_html_stream
+
+    html = (b"<html><body><h1>Strategies</h1><div class='table'><p class='title'>Table 1. R-tree</p><table>"
+            b"<colgroup><col/><col/></colgroup><thead><tr><th>Operation</th><th>Strategy Number</th></tr></thead>"
+            b"<tbody><tr><td>strictly left of</td><td>1</td></tr><tr><td>overlaps</td><td>3</td></tr></tbody>"
+            b"<tfoot><tr><td>total</td><td>2</td></tr></tfoot></table></div><p>After the table.</p></body></html>")
+    doc = parse_bytes(html, Path("t.html"), "html")
+    assert texts(doc) == ["Table 1. R-tree", "Operation | Strategy Number", "strictly left of | 1", "overlaps | 3",
+                          "total | 2", "After the table."]  # fmt: skip
+    stream = parse_html_stream(html, Path("t.html"), "a test")
+    assert (stream.text, stream.blocks) == (doc.text, doc.blocks), "both readers read it alike"
+
+
 def test_pdf_pages_are_kept(tmp_path):
     pdf = make_pdf(tmp_path / "m.pdf", [["First page line.", "Still page one."], ["Second page."]])
     doc = parse_bytes(pdf.read_bytes(), pdf, "pdf")

@@ -498,7 +498,7 @@ _HTML_DROP = ("script", "style", "noscript", "template", "nav", "aside", "header
               "button", "select", "svg", "iframe")  # fmt: skip
 _HTML_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _HTML_BLOCKS = frozenset("p li dt dd pre blockquote td th caption figcaption address div section article "
-                         "main body tr table ul ol dl summary details".split())  # fmt: skip
+                         "main body tr table thead tbody tfoot ul ol dl summary details".split())  # fmt: skip
 
 
 _HTML_DROPPED = "localreason-dropped"

@@ -92,9 +92,17 @@ class PreparedDocument:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
+READER_VERSION = 2
+"""Bumped when a parser reads the same file into other text (2: HTML tables inside <thead>/<tbody> are read
+row by row; they were one run of text with the cells glued together). Part of ``chunking_key``, so that
+``sync`` reads every document again once (its unchanged passages keep their vectors)."""
+
+
 def chunking_key(params: ChunkParams) -> str:
-    """The chunking settings as stored with each document: a document cut otherwise is re-chunked on sync."""
-    return f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens}"
+    """How a document was read and cut, as stored with it: a document read or cut otherwise is read again on
+    sync. The chunking settings, and READER_VERSION from version 2 on."""
+    return (f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens} "
+            f"reader={READER_VERSION}")  # fmt: skip
 
 
 def document_summary(title: str, text: str, chars: int = 400) -> str:
@@ -352,7 +360,7 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
     parsed = prep.parser.parse(Job(path, data, cand.format, doc_id, prep.params, prep.parser.limits.unpacked_bytes))
     notes = list(parsed.notes)
     if previous and previous[1] is None:
-        notes.append("re-chunked: the chunking settings changed")
+        notes.append("re-chunked: the chunking settings or the way files are read changed")
     if not name_is_text(cand.path):
         notes.append("the file name is not valid UTF-8; it is shown with \\x escapes")
     record = DocumentRecord(
