@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .text import STOPWORDS, WORD, collapse, query_terms, sentences
+from .text import STOPWORDS, WORD, collapse, is_field, query_terms, sentences
 
 FEATURES = ("cosine", "context cosine gain", "lexical", "context lexical gain", "chunk rank", "number",
             "word pairs", "suffix-stripped gain")  # fmt: skip
@@ -73,28 +73,48 @@ class Quote:
 
 
 def is_sentence_like(text: str) -> bool:
-    """Ends like a sentence, or is long enough to be one (unlike a heading)."""
-    return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8
+    """Ends like a sentence, is long enough to be one, or is a field ("Weight: 11 kg", a table row);
+    unlike a heading."""
+    return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8 or is_field(text)
 
 
-def _all_candidates(chunks: list[tuple[str, str]]) -> list[Candidate]:
-    """Every sentence of ``chunks`` that is not a question, in order (a FAQ heading answers nothing)."""
+def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozenset()) -> list[Candidate]:
+    """Every sentence of ``chunks`` that is not a question or one of ``headings`` (collapsed), in order
+    (a FAQ heading answers nothing; a section heading in a chunk's text names its topic)."""
     out: list[Candidate] = []
     for rank, (chunk_id, text) in enumerate(chunks):
         spans = sentences(text)
+        header = ""  # a row's context is its table's header row; a field's, the first field of its list
         for i, (s, e) in enumerate(spans):
-            if not text[s:e].rstrip().endswith("?"):
-                prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
-                out.append(Candidate(rank, chunk_id, s, text[s:e], prev))
+            prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
+            header = (header or prev) if _same_list(text[s:e], prev) else ""
+            if not text[s:e].rstrip().endswith("?") and collapse(text[s:e]) not in headings:
+                out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
     return out
 
 
-def candidates(chunks: list[tuple[str, str]]) -> list[Candidate]:
-    """The quotable sentences of ``chunks`` ((chunk id, text), in evidence order), in order.
+def _same_list(line: str, prev: str) -> bool:
+    """``line`` goes on the table or the list of fields that ``prev`` is in: rows of as many cells, or two
+    ``Label: value`` fields (a record such as "Package: x / Section: libs": the first names what the
+    others describe, as a table's header names its columns)."""
+    if not prev or not is_field(line) or not is_field(prev):
+        return False
+    return _cells(line) == _cells(prev)
+
+
+def _cells(line: str) -> int:
+    """The number of cells of a table row ("a | b | c": 3), 0 for any other line."""
+    inner = line.strip().strip("|")
+    return inner.count("|") + 1 if "|" in inner and is_field(line) else 0
+
+
+def candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozenset()) -> list[Candidate]:
+    """The quotable sentences of ``chunks`` ((chunk id, text), in evidence order), in order; lines equal
+    to one of ``headings`` (the documents' titles and section headings, collapsed) are left out.
 
     A sentence that reads like instructions to an AI is never quotable: it is not evidence of anything.
     """
-    out = [c for c in _all_candidates(chunks) if not reads_like_instructions(c.text)]
+    out = [c for c in _all_candidates(chunks, headings) if not reads_like_instructions(c.text)]
     # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any.
     return [c for c in out if is_sentence_like(c.text)] or out
 
@@ -197,16 +217,21 @@ def features(question: str, cands: list[Candidate], embed) -> np.ndarray:
     return np.array(rows)
 
 
-def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int) -> list[Quote]:
-    """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``.
+def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int,
+                headings: frozenset[str] = frozenset()) -> list[Quote]:  # fmt: skip
+    """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``
+    (never one of ``headings``, see ``candidates``).
 
     Each carries its score and its probability among all the candidates (identical sentences
     are quoted once, with their probabilities added up).
     """
-    cands = candidates(chunks)
+    cands = candidates(chunks, headings)
     if not cands:
         return []
     scores = features(question, cands, embed) @ WEIGHTS
+    echoes = [i for i, c in enumerate(cands) if echoes_question(question, c.text)]
+    if len(echoes) < len(cands):  # a field that only repeats the question names its subject, answering nothing
+        scores[echoes] = scores.min() - ECHO_MARGIN
     probs = softmax(scores)
     by_text: dict[str, int] = {}
     merged: list[list] = []  # [candidate, score, probability]
@@ -218,6 +243,25 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int)
             by_text[key] = len(merged)
             merged.append([cands[i], float(scores[i]), float(probs[i])])
     return [Quote(c.chunk_id, c.text, c.start, score, p) for c, score, p in merged[:limit]]
+
+
+ECHO_MARGIN = 5.0
+"""How far below every other sentence ``rank_quotes`` puts a field that echoes the question (a softmax
+probability under 1% of the least likely other sentence's)."""
+_YES_NO = re.compile(r"^\W*(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|must)\b", re.I)
+
+
+def echoes_question(question: str, text: str) -> bool:
+    """A field whose value says nothing the question does not ("Package: mawk" for "Who maintains mawk?";
+    a table's header row for a question naming its columns): every content word of the value (the
+    text after ``Label:``, or every cell of a row) is a word of the question. A yes/no question may be
+    answered by its own words ("Is the warranty 10 years?"), so nothing echoes one."""
+    if not is_field(text) or _YES_NO.match(question):
+        return False
+    value = text if "|" in text else text.split(":", 1)[1]
+    words = {w.lower() for w in WORD.findall(value)} - STOPWORDS
+    asked = {w.lower() for w in WORD.findall(question)}
+    return bool(words) and all(w in asked or _stem(w) in {_stem(a) for a in asked} for w in words)
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:

@@ -28,7 +28,19 @@ paragraph (text files and Markdown are often wrapped at 70-80 columns): the sent
 _NOT_CONTINUED = re.compile(r"[ \t]*(?:[-*+•|#>]|\d+[.)]\s|$)")
 MIN_CHARS = 15
 MAX_CHARS = 600
-"""``sentences``: spans shorter than MIN_CHARS are dropped, longer than MAX_CHARS cut at a word boundary."""
+"""``sentences``: spans shorter than MIN_CHARS are dropped (unless they are fields, see MIN_FIELD_CHARS),
+longer than MAX_CHARS cut at a word boundary."""
+_FIELD = re.compile(r"[^\W\d_][^:|\n]{0,48}:[ \t]+\S|(?:\|[ \t]*)?[^|\n]*\w[ \t]*\|[ \t]*\w")
+MIN_FIELD_CHARS = 6
+"""A field is a line of a list of facts, as manuals, data sheets and notes are written: ``Label: value``
+("Weight: 11 kg", "Warranty: 10 years") or a table row ("SM5000 | 22 A"), of at least two words. It
+states something although it does not end like a sentence, and is often shorter than MIN_CHARS: a
+field of MIN_FIELD_CHARS or more is kept."""
+
+
+def is_field(text: str) -> bool:
+    """Whether ``text`` reads as a ``Label: value`` line or a table row (see MIN_FIELD_CHARS)."""
+    return bool(_FIELD.match(text.strip())) and len(WORD.findall(text)) >= 2
 
 
 def query_terms(query: str) -> list[str]:
@@ -59,7 +71,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
         if e - s > MAX_CHARS:
             cut = text.rfind(" ", s, s + MAX_CHARS)
             e = cut if cut > s + MIN_CHARS else s + MAX_CHARS
-        if e - s >= MIN_CHARS:
+        if e - s >= MIN_CHARS or (e - s >= MIN_FIELD_CHARS and is_field(text[s:e])):
             spans.append((s, e))
         pos = m.end() if m else len(text)
     if not spans and text.strip():  # no sentence-like span (short lines, code): the passage itself, capped
@@ -77,4 +89,7 @@ def _soft_wrap(text: str, at: int) -> bool:
     line = text[text.rfind("\n", 0, at) + 1:at].rstrip()
     if len(line.strip()) < _SOFT_WRAP_LINE or line.endswith((".", "!", "?", ":", ";", "{", "}")):
         return False
-    return not _NOT_CONTINUED.match(text, at + 1)
+    if _NOT_CONTINUED.match(text, at + 1):
+        return False
+    end = text.find("\n", at + 1)
+    return not (is_field(line) and is_field(text[at + 1:end if end >= 0 else len(text)]))  # a list of fields

@@ -6,12 +6,14 @@ import json
 
 import pytest
 
+from localreason.config import load_settings
 from localreason.errors import ValidationError
 from localreason.generate import GenerationError
+from localreason.library import Library
 from localreason.quotes import MOST_LEAD, Quote, lead_count
 from localreason.reason import NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
 
-from conftest import FakeGenerator, grammar_choice, grammar_statements
+from conftest import FakeEmbedder, FakeGenerator, grammar_choice, grammar_statements
 
 VENDOR = "# Router manual (vendor)\n\n## Warranty\n\nThe router warranty lasts two years from the date of purchase.\n\n" \
          "## Reset\n\nTo reset the router hold the pinhole button for thirty seconds.\n"  # fmt: skip
@@ -287,6 +289,43 @@ def test_a_sentence_wrapped_over_lines_stays_one_sentence_but_lists_and_headings
         "The router is configured in the settings menu:", "Open the admin page first."]
 
 
+def test_fields_and_table_rows_are_statements_but_headings_are_not():
+    from localreason.quotes import candidates
+    from localreason.text import is_field, sentences
+
+    for field in ["Weight: 11 kg", "Warranty: 10 years", "SM5000 | 22 A", "| SM5000 | 22 A |", "E07: fan blocked."]:
+        assert is_field(field), field
+    for other in ["Specifications", "| --- | --- |", "10:30 am", "http://example.org/a", "def f(x):"]:
+        assert not is_field(other), other
+    spec = ("Specifications\n\nRated power: 3 kW\n\nWeight: 11 kg\n\nModel | Max current\n\nSM3000 | 13 A\n\n"
+            "SM5000 | 22 A")  # fmt: skip
+    assert [spec[s:e] for s, e in sentences(spec)] == ["Rated power: 3 kW", "Weight: 11 kg", "Model | Max current",
+                                                        "SM3000 | 13 A", "SM5000 | 22 A"], "short fields are kept"
+    prose = "Read all instructions before installing the inverter."
+    chunks = [("chk_a", spec), ("chk_b", f"SolarMax 3000: owner's manual\n\n{prose}")]
+    quotable = [c.text for c in candidates(chunks, frozenset({"SolarMax 3000: owner's manual", "Specifications"}))]
+    assert quotable == ["Rated power: 3 kW", "Weight: 11 kg", "Model | Max current", "SM3000 | 13 A", "SM5000 | 22 A",
+                        prose], "fields stay quotable beside prose; the title, a known heading, does not"  # fmt: skip
+    rows = {c.text: c.previous for c in candidates(chunks)}
+    assert rows["SM5000 | 22 A"] == rows["SM3000 | 13 A"] == "Model | Max current", "a row's context is its header"
+    record = "Maintainer: Debian X Strike Force <debian-x@lists.debian.org>\nArchitecture: amd64\nSection: libs"
+    assert [record[s:e] for s, e in sentences(record)] == record.split("\n"), "a long field line is not wrapped"
+
+
+def test_a_fact_stated_as_a_field_is_the_answer_beside_prose(isolated_home, tmp_path):
+    """A manual's specification list: its fields used to be dropped whenever prose was in the evidence."""
+    docs = tmp_path / "manual"
+    docs.mkdir()
+    (docs / "inverter.md").write_text(
+        "# SolarMax inverter manual\n\n## Safety\n\nRead all instructions before installing the inverter.\n\n"
+        "## Specifications\n\n- Rated power: 3 kW\n- Weight: 11 kg\n- Warranty: 10 years\n")  # fmt: skip
+    lib = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator())
+    lib.ingest([docs], "manual")
+    a = lib.ask("How many years is the inverter warranty?")
+    assert a.statements and a.statements[0].references[0].quotation == "Warranty: 10 years"
+    lib.close()
+
+
 def test_answer_quotes_setting_sets_how_many_quotations_lead(library, isolated_home, monkeypatch):
     one = reason(library, "How long is the router warranty?", generator=FakeGenerator(), lead_quotes=1)
     assert len(one.statements) == 1
@@ -449,7 +488,7 @@ def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model
                           "extract", 3)  # fmt: skip
     evidence = P.gather_evidence(req)
     packet = P.pack_evidence(evidence, req.budget)
-    offer = P.offer_of(req, P.rank_sentences(req, packet))
+    offer = P.offer_of(req, P.rank_sentences(req, packet, evidence))
     wide = P._prompt(req, packet, P.Offer(offer.quotes, offer.lead_quotes, True))  # not yet narrowed
     narrow = P._prompt(req, packet, wide.offer.narrowed())
     assert len(narrow.offer.quotes) == 1 < len(wide.offer.quotes)

@@ -135,7 +135,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
     try:
         packet = pack_evidence(evidence, req.budget)
         say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
-        ranked = rank_sentences(req, packet)
+        ranked = rank_sentences(req, packet, evidence)
         closest_only, gaps = check_relevance(evidence, packet, ranked)
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
@@ -184,10 +184,12 @@ def pack_evidence(evidence, budget: int) -> EvidencePacket:
     return packet
 
 
-def rank_sentences(req: Request, packet: EvidencePacket) -> list[Quote]:
-    """The packet's quotable sentences for the question, best first (as many as an offer can use)."""
+def rank_sentences(req: Request, packet: EvidencePacket, evidence) -> list[Quote]:
+    """The packet's quotable sentences for the question, best first (as many as an offer can use); the
+    titles and section headings of the evidence are not sentences."""
+    headings = frozenset(collapse(h) for hit in evidence.hits for h in (hit.document_title, *hit.section_path))
     return rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed,
-                       max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, RERANK_CANDIDATES))  # fmt: skip
+                       max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, RERANK_CANDIDATES), headings)  # fmt: skip
 
 
 def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False) -> Offer:
@@ -316,7 +318,7 @@ def _shrink(req: Request, evidence, prompt: Prompt) -> Prompt:
         packet = search.build_packet(evidence, budget)
         if packet.empty:
             break
-        ranked = _in_order_of(rank_sentences(req, packet), prompt.offer.quotes)
+        ranked = _in_order_of(rank_sentences(req, packet, evidence), prompt.offer.quotes)
         if not ranked:
             break
         lead = min(prompt.offer.lead_quotes, len(ranked))  # the lead count already decided
