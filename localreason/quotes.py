@@ -264,6 +264,22 @@ def echoes_question(question: str, text: str) -> bool:
     return bool(words) and all(w in asked or _stem(w) in {_stem(a) for a in asked} for w in words)
 
 
+def field_off_question(question: str, text: str) -> bool:
+    """A field that shares no word (or stem) with the question: it ranks high only through its context,
+    the record or table it is in ("Source: gtk+2.0" for "What is the website of libgtk2.0-common?", the
+    package's file having no Homepage line). The gate does not take it for an answer."""
+    if not question or not is_field(text):
+        return False
+
+    def stems(words) -> set[str]:  # numbers and single letters name nothing
+        return {_stem(w.lower()) for w in words if len(w) > 1 and not w.isdigit()}
+
+    asked, said = stems(query_terms(question)), stems(WORD.findall(text))
+    # One stem that begins the other is the same word ("maintains" / "Maintainer", "installed" / "Installed-Size").
+    return not any(a.startswith(b) or b.startswith(a) for a in asked for b in said if min(len(a), len(b)) >= 4
+                   or a == b)  # fmt: skip
+
+
 def softmax(scores: np.ndarray) -> np.ndarray:
     """Scores to probabilities that sum to 1 (the ranking's estimate of which sentence answers)."""
     p = np.exp(scores - scores.max())

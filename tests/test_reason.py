@@ -312,6 +312,26 @@ def test_fields_and_table_rows_are_statements_but_headings_are_not():
     assert [record[s:e] for s, e in sentences(record)] == record.split("\n"), "a long field line is not wrapped"
 
 
+def test_a_best_field_that_names_nothing_the_question_asks_is_not_taken_for_an_answer():
+    from types import SimpleNamespace
+
+    from localreason.quotes import field_off_question
+    from localreason.reason import NOT_ANSWERED_GAP
+    from localreason.reason.pipeline import check_relevance
+
+    q = "What is the website of the libgtk2.0-common project?"
+    assert field_off_question(q, "Source: gtk+2.0"), "only the record's name links it to the question"
+    assert not field_off_question(q, "Homepage: https://www.gtk.org/ (the website)")
+    assert not field_off_question("Who maintains mawk?", "Maintainer: Boyuan Yang"), "maintains ~ Maintainer"
+    assert not field_off_question("Who maintains mawk?", "Mawk is an interpreter for AWK."), "prose is left to the gate"
+    strong = SimpleNamespace(relevance=3.0, scoped=False)
+    packet = SimpleNamespace(chunks=[])
+    off = [Quote("chk_aaaaaaaaaaaaaaaa", "Source: gtk+2.0", 0, 10.0, 0.9)]
+    on = [Quote("chk_aaaaaaaaaaaaaaaa", "Homepage: https://www.gtk.org/ (the website)", 0, 10.0, 0.9)]
+    assert check_relevance(strong, packet, off, q) == (True, [NOT_ANSWERED_GAP])
+    assert check_relevance(strong, packet, on, q) == (False, [])
+
+
 def test_a_fact_stated_as_a_field_is_the_answer_beside_prose(isolated_home, tmp_path):
     """A manual's specification list: its fields used to be dropped whenever prose was in the evidence."""
     docs = tmp_path / "manual"

@@ -36,12 +36,12 @@ from .. import search
 from ..config import ANSWER_RERANK_MODES
 from ..errors import ValidationError
 from ..generate import Completion, GenerationError, Generator
-from ..quotes import MAX_LEAD, Quote, lead_count, rank_quotes
+from ..quotes import MAX_LEAD, Quote, field_off_question, lead_count, rank_quotes
 from ..stages import Stage, reporter
 from ..text import collapse
 from ..types import EvidencePacket
 from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
-from .gate import NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, unread_gap
+from .gate import ANSWERS, NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .prompt import messages_for, offered_text
 from .rerank import RERANK_CANDIDATES, rerank
@@ -136,7 +136,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
         packet = pack_evidence(evidence, req.budget)
         say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
         ranked = rank_sentences(req, packet, evidence)
-        closest_only, gaps = check_relevance(evidence, packet, ranked)
+        closest_only, gaps = check_relevance(evidence, packet, ranked, req.query)
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
     clock.mark("packet")
@@ -200,16 +200,19 @@ def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False) -> O
     return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only).narrowed()
 
 
-def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote]) -> tuple[bool, list[str]]:
+def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], question: str = "") -> tuple[bool, list[str]]:
     """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's):
     - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
       closest sentence and a gap;
     - evidence on the topic that does not clearly answer is answered with its closest sentence alone
-      and a gap that says the question is not answered (NOT_ANSWERED_GAP);
+      and a gap that says the question is not answered (NOT_ANSWERED_GAP); so is a best sentence that
+      is a field naming none of the question's words (quotes.field_off_question);
     - otherwise the offer stands. Returns whether only the closest sentence may be quoted, and the gaps."""
     if not ranked:
         raise NoEvidence(instruction_gaps(packet))
     verdict = judge(evidence.relevance, ranked[0].score)
+    if verdict == ANSWERS and field_off_question(question, ranked[0].text):
+        verdict = UNSURE
     if verdict == WEAK:
         if not evidence.scoped:
             raise NoEvidence(instruction_gaps(packet))
