@@ -22,7 +22,7 @@ from .config import Settings, load_settings
 from .errors import LibraryError, LocalReasonError, NotFoundError, ValidationError
 from .ids import check_id, id_kind, random_id
 from .ingest.chunk import ChunkParams
-from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_key  # noqa: F401 - Progress is part of the API
+from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_keys  # noqa: F401 - Progress is part of the API
 from .store import lock as write_lock
 from .store.db import Store
 from .store.vectors import VectorIndex
@@ -392,7 +392,7 @@ class Library:
     def stale_chunking(self) -> int:
         """How many documents were read or cut otherwise than the current reader and chunking settings do (sync
         re-chunks them)."""
-        return self.store.documents_chunked_otherwise(chunking_key(ChunkParams.from_settings(self.settings)))
+        return self.store.documents_chunked_otherwise(chunking_keys(ChunkParams.from_settings(self.settings)))
 
     # ------------------------------------------------------------ remove and reindex
 

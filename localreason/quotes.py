@@ -70,6 +70,8 @@ class Quote:
     score: float
     probability: float = 0.0
     """The ranking's estimate of the chance that this sentence holds the answer (softmax of the scores)."""
+    context: str = ""
+    """What it was ranked with: the sentence before it, or its table's header row, or its list's first field."""
 
 
 def is_sentence_like(text: str) -> bool:
@@ -87,19 +89,26 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
         header = ""  # a row's context is its table's header row; a field's, the first field of its list
         for i, (s, e) in enumerate(spans):
             prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
-            header = (header or prev) if _same_list(text[s:e], prev) else ""
+            header = (header or prev) if _same_list(text[s:e], prev, header) else ""
             if not text[s:e].rstrip().endswith("?") and collapse(text[s:e]) not in headings:
                 out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
     return out
 
 
-def _same_list(line: str, prev: str) -> bool:
-    """``line`` goes on the table or the list of fields that ``prev`` is in: rows of as many cells, or two
-    ``Label: value`` fields (a record such as "Package: x / Section: libs": the first names what the
-    others describe, as a table's header names its columns)."""
+def _same_list(line: str, prev: str, header: str) -> bool:
+    """``line`` goes on the table or the list of fields that ``prev`` is in (whose first line is ``header``,
+    or none yet): two rows (a row may leave cells empty), or two ``Label: value`` fields (a record such as
+    "Package: x / Section: libs": the first names what the others describe, as a table's header names its
+    columns) unless ``line`` repeats the label of the list's first field (the next record starts)."""
     if not prev or not is_field(line) or not is_field(prev):
         return False
-    return _cells(line) == _cells(prev)
+    if (_cells(line) >= 2) != (_cells(prev) >= 2):
+        return False
+    return _cells(line) >= 2 or _label(line) != _label(header or prev)
+
+
+def _label(field: str) -> str:
+    return field.split(":", 1)[0].strip().lower()
 
 
 def _cells(line: str) -> int:
@@ -115,6 +124,8 @@ def candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozens
     A sentence that reads like instructions to an AI is never quotable: it is not evidence of anything.
     """
     out = [c for c in _all_candidates(chunks, headings) if not reads_like_instructions(c.text)]
+    if headings and not out:  # every line equals a heading (a sentence used as a heading, too): quote them
+        out = [c for c in _all_candidates(chunks) if not reads_like_instructions(c.text)]
     # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any.
     return [c for c in out if is_sentence_like(c.text)] or out
 
@@ -242,13 +253,15 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int,
         else:
             by_text[key] = len(merged)
             merged.append([cands[i], float(scores[i]), float(probs[i])])
-    return [Quote(c.chunk_id, c.text, c.start, score, p) for c, score, p in merged[:limit]]
+    return [Quote(c.chunk_id, c.text, c.start, score, p, c.previous) for c, score, p in merged[:limit]]
 
 
 ECHO_MARGIN = 5.0
 """How far below every other sentence ``rank_quotes`` puts a field that echoes the question (a softmax
 probability under 1% of the least likely other sentence's)."""
-_YES_NO = re.compile(r"^\W*(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|must)\b", re.I)
+_YES_NO = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|were|does|do|did|has|have|had|can|"
+                     r"could|will|would|should|shall|may|might|must)(?:n['’]t)?\b|\bwhether\b|\w\s+or\s+\w", re.I)
+"""A question its own words may answer: yes/no ("Isn't the warranty 10 years?"), whether, or a choice."""
 
 
 def echoes_question(question: str, text: str) -> bool:
@@ -256,7 +269,7 @@ def echoes_question(question: str, text: str) -> bool:
     a table's header row for a question naming its columns): every content word of the value (the
     text after ``Label:``, or every cell of a row) is a word of the question. A yes/no question may be
     answered by its own words ("Is the warranty 10 years?"), so nothing echoes one."""
-    if not is_field(text) or _YES_NO.match(question):
+    if not is_field(text) or _YES_NO.search(question):
         return False
     value = text if "|" in text else text.split(":", 1)[1]
     words = {w.lower() for w in WORD.findall(value)} - STOPWORDS
@@ -264,20 +277,29 @@ def echoes_question(question: str, text: str) -> bool:
     return bool(words) and all(w in asked or _stem(w) in {_stem(a) for a in asked} for w in words)
 
 
-def field_off_question(question: str, text: str) -> bool:
-    """A field that shares no word (or stem) with the question: it ranks high only through its context,
-    the record or table it is in ("Source: gtk+2.0" for "What is the website of libgtk2.0-common?", the
-    package's file having no Homepage line). The gate does not take it for an answer."""
-    if not question or not is_field(text):
+def field_off_question(question: str, quote: Quote) -> bool:
+    """A field ranked high only through its context: it shares no word (or stem) with the question while
+    its context (its record's or table's first line) does ("Source: gtk+2.0", after "Package:
+    libgtk2.0-common", for "What is the website of libgtk2.0-common?", the package's file having no
+    Homepage line). The gate does not take it for an answer. A field with a long value ("A: Hold the
+    button for ten seconds, then ...") is prose and left to the gate; so is a field whose context does not
+    name the question's subject either ("Weight: 11 kg" for "How heavy is it?": a paraphrase)."""
+    text = quote.text
+    if not question or not is_field(text) or len(text.split(":", 1)[-1].split()) > 8:
         return False
+    asked = _content_stems(query_terms(question))
+    return not _shares(asked, _content_stems(WORD.findall(text))) and _shares(asked, _content_stems(
+        WORD.findall(quote.context)))  # fmt: skip
 
-    def stems(words) -> set[str]:  # numbers and single letters name nothing
-        return {_stem(w.lower()) for w in words if len(w) > 1 and not w.isdigit()}
 
-    asked, said = stems(query_terms(question)), stems(WORD.findall(text))
-    # One stem that begins the other is the same word ("maintains" / "Maintainer", "installed" / "Installed-Size").
-    return not any(a.startswith(b) or b.startswith(a) for a in asked for b in said if min(len(a), len(b)) >= 4
-                   or a == b)  # fmt: skip
+def _content_stems(words) -> set[str]:
+    """Stems of ``words``; numbers and single letters name nothing."""
+    return {_stem(w.lower()) for w in words if len(w) > 1 and not w.isdigit()}
+
+
+def _shares(a: set[str], b: set[str]) -> bool:
+    """A stem in both, or one that begins the other ("maintains" / "Maintainer", "installed" / "Installed-Size")."""
+    return any(x == y or (min(len(x), len(y)) >= 4 and (x.startswith(y) or y.startswith(x))) for x in a for y in b)
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:

@@ -185,10 +185,12 @@ def build_library(home: Path, files: dict, embedder):
     from localreason.config import load_settings
     from localreason.library import Library
 
+    from localreason.ingest import pipeline
     from localreason.ingest.chunk import ChunkParams
-    from localreason.ingest.pipeline import chunking_key
 
-    digest = hashlib.sha256(chunking_key(ChunkParams.from_settings(load_settings(home))).encode())  # how it is read
+    params = ChunkParams.from_settings(load_settings(home))
+    keys = pipeline.chunking_keys(params) if hasattr(pipeline, "chunking_keys") else pipeline.chunking_key(params)
+    digest = hashlib.sha256(str(keys).encode())  # how localreason reads and cuts them
     for k, v in sorted((str(k), str(v)) for k, v in files.items()):
         digest.update(f"{k}\0{v}\0".encode())
     mark = home / ".complete"

@@ -140,11 +140,17 @@ def test_documents_read_by_an_older_reader_are_read_again_on_sync(lib, tmp_path)
     lib.ingest([root], "pages")
     [doc] = lib.documents()
     assert "smallint | 2 bytes" in lib.document_text(doc.id)
-    lib.store.db.execute("UPDATE documents SET chunking = replace(chunking, ' reader=2', '')")  # as version 1 left it
-    assert lib.stale_chunking() == 1
+    from localreason.ingest.pipeline import READER_VERSIONS
+
+    (root / "n.md").write_text("# Note\n\nA Markdown note beside the page.\n")
+    lib.ingest([root], "pages")
+    lib.store.db.execute("UPDATE documents SET chunking = replace(chunking, ?, '')",
+                         (f" reader={READER_VERSIONS['html']}",))  # as the reader before it left it  # fmt: skip
+    assert lib.stale_chunking() == 1, "the HTML page only: the Markdown note's reader did not change"
     [report] = lib.sync()
-    assert report.counts["updated"] == 1 and "read" in report.files[0].reason
-    assert lib.stale_chunking() == 0 and lib.sync()[0].counts["unchanged"] == 1
+    assert report.counts["updated"] == 1 and report.counts["unchanged"] == 1
+    assert "read" in report.by_status("updated")[0].reason
+    assert lib.stale_chunking() == 0 and lib.sync()[0].counts["unchanged"] == 2
     consistent(lib)
 
 

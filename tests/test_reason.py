@@ -320,16 +320,57 @@ def test_a_best_field_that_names_nothing_the_question_asks_is_not_taken_for_an_a
     from localreason.reason.pipeline import check_relevance
 
     q = "What is the website of the libgtk2.0-common project?"
-    assert field_off_question(q, "Source: gtk+2.0"), "only the record's name links it to the question"
-    assert not field_off_question(q, "Homepage: https://www.gtk.org/ (the website)")
-    assert not field_off_question("Who maintains mawk?", "Maintainer: Boyuan Yang"), "maintains ~ Maintainer"
-    assert not field_off_question("Who maintains mawk?", "Mawk is an interpreter for AWK."), "prose is left to the gate"
+    record = "Package: libgtk2.0-common"
+    off = Quote("chk_aaaaaaaaaaaaaaaa", "Source: gtk+2.0", 0, 10.0, 0.9, record)
+    on = Quote("chk_aaaaaaaaaaaaaaaa", "Homepage: https://www.gtk.org/ (the website)", 0, 10.0, 0.9, record)
+    assert field_off_question(q, off), "only the record's name links it to the question"
+    assert not field_off_question(q, on)
+    assert not field_off_question("Who maintains mawk?", Quote("c", "Maintainer: Boyuan Yang", 0, 1, 1, "Package: mawk")), \
+        "maintains ~ Maintainer"
+    assert not field_off_question("How heavy is the inverter?", Quote("c", "Weight: 11 kg", 0, 1, 1, "Rated power: 3 kW")), \
+        "a paraphrase whose context does not name the subject either is left to the gate"
+    faq = Quote("c", "A: Hold the pinhole button on the back for ten seconds until it blinks.", 0, 1, 1,
+                "Q: How do I reset the router?")  # fmt: skip
+    assert not field_off_question("How do I reset the router?", faq), "a long value is prose"
     strong = SimpleNamespace(relevance=3.0, scoped=False)
     packet = SimpleNamespace(chunks=[])
-    off = [Quote("chk_aaaaaaaaaaaaaaaa", "Source: gtk+2.0", 0, 10.0, 0.9)]
-    on = [Quote("chk_aaaaaaaaaaaaaaaa", "Homepage: https://www.gtk.org/ (the website)", 0, 10.0, 0.9)]
-    assert check_relevance(strong, packet, off, q) == (True, [NOT_ANSWERED_GAP])
-    assert check_relevance(strong, packet, on, q) == (False, [])
+    assert check_relevance(strong, packet, [off], q) == (True, [NOT_ANSWERED_GAP])
+    assert check_relevance(strong, packet, [on], q) == (False, [])
+
+
+def test_a_field_that_only_repeats_the_question_is_ranked_last_unless_the_question_is_yes_or_no():
+    from localreason.quotes import echoes_question, rank_quotes
+
+    record = "Package: mawk\nSection: interpreters\nMaintainer: Boyuan Yang"
+    ranked = rank_quotes("Who maintains the mawk package?", [("chk_a", record)], FakeEmbedder().embed, 5)
+    assert ranked[-1].text == "Package: mawk" and ranked[-1].probability < 0.01
+    assert echoes_question("What is mawk?", "Package: mawk")
+    for q in ["Is the port 8443?", "Isn't the port 8443?", "So is the port 8443?", "Which port, 8080 or 8443?",
+              "Tell me whether the port is 8443."]:  # fmt: skip
+        assert not echoes_question(q, "Port: 8443"), q
+    assert not echoes_question("Who maintains mawk?", "Mawk is mawk."), "only fields echo"
+
+
+def test_the_evidence_titles_and_headings_are_not_quoted_but_a_heading_alone_still_is(library, tmp_path):
+    from localreason import search
+    from localreason.quotes import candidates
+    from localreason.reason import pipeline as P
+
+    docs = tmp_path / "manual"
+    docs.mkdir()
+    (docs / "m.md").write_text("# SolarMax: owner's manual\n\n## Step 2: connect the cables\n\n"
+                               "Connect the red cable to the plus terminal of the inverter first.\n")  # fmt: skip
+    library.ingest([docs], "manual")
+    q = "How do I connect the inverter cables?"
+    req = P.check_request(library, q, FakeGenerator(), {"document_id": search.UNSET, "collection_id": search.UNSET},
+                          50, 8000, "extract", None)  # fmt: skip
+    evidence = P.gather_evidence(req)
+    texts = [x.text for x in P.rank_sentences(req, P.pack_evidence(evidence, req.budget), evidence)]
+    assert "Connect the red cable to the plus terminal of the inverter first." in texts
+    assert "SolarMax: owner's manual" not in texts and "Step 2: connect the cables" not in texts
+    only = [("chk_a", "Returns are accepted within 30 days.")]
+    assert [c.text for c in candidates(only, frozenset({"Returns are accepted within 30 days."}))] == [only[0][1]], \
+        "when every line is a heading, the headings are quoted rather than nothing"
 
 
 def test_a_fact_stated_as_a_field_is_the_answer_beside_prose(isolated_home, tmp_path):

@@ -92,17 +92,23 @@ class PreparedDocument:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
-READER_VERSION = 2
-"""Bumped when a parser reads the same file into other text (2: HTML tables inside <thead>/<tbody> are read
-row by row; they were one run of text with the cells glued together). Part of ``chunking_key``, so that
-``sync`` reads every document again once (its unchanged passages keep their vectors)."""
+READER_VERSIONS = {"html": 2}
+"""Per format, bumped when its reader reads the same file into other text (html 2: tables inside
+<thead>/<tbody> are read row by row; they were one run of text with the cells glued together). Part of
+``chunking_key``, so that ``sync`` reads the documents of that format again once (their unchanged
+passages keep their vectors); documents of other formats are left alone."""
 
 
-def chunking_key(params: ChunkParams) -> str:
-    """How a document was read and cut, as stored with it: a document read or cut otherwise is read again on
-    sync. The chunking settings, and READER_VERSION from version 2 on."""
-    return (f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens} "
-            f"reader={READER_VERSION}")  # fmt: skip
+def chunking_key(params: ChunkParams, fmt: str = "") -> str:
+    """How a document of format ``fmt`` was read and cut, as stored with it: a document read or cut otherwise
+    is read again on sync. The chunking settings, and the format's READER_VERSIONS entry if it has one."""
+    key = f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens}"
+    return f"{key} reader={READER_VERSIONS[fmt]}" if fmt in READER_VERSIONS else key
+
+
+def chunking_keys(params: ChunkParams) -> dict[str, str]:
+    """``chunking_key`` of every format with a reader version, and of all the others under ""."""
+    return {"": chunking_key(params), **{fmt: chunking_key(params, fmt) for fmt in READER_VERSIONS}}
 
 
 def document_summary(title: str, text: str, chars: int = 400) -> str:
@@ -139,7 +145,7 @@ class Ingestor:
         candidates, problems, roots = discover(paths, include, exclude)
         for p in problems:
             report.files.append(FileResult(path_text(p.path), p.status, p.reason))
-        known = self.store.hashes_for(col.id, chunking_key(ChunkParams.from_settings(self.settings)))
+        known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
         try:
             self._remember_sources(col, candidates, roots, include, exclude)
             self._run(col, candidates, known, report, progress)
@@ -367,7 +373,7 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
         id=doc_id, collection_id=prep.collection_id, title=parsed.title or cand.path.name, source_path=path,
         format=parsed.format, content_hash=content_hash, size_bytes=len(data), mtime=st.st_mtime,
         char_count=len(parsed.text), token_count=sum(c.token_count for c in parsed.chunks if c.level == LEVEL_SECTION),
-        text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params))  # fmt: skip
+        text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params, parsed.format))  # fmt: skip
     return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes)
 
 

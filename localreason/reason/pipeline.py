@@ -211,7 +211,7 @@ def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], quest
     if not ranked:
         raise NoEvidence(instruction_gaps(packet))
     verdict = judge(evidence.relevance, ranked[0].score)
-    if verdict == ANSWERS and field_off_question(question, ranked[0].text):
+    if verdict == ANSWERS and field_off_question(question, ranked[0]):
         verdict = UNSURE
     if verdict == WEAK:
         if not evidence.scoped:

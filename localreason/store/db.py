@@ -423,16 +423,20 @@ class Store:
         r = self.db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
         return r[0] if r else None
 
-    def hashes_for(self, collection_id: str, chunking: str) -> dict[str, tuple[str, str | None]]:
+    def hashes_for(self, collection_id: str, chunking: dict[str, str]) -> dict[str, tuple[str, str | None]]:
         """source path -> (document id, content hash) for one collection; the hash is None for a document
-        cut with other chunking settings than ``chunking`` (so it is prepared again)."""
-        rows = self.db.execute("SELECT source_path, id, CASE WHEN chunking IS ? THEN content_hash END "
-                               "FROM documents WHERE collection_id = ?", (chunking, collection_id))  # fmt: skip
+        read or cut otherwise than ``chunking`` says for its format (so it is prepared again).
+        ``chunking``: format -> chunking key, "" -> the key of every other format."""
+        expected, args = _key_of_format(chunking)
+        rows = self.db.execute(f"SELECT source_path, id, CASE WHEN chunking IS {expected} THEN content_hash END "
+                               "FROM documents WHERE collection_id = ?", (*args, collection_id))  # fmt: skip
         return {r[0]: (r[1], r[2]) for r in rows}
 
-    def documents_chunked_otherwise(self, chunking: str) -> int:
-        """How many documents were cut with other chunking settings than ``chunking`` (or unknown ones)."""
-        return self.db.execute("SELECT count(*) FROM documents WHERE chunking IS NOT ?", (chunking,)).fetchone()[0]
+    def documents_chunked_otherwise(self, chunking: dict[str, str]) -> int:
+        """How many documents were read or cut otherwise than ``chunking`` says for their format (see
+        ``hashes_for``), or in unknown ways."""
+        expected, args = _key_of_format(chunking)
+        return self.db.execute(f"SELECT count(*) FROM documents WHERE chunking IS NOT {expected}", args).fetchone()[0]
 
     def old_embeddings(self, doc_id: str) -> dict[str, bytes]:
         """text -> embedding blob of a document's current paragraph chunks (to reuse on update)."""
@@ -676,3 +680,12 @@ class Store:
             args = (cid,)
         return [{"collection_id": r[0], "path": r[1], "include": json.loads(r[2]), "exclude": json.loads(r[3])}
                 for r in self.db.execute(sql + " ORDER BY collection_id, path", args)]  # fmt: skip
+
+
+def _key_of_format(chunking: dict[str, str]) -> tuple[str, list[str]]:
+    """An SQL expression (and its arguments) for the chunking key a document of its ``format`` should have."""
+    cases = [(fmt, key) for fmt, key in chunking.items() if fmt]
+    if not cases:
+        return "?", [chunking[""]]
+    return ("CASE format " + " ".join("WHEN ? THEN ?" for _ in cases) + " ELSE ? END",
+            [x for case in cases for x in case] + [chunking[""]])  # fmt: skip
