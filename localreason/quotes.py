@@ -102,9 +102,10 @@ def _same_list(line: str, prev: str, header: str) -> bool:
     columns) unless ``line`` repeats the label of the list's first field (the next record starts)."""
     if not prev or not is_field(line) or not is_field(prev):
         return False
-    if (_cells(line) >= 2) != (_cells(prev) >= 2):
+    row = _cells(line) >= 2
+    if row != (_cells(prev) >= 2):
         return False
-    return _cells(line) >= 2 or _label(line) != _label(header or prev)
+    return row or _label(line) != _label(header or prev)
 
 
 def _label(field: str) -> str:
@@ -240,7 +241,8 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int,
     if not cands:
         return []
     scores = features(question, cands, embed) @ WEIGHTS
-    echoes = [i for i, c in enumerate(cands) if echoes_question(question, c.text)]
+    echo = _echo_test(question)
+    echoes = [i for i, c in enumerate(cands) if echo(c.text)]
     if len(echoes) < len(cands):  # a field that only repeats the question names its subject, answering nothing
         scores[echoes] = scores.min() - ECHO_MARGIN
     probs = softmax(scores)
@@ -269,12 +271,23 @@ def echoes_question(question: str, text: str) -> bool:
     a table's header row for a question naming its columns): every content word of the value (the
     text after ``Label:``, or every cell of a row) is a word of the question. A yes/no question may be
     answered by its own words ("Is the warranty 10 years?"), so nothing echoes one."""
-    if not is_field(text) or _YES_NO.search(question):
-        return False
-    value = text if "|" in text else text.split(":", 1)[1]
-    words = {w.lower() for w in WORD.findall(value)} - STOPWORDS
-    asked = {w.lower() for w in WORD.findall(question)}
-    return bool(words) and all(w in asked or _stem(w) in {_stem(a) for a in asked} for w in words)
+    return _echo_test(question)(text)
+
+
+def _echo_test(question: str):
+    """``echoes_question`` for one question, its words read once (rank_quotes asks it of every candidate)."""
+    if _YES_NO.search(question):
+        return lambda text: False
+    asked = {_stem(w.lower()) for w in WORD.findall(question)}
+
+    def echoes(text: str) -> bool:
+        if not is_field(text):
+            return False
+        value = text if "|" in text else text.split(":", 1)[1]
+        words = {w.lower() for w in WORD.findall(value)} - STOPWORDS
+        return bool(words) and {_stem(w) for w in words} <= asked
+
+    return echoes
 
 
 def field_off_question(question: str, quote: Quote) -> bool:

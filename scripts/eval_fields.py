@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_reason import unanswered  # noqa: E402
 from trace_reason import ObedientModel  # noqa: E402
 
 DEBIAN_FIELDS = {
@@ -121,13 +122,15 @@ def debian_set(status: Path, n_packages: int, seed: int) -> tuple[dict[str, str]
 def postgres_pages(data_dir: Path) -> Path:
     """The unpacked HTML manual (apt-get download, once)."""
     html = data_dir / "pg" / "usr/share/doc" / PG_PACKAGE / "html"
-    if html.is_dir():
+    done = data_dir / "pg" / ".complete"  # an interrupted unpacking is not trusted
+    if done.is_file():
         return html
     debs = data_dir / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     subprocess.run(["apt-get", "download", PG_PACKAGE], cwd=debs, check=True)
     deb = next(debs.glob(f"{PG_PACKAGE}_*.deb"))
     subprocess.run(["dpkg-deb", "-x", str(deb), str(data_dir / "pg")], check=True)
+    done.write_text(deb.name)
     return html
 
 
@@ -223,8 +226,6 @@ def score(q: Question, ans, files_of: dict[str, str]) -> dict:
             quote = norm(r.quotation)
             ok |= files_of.get(r.document_id) == q.source_file and all(n in quote for n in q.needles)
         held.append(ok)
-    from eval_reason import unanswered
-
     return {"q": q.text, "kind": q.kind, "noEvidence": ans.no_evidence, "unanswered": unanswered(ans),
             "held": held, "quotes": [" | ".join(r.quotation for r in s.references) for s in ans.statements],
             "words": sum(len(r.quotation.split()) for s in ans.statements for r in s.references)}  # fmt: skip

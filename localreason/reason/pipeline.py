@@ -200,7 +200,7 @@ def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False) -> O
     return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only).narrowed()
 
 
-def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], question: str = "") -> tuple[bool, list[str]]:
+def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], question: str) -> tuple[bool, list[str]]:
     """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's):
     - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
       closest sentence and a gap;
