@@ -1,0 +1,1 @@
+"""One module per format, each with one entry point: ``parse_<format>(data, path) -> ParsedDocument``."""

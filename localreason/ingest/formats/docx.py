@@ -1,0 +1,178 @@
+"""DOCX: paragraphs with Heading/Title styles as headings, tables as rows."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+
+from ...errors import IngestFileError
+from ..document import ParsedDocument, TextBuilder, finish, normalize
+
+DEFAULT_MAX_UNPACKED_BYTES = 200 * 2**20
+"""Most bytes a DOCX's zip members may unpack to, unless the caller says otherwise."""
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_W_VAL, _W_TYPE, _W_P, _W_R, _W_T, _W_TBL = (_W + n for n in ("val", "type", "p", "r", "t", "tbl"))
+_DOCX_RUN_TEXT = {_W + "tab": "\t", _W + "ptab": "\t", _W + "cr": "\n", _W + "noBreakHyphen": "-"}
+_DOCX_ON = ("1", "true", "on")
+
+
+def parse_docx(data: bytes, path: Path, *, max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES) -> ParsedDocument:
+    """DOCX: paragraphs with Heading/Title styles as headings, tables as rows.
+
+    python-docx opens the package; the body is then read from its XML directly, with
+    style names looked up once, because python-docx resolves a paragraph's style by
+    scanning every style in the file (20 s per MB of text).
+    """
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    _check_unpacked_size(data, max_unpacked_bytes)
+    try:
+        document = docx.Document(io.BytesIO(data))
+        body = document.element.body
+        title = (document.core_properties.title or "").strip()
+        styles = document.styles.element
+    except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError) as exc:
+        raise IngestFileError(f"not a valid DOCX file ({exc.__class__.__name__}: {exc})") from exc
+    except (MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # lxml errors, or parts of the wrong kind, inside a damaged package
+        raise IngestFileError(f"damaged DOCX file ({exc.__class__.__name__}: {exc})") from exc
+    if body is None:
+        raise IngestFileError("damaged DOCX file: its main part has no document body")
+    depths, default_depth = _docx_heading_depths(styles)
+    builder = TextBuilder()
+    for el in body.iterchildren(_W_P, _W_TBL):
+        if el.tag == _W_TBL:
+            _docx_table(el, builder)
+            continue
+        style_id, text = _docx_paragraph(el)
+        depth = default_depth if style_id is None else depths.get(style_id, default_depth)
+        if depth is not None:
+            if depth == 0 and not title:
+                title = text.strip()
+            builder.add(text, "heading", depth=max(depth, 1), keep_lines=False)
+        else:
+            builder.add(text)
+    parsed = finish(builder, path, "docx", [])
+    if title:
+        parsed.title = normalize(title, keep_lines=False)
+    return parsed
+
+
+def _check_unpacked_size(data: bytes, limit: int) -> None:
+    """Fail a DOCX whose members declare more than ``limit`` bytes in all (a decompression bomb).
+
+    zipfile never inflates a member past its declared size (it fails the CRC check
+    instead), so the declared sizes bound what python-docx can be made to read.
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError) as exc:
+        raise IngestFileError(f"not a valid DOCX file ({exc.__class__.__name__}: {exc})") from exc
+    total = sum(m.file_size for m in members)
+    largest = max(members, key=lambda m: m.file_size, default=None)
+    if largest is not None and total > limit:
+        raise IngestFileError(
+            f"would unpack to {_mb(total)} ({largest.filename} alone is {_mb(largest.file_size)}), more than the "
+            f"limit of {_mb(limit)} for compressed documents: a decompression bomb, or too large to read safely. "
+            "If it is genuine, raise max_unpacked_mb (LOCALREASON_MAX_UNPACKED_MB).")  # fmt: skip
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.1f} MB"
+
+
+def _docx_heading_depths(styles) -> tuple[dict[str, int | None], int | None]:
+    """Heading depth (0 for Title, None for body text) per paragraph style id, and for the default style.
+
+    Mirrors python-docx: the first style with an id wins, and an id of a style that is
+    not a paragraph style (or of none) means the default paragraph style.
+    """
+    first: dict[str, object] = {}
+    default = ""
+    for style in styles.iterchildren(_W + "style"):
+        first.setdefault(style.get(_W + "styleId"), style)
+        if style.get(_W_TYPE) == "paragraph" and style.get(_W + "default") in _DOCX_ON:
+            default = _docx_style_name(style)
+    names = {sid: _docx_style_name(s) if s.get(_W_TYPE) == "paragraph" else default for sid, s in first.items()}
+    return {sid: _docx_heading_depth(name) for sid, name in names.items()}, _docx_heading_depth(default)
+
+
+def _docx_style_name(style) -> str:
+    from docx.styles import BabelFish
+
+    name = style.find(_W + "name")
+    value = name.get(_W_VAL) if name is not None else None
+    return BabelFish.internal2ui(value) if value else ""
+
+
+def _docx_paragraph(p) -> tuple[str | None, str]:
+    """A paragraph's style id and its text as python-docx gives it: its runs and its hyperlinks' runs."""
+    props = None
+    parts: list[str] = []
+    for child in p:
+        tag = child.tag
+        if tag == _W_R:
+            _docx_run_text(child, parts)
+        elif tag == _W + "hyperlink":
+            for run in child.iterchildren(_W_R):
+                _docx_run_text(run, parts)
+        elif tag == _W + "pPr" and props is None:
+            props = child
+    style = props.find(_W + "pStyle") if props is not None else None
+    return (style.get(_W_VAL) if style is not None else None), "".join(parts)
+
+
+def _docx_run_text(run, parts: list[str]) -> None:
+    for child in run:
+        tag = child.tag
+        if tag == _W_T:
+            parts.append(child.text or "")
+        elif tag == _W + "br":
+            parts.append("\n" if child.get(_W_TYPE) in (None, "textWrapping") else "")
+        elif isinstance(tag, str):
+            parts.append(_DOCX_RUN_TEXT.get(tag, ""))
+
+
+def _docx_table(tbl, builder: TextBuilder) -> None:
+    """One text block per row: its cells' texts joined by " | ", merged cells once.
+
+    A cell that continues a vertical merge shows the text of the cell above it, found
+    by grid column in the previous row (python-docx does the same, recursively).
+    """
+    above: dict[int, str] = {}
+    for tr in tbl.iterchildren(_W + "tr"):
+        row: dict[int, str] = {}
+        cells: list[str] = []
+        column = _docx_int(tr.find(f"{_W}trPr/{_W}gridBefore"), 0)
+        for tc in tr.iterchildren(_W + "tc"):
+            props = tc.find(_W + "tcPr")
+            span = _docx_int(props.find(_W + "gridSpan") if props is not None else None, 1)
+            merge = props.find(_W + "vMerge") if props is not None else None
+            own = " ".join("\n".join(_docx_paragraph(p)[1] for p in tc.iterchildren(_W_P)).split())
+            continues = merge is not None and merge.get(_W_VAL, "continue") == "continue"
+            value = above.get(column, own) if continues else own
+            row[column] = value
+            if value and (not cells or cells[-1] != value):  # merged cells repeat
+                cells.append(value)
+            column += max(span, 1)
+        above = row
+        builder.add(" | ".join(cells), keep_lines=False)
+
+
+def _docx_int(el, default: int) -> int:
+    """The integer ``w:val`` of ``el``, or ``default`` if it is missing or not a small integer."""
+    value = el.get(_W_VAL) if el is not None else None
+    return int(value) if value and value.isascii() and value.isdigit() and len(value) < 7 else default
+
+
+def _docx_heading_depth(style: str) -> int | None:
+    if style == "Title":
+        return 0
+    m = re.match(r"Heading (\d)", style)
+    return int(m.group(1)) if m else None
