@@ -154,6 +154,25 @@ def test_documents_read_by_an_older_reader_are_read_again_on_sync(lib, tmp_path)
     consistent(lib)
 
 
+def test_a_rst_document_read_by_the_line_reader_is_read_again_once(lib, tmp_path):
+    """reST's reader changed (rst 2): a document stored by the old one is read again by sync, once."""
+    from localreason.ingest.pipeline import READER_VERSIONS
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "g.rst").write_text("Guide\n=====\n\nWrap it with\n:func:`functools.cache` to avoid work.\n")
+    lib.ingest([root], "docs")
+    [doc] = lib.documents()
+    assert "functools.cache() to avoid work." in lib.document_text(doc.id)
+    lib.store.db.execute("UPDATE documents SET chunking = replace(chunking, ?, '')",
+                         (f" reader={READER_VERSIONS['rst']}",))  # as the line reader left it  # fmt: skip
+    assert lib.stale_chunking() == 1
+    [report] = lib.sync()
+    assert report.counts["updated"] == 1
+    assert lib.stale_chunking() == 0 and lib.sync()[0].counts["unchanged"] == 1
+    consistent(lib)
+
+
 def test_prune_removes_deleted_files_only_when_asked(lib, notes):
     lib.ingest([notes], "work")
     (notes / "sub" / "todo.txt").unlink()

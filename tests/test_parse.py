@@ -63,7 +63,7 @@ def test_rst_overline_titles_and_note_text():
     assert headings(doc) == [("Guide", 1), ("Part", 2)]
     assert "Keep the receipt." in doc.text
     assert "hidden" not in doc.text
-    assert "See open and x." in doc.text
+    assert "See open() and x." in doc.text  # as Sphinx shows a :func: role
 
 
 def test_html_sample_keeps_main_content_only():

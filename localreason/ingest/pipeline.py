@@ -92,9 +92,11 @@ class PreparedDocument:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
-READER_VERSIONS = {"html": 2}
+READER_VERSIONS = {"html": 3, "rst": 2}
 """Per format, bumped when its reader reads the same file into other text (html 2: tables inside
-<thead>/<tbody> are read row by row; they were one run of text with the cells glued together). Part of
+<thead>/<tbody> are read row by row; they were one run of text with the cells glued together; html 3: an
+``<aside>`` inside the main content is kept; rst 2: docutils with Sphinx's roles and directives read for
+the text they show, paragraphs as one line; rst 1 was the hand-written line reader). Part of
 ``chunking_key``, so that ``sync`` reads the documents of that format again once (their unchanged
 passages keep their vectors); documents of other formats are left alone."""
 

@@ -8,7 +8,9 @@ from pathlib import Path
 from ...errors import IngestFileError
 from ..document import ParsedDocument, TextBuilder, finish, normalize
 
-_HTML_DROP = ("script", "style", "noscript", "template", "nav", "aside", "header", "footer", "form",
+_HTML_ASIDE = "aside"
+"""Dropped outside the main content (a site's sidebar), kept inside it (a sidebar of the text, as Sphinx writes one)."""
+_HTML_DROP = ("script", "style", "noscript", "template", "nav", "header", "footer", "form",
               "button", "select", "svg", "iframe")  # fmt: skip
 _HTML_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _HTML_BLOCKS = frozenset("p li dt dd pre blockquote td th caption figcaption address div section article "
@@ -43,7 +45,9 @@ def parse_html(data: bytes, path: Path) -> ParsedDocument:
         return parse_html_stream(data, path, limit)
     title_el = root.find(".//title")
     page_title = normalize(title_el.text_content(), keep_lines=False) if title_el is not None else ""
+    in_main = 'ancestor-or-self::main or ancestor-or-self::article or ancestor-or-self::*[@role="main"]'
     for el in root.xpath('//*[@role="navigation" or @role="search" or @aria-hidden="true"]'
+                         f' | //aside[not({in_main})]'
                          ' | //a[contains(concat(" ", @class, " "), " headerlink ")]'
                          ' | //div[contains(@class, "sphinxsidebar") or contains(@class, "related")]'):  # fmt: skip
         el.tag = _HTML_DROPPED

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..document import ParsedDocument, TextBuilder, decode_text, finish, normalize
-from .html import _HTML_BLOCKS, _HTML_DROP, _HTML_HEADINGS
+from .html import _HTML_ASIDE, _HTML_BLOCKS, _HTML_DROP, _HTML_HEADINGS
 
 _HTML_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _HTML_RAW = frozenset("script style xmp iframe noembed noframes textarea title plaintext".split())
@@ -113,9 +113,9 @@ def _html_attrs(text: str) -> dict[str, str]:
             for m in _HTML_ATTR.finditer(text)}  # fmt: skip
 
 
-def _html_drops(tag: str, attrs: dict[str, str]) -> bool:
+def _html_drops(tag: str, attrs: dict[str, str], in_main: bool) -> bool:
     """Whether the element is one the tree reader removes (navigation, hidden text, Sphinx chrome)."""
-    if tag in _HTML_DROP or attrs.get("role") in ("navigation", "search") or attrs.get("aria-hidden") == "true":
+    if tag in _HTML_DROP or (tag == _HTML_ASIDE and not in_main) or attrs.get("role") in ("navigation", "search") or attrs.get("aria-hidden") == "true":
         return True
     cls = attrs.get("class", "")
     if tag == "a":
@@ -141,8 +141,8 @@ class _HtmlStream:
         if tag in _HTML_VOID:
             return
         attrs = _html_attrs(attr_text) if attr_text.strip() else {}
-        dropped = _html_drops(tag, attrs)
         main = tag in ("main", "article") or attrs.get("role") == "main"
+        dropped = _html_drops(tag, attrs, self._main > 0 or main)
         depth = _HTML_HEADINGS.get(tag, 0)
         if self._row is None and (tag in _HTML_BLOCKS or depth or main or tag in ("pre", "title")):
             self._flush()

@@ -1,127 +1,550 @@
-"""reStructuredText (the hand-written line reader; replaced below)."""
+"""reStructuredText, through docutils, with Sphinx's roles and directives read for the text they show.
+
+docutils parses the source (sections, paragraphs, lists, definition and field lists, tables,
+literal and doctest blocks, footnotes); the roles and directives that Sphinx adds, and any others
+docutils does not know, are read generically here for what a reader of the rendered page sees:
+
+- a role shows its explicit title (``:meth:`accept() <socket.socket.accept>``` -> ``accept()``),
+  else its target as Sphinx writes it (``~a.b`` -> ``b``; ``:func:`f``` -> ``f()``; ``:pep:`8``` ->
+  ``PEP 8``);
+- an object description (``.. function::``, ``.. class::``, ``.. c:function::``, any unknown
+  directive) shows its signature lines, with the module prefix Sphinx adds, then its body;
+- ``versionadded``/``versionchanged``/``deprecated`` show Sphinx's label ("Changed in version 3.2:");
+  admonitions show their title ("Note", "See also");
+- directives that show nothing of their own (``index``, ``toctree``, ``highlight``, authors, test
+  set-up, ``include`` and ``raw``, which are never followed) are left out.
+
+Paragraphs are stored as one line each: a line break inside a reST paragraph carries no meaning,
+so a quotation never starts where a source line happened to wrap. A source docutils cannot parse
+at all (nested past Python's recursion limit, say) is read as plain text, with a note.
+"""
 
 from __future__ import annotations
 
+import io
 import re
+import threading
 from pathlib import Path
 
 from ..document import ParsedDocument, TextBuilder, decode_text, finish, normalize
 
-_RST_ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1+\s*$")
-_RST_ROLE = re.compile(r"(?<![\w:+.-]):[\w:+.-]+:`(?:([^`<]*)<[^`>]*>|([^`]*))`")
-_RST_LITERAL = re.compile(r"``(.+?)``")
-_RST_REF = re.compile(r"`([^`<]+)(?:<[^`>]*>)?`_{1,2}")
-_RST_EMPH = re.compile(r"(?<![\w*])\*{1,2}([^*\n]+?)\*{1,2}(?![\w*])")
-_RST_DIRECTIVE = re.compile(r"^\s*\.\.\s+([\w:-]+)::\s*(.*)$")
-_RST_FIELD = re.compile(r"^\s+:[\w -]+:")
-# Directives whose argument is prose worth keeping (a signature, a title, a version note).
-_RST_DROP_DIRECTIVES = {"index", "toctree", "highlight", "sectionauthor", "moduleauthor", "tabularcolumns",
-                        "only", "raw", "include", "literalinclude", "image", "figure", "testsetup",
-                        "testcleanup", "currentmodule", "program", "cmdoption-group", "default-role"}  # fmt: skip
+_SETTING = "localreason_rst"
+"""Set on the settings of the documents we parse: docutils' directive lookup is only ours for them."""
+
+# Roles whose text is not a cross-reference target (so "a <b>" is literal text, not title and target).
+_LITERAL_ROLES = frozenset("samp kbd file command program guilabel menuselection abbr dfn math regexp mimetype "
+                           "makevar manpage newsgroup mailheader".split())  # fmt: skip
+_CALLABLE_ROLES = frozenset(("func", "meth", "c:func", "c:macro", "cpp:func"))
+_DOCUTILS_ROLES = frozenset("emphasis strong literal code sub sup subscript superscript title-reference title t "
+                            "math".split())  # fmt: skip
+_EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
+
+# Directives that show nothing of their own on the rendered page.
+_HIDDEN = frozenset("index toctree highlight sectionauthor moduleauthor codeauthor tabularcolumns testsetup "
+                    "testcleanup raw include literalinclude program cmdoption-group default-domain "
+                    "py:currentmodule currentmodule c:namespace c:namespace-push c:namespace-pop todo "
+                    "audit-event-table limited-api-list miscnews graphviz digraph contents sectnum "
+                    "meta".split())  # fmt: skip
+_LITERAL = frozenset("code-block sourcecode code doctest testcode testoutput productionlist "
+                     "parsed-literal".split())  # fmt: skip
+_VERSION_LABELS = {"versionadded": "New in version {}", "versionchanged": "Changed in version {}",
+                   "deprecated": "Deprecated since version {}", "versionremoved": "Removed in version {}"}  # fmt: skip
+_TITLED = {"seealso": "See also", "impl-detail": "CPython implementation detail:"}
+_ADMONITIONS = {"attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
+                "important": "Important", "note": "Note", "tip": "Tip", "warning": "Warning"}  # fmt: skip
+_NESTED = frozenset("only ifconfig hlist glossary centered container compound tabs tab".split())
+# docutils' own directives that do the right thing with file insertion and raw output off.
+_BUILTIN = frozenset("table csv-table list-table image figure topic sidebar rubric epigraph highlights "
+                     "pull-quote line-block compound container math replace unicode date role "
+                     "default-role title admonition attention caution danger error hint important note tip "
+                     "warning".split())  # fmt: skip
+# Object descriptions: the word Sphinx shows before the name, and whether the module prefix is added.
+_PREFIXES = {"class": "class ", "exception": "exception ", "classmethod": "classmethod ", "staticmethod": "static ",
+             "coroutinefunction": "coroutine ", "coroutinemethod": "coroutine ", "abstractmethod": "abstractmethod ",
+             "awaitablefunction": "awaitable ", "awaitablemethod": "awaitable ", "decorator": "@",
+             "decoratormethod": "@", "c:struct": "struct ", "c:union": "union ", "c:enum": "enum ",
+             "c:macro": "", "c:type": "type "}  # fmt: skip
+_MODULE_LEVEL = frozenset("function class exception data decorator coroutinefunction awaitablefunction".split())
+_CLASS_LIKE = frozenset(("class", "exception"))
+_INFO_FIELDS = {"param": "Parameters", "parameter": "Parameters", "arg": "Parameters", "argument": "Parameters",
+                "key": "Parameters", "keyword": "Parameters", "type": "", "raises": "Raises", "raise": "Raises",
+                "except": "Raises", "exception": "Raises", "var": "Variables", "ivar": "Variables",
+                "cvar": "Variables", "returns": "Returns", "return": "Returns", "rtype": "Return type",
+                "vartype": ""}  # fmt: skip
+_METADATA_FIELDS = frozenset(("tocdepth", "nocomments", "orphan", "nosearch", "meta", "hide-toc", "audience"))
+
+_lock = threading.Lock()
+_installed = False
 
 
 def parse_rst(data: bytes, path: Path) -> ParsedDocument:
-    """reStructuredText, read for its structure and prose.
-
-    Section titles are recognised by their adornment (an underline, optionally an
-    overline, of one punctuation character); depth follows the order in which
-    adornment styles first appear, as reST defines it. Inline markup (roles,
-    literals, references, emphasis) is reduced to its text; directives keep their
-    argument (a function signature, a note's text) unless they carry no prose.
-    docutils itself rejects the Sphinx roles and directives that real reST
-    sources are full of, so it would lose text rather than keep it.
-    """
+    """reStructuredText -> the text a reader of the rendered page sees, with its section structure."""
     notes: list[str] = []
-    reader = _RstReader(normalize(decode_text(data, notes)).split("\n"))
-    reader.read()
-    return finish(reader.builder, path, "rst", notes)
+    source = normalize(decode_text(data, notes))
+    try:
+        doctree = _parse(source, path)
+    except (RecursionError, _RstError) as exc:
+        from .plain import parse_plain
+
+        parsed = parse_plain(data, path, "text")
+        parsed.format = "rst"
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        parsed.notes.append(f"could not be read as reStructuredText ({why}): read as plain text, "
+                            "so its markup is left as written")  # fmt: skip
+        return parsed
+    builder = TextBuilder()
+    _Writer(builder, doctree).walk(doctree, 0)
+    return finish(builder, path, "rst", notes)
 
 
-class _RstReader:
-    """parse_rst's line-by-line pass: each method handles one kind of line and says how many it used."""
+class _RstError(Exception):
+    """docutils failed on the source in a way it does not report as a message."""
 
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self.builder = TextBuilder()
-        self.styles: list[tuple[str, bool]] = []
-        """Adornment styles (character, overlined) in order of first appearance: their depth."""
-        self.para: list[str] = []
-        self.skip_indent: int | None = None
-        """While set, lines indented deeper than this belong to a block without prose (skipped)."""
 
-    def flush(self) -> None:
-        if self.para:
-            self.builder.add(_rst_inline("\n".join(self.para)))
-            self.para.clear()
+def _parse(source: str, path: Path):
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
 
-    def read(self) -> None:
-        i = 0
-        while i < len(self.lines):
-            line = self.lines[i]
-            stripped = line.strip()
-            indent = len(line) - len(line.lstrip(" "))
-            if self.skip_indent is not None:
-                if stripped and indent <= self.skip_indent:
-                    self.skip_indent = None
-                else:
-                    i += 1
+    _install()
+    settings = get_default_settings(Parser)
+    for name, value in {"report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(),
+                        "file_insertion_enabled": False, "raw_enabled": False, "syntax_highlight": "none",
+                        "line_length_limit": max(10_000, len(source) + 1), "character_level_inline_markup": False,
+                        "pep_references": False, "rfc_references": False, "smart_quotes": False,
+                        "input_encoding": "unicode", _SETTING: True,
+                        "localreason_labels": _section_labels(source)}.items():  # fmt: skip
+        setattr(settings, name, value)
+    document = new_document(str(path), settings)
+    try:
+        Parser(inliner=_inliner()).parse(source, document)
+    except RecursionError:
+        raise
+    except Exception as exc:  # docutils raises on some malformed input instead of reporting it
+        raise _RstError(f"{exc.__class__.__name__}: {str(exc)[:200]}") from exc
+    return document
+
+
+_LABEL = re.compile(r"^\.\. _([^:`][^:]*|`[^`]+`):[ \t]*$")
+_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
+
+
+def _section_labels(source: str) -> dict[str, str]:
+    """Label -> section title for every ``.. _label:`` line followed (after blank lines and other labels) by a title."""
+    lines = source.split("\n")
+    found: dict[str, str] = {}
+    pending: list[str] = []
+    for i, line in enumerate(lines):
+        m = _LABEL.match(line)
+        if m:
+            pending.append(m.group(1).strip("`").lower())
+            continue
+        if not line.strip():
+            continue
+        if pending:
+            title = ""
+            if _ADORNMENT.match(line) and i + 2 < len(lines) and _ADORNMENT.match(lines[i + 2]):
+                title = lines[i + 1].strip()
+            elif i + 1 < len(lines) and _ADORNMENT.match(lines[i + 1]) and not _ADORNMENT.match(line):
+                title = line.strip()
+            if title:
+                found.update(dict.fromkeys(pending, _plain_title(title)))
+            pending = []
+    return found
+
+
+def _plain_title(title: str) -> str:
+    """A section title's text without inline markup (roles, literals, emphasis), as a reference shows it."""
+    title = re.sub(r":[\w:+.-]+:`([^`]*)`", lambda m: role_text("x", m.group(1)), title)
+    return re.sub(r"``|\*\*?|`", "", title)
+
+
+# ---------------------------------------------------------------- roles
+
+
+def role_text(name: str, text: str, labels: dict[str, str] | None = None) -> str:
+    """What Sphinx shows for ``:name:`text``` (``text`` as docutils gives it: an escaped character is ``\\x00c``).
+
+    ``labels`` maps the document's own section labels (``.. _label:`` before a title) to their titles,
+    which ``:ref:`label``` shows; a label of another document is shown as written.
+    """
+    name = name.lower()
+    bare = name.split(":")[-1] if name.startswith(("py:", "c:", "std:", "cpp:", "js:", "rst:", "math:")) else name
+    if bare in _LITERAL_ROLES:
+        if bare in ("samp", "file"):
+            return re.sub(r"(?<!\x00)[{}]", "", text)
+        if bare == "menuselection":
+            return text.replace("-->", "\u2023")
+        if bare == "guilabel":
+            return re.sub(r"&(?!&)", "", text).replace("&&", "&")
+        if bare == "abbr":
+            m = re.match(r"^(.*?)\s*\(.*\)$", text, re.DOTALL)
+            return m.group(1) if m else text
+        return text
+    m = _EXPLICIT_TITLE.match(text)
+    if m and m.group(1).strip():
+        return m.group(1)
+    target = m.group(2) if m else text
+    if target.startswith("!"):
+        target = target[1:]
+    if target.startswith("~"):
+        target = target[1:].split(".")[-1]
+    if bare == "ref" and labels is not None and target.replace("\x00", "").lower() in labels:
+        return labels[target.replace("\x00", "").lower()]
+    if bare == "pep":
+        return "PEP " + target.split("#")[0]
+    if bare == "rfc":
+        return "RFC " + target.split("#")[0]
+    if bare == "issue":
+        return "bpo-" + target
+    if bare == "gh":
+        return "gh-" + target
+    if name in _CALLABLE_ROLES and not target.endswith(")"):
+        return target + "()"
+    return target
+
+
+def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    from docutils import nodes, utils
+
+    labels = getattr(inliner.document.settings, "localreason_labels", None)
+    return [nodes.literal(rawtext, utils.unescape(role_text(name, text, labels)))], []
+
+
+def _inliner():
+    """docutils' Inliner, with every role docutils does not render plainly read by ``role_text``.
+
+    (An instance attribute, not a subclass: docutils builds its patterns from ``vars(Inliner)``.)
+    """
+    from docutils.parsers.rst.states import Inliner
+
+    inliner = Inliner()
+    docutils_interpreted = inliner.interpreted
+
+    def interpreted(rawsource, text, role, lineno):
+        if role and role.lower() not in _DOCUTILS_ROLES:
+            return _generic_role(role, rawsource, text, lineno, inliner)
+        return docutils_interpreted(rawsource, text, role, lineno)
+
+    inliner.interpreted = interpreted
+    return inliner
+
+
+# ---------------------------------------------------------------- directives
+
+
+def _install() -> None:
+    """Route docutils' directive lookup through ``_directive`` for our documents (others are left alone)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        from docutils.parsers.rst import directives
+
+        original = directives.directive
+
+        def lookup(name, language_module, document):
+            if getattr(document.settings, _SETTING, False):
+                found = _directive(name.lower())
+                if found is not None:
+                    return found, []
+            return original(name, language_module, document)
+
+        directives.directive = lookup
+        _installed = True
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def _directive(name: str):
+    """The directive class for ``name``, or None to let docutils use its own."""
+    if name in _BUILTIN:
+        return None
+    if not _CLASSES:
+        _CLASSES.update(_directive_classes())
+    if name in _HIDDEN:
+        return _CLASSES["hidden"]
+    if name in _LITERAL:
+        return _CLASSES["literal"]
+    if name in _VERSION_LABELS or name == "deprecated-removed":
+        return _CLASSES["version"]
+    if name in _NESTED:
+        return _CLASSES["nested"]
+    if name in ("module", "py:module"):
+        return _CLASSES["module"]
+    if name in ("availability", "audit-event"):
+        return _CLASSES["sentence"]
+    if name in _TITLED:
+        return _CLASSES["titled"]
+    return _CLASSES["object"]
+
+
+class _AnyOptions(dict):
+    """Every ``:option: value`` a directive is given is accepted (and ignored)."""
+
+    def __missing__(self, key):
+        return lambda value: value
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _directive_classes() -> dict[str, type]:
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class Base(Directive):
+        required_arguments = 0
+        optional_arguments = 1
+        final_argument_whitespace = True
+        has_content = True
+        option_spec = _AnyOptions()
+
+        @property
+        def argument(self) -> str:
+            return self.arguments[0] if self.arguments else ""
+
+        def body(self, into) -> None:
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, into)
+
+        def inline(self, text: str) -> list:
+            found, _ = self.state.inline_text(text, self.lineno)
+            return found
+
+    class Hidden(Base):
+        def run(self):
+            return []
+
+    class Literal(Base):
+        def run(self):
+            if "hide" in self.options:  # a doctest kept out of the page (":hide:")
+                return []
+            text = "\n".join(self.content)
+            return [nodes.literal_block(text, text)] if text.strip() else []
+
+    class Nested(Base):
+        def run(self):
+            box = nodes.container()
+            if self.argument and self.name in ("centered",):
+                box += nodes.paragraph("", "", *self.inline(self.argument))
+            self.body(box)
+            return [box]
+
+    class Version(Base):
+        optional_arguments = 2
+        final_argument_whitespace = True
+
+        def run(self):
+            version, rest = (" ".join(self.arguments).split(None, 1) + ["", ""])[:2]
+            if self.name == "deprecated-removed":
+                removed, rest = (rest.split(None, 1) + ["", ""])[:2]
+                label = f"Deprecated since version {version}, will be removed in version {removed}"
+            else:
+                label = _VERSION_LABELS[self.name].format(version)
+            box = nodes.container()
+            self.body(box)
+            para = nodes.paragraph()
+            first = box[0] if len(box) and isinstance(box[0], nodes.paragraph) else None
+            if rest.strip() or first is not None:
+                para += nodes.Text(label + ": ")
+                para.extend(self.inline(rest.strip()) if rest.strip() else [])
+                if first is not None:
+                    if rest.strip():
+                        para += nodes.Text(" ")
+                    para.extend(first.children)
+                    box.remove(first)
+            else:
+                para += nodes.Text(label + ".")
+            return [para, *box.children]
+
+    class Titled(Base):
+        def run(self):
+            box = nodes.container()
+            if self.name == "impl-detail" and self.argument:
+                box += nodes.paragraph("", "", nodes.Text(_TITLED[self.name] + " "), *self.inline(self.argument))
+            else:
+                box += nodes.paragraph("", _TITLED[self.name])
+                if self.argument:
+                    box += nodes.paragraph("", "", *self.inline(self.argument))
+            self.body(box)
+            return [box]
+
+    class Sentence(Base):
+        optional_arguments = 3
+        final_argument_whitespace = True
+
+        def run(self):
+            text = " ".join(self.arguments)
+            if self.name == "availability":
+                shown = f"Availability: {text}"
+            else:  # audit-event:: name args [target]
+                event = self.arguments[0] if self.arguments else ""
+                args = [a.strip() for a in (self.arguments[1] if len(self.arguments) > 1 else "").split(",")]
+                args = [a for a in args if a.strip("\"'")]
+                shown = f"Raises an auditing event {event} with " + (
+                    f"argument{'s' if len(args) > 1 else ''} {', '.join(args)}." if args else "no arguments.")
+            box = nodes.container()
+            box += nodes.paragraph("", "", *self.inline(shown))
+            self.body(box)
+            return [box]
+
+    class Module(Base):
+        def run(self):
+            self.state.document.settings.localreason_module = self.argument.strip()
+            box = nodes.container()
+            self.body(box)
+            return [box]
+
+    class Object(Base):
+        """A signature (one per argument line) and its description, as Sphinx lays out an object."""
+
+        def run(self):
+            settings = self.state.document.settings
+            if self.name in ("currentmodule", "py:currentmodule"):
+                settings.localreason_module = self.argument.strip()
+                return []
+            kind = self.name.split(":")[-1] if self.name.startswith("py:") else self.name
+            in_class = getattr(settings, "localreason_class_depth", 0) > 0
+            module = getattr(settings, "localreason_module", "")
+            box = nodes.container()
+            for line in self.argument.split("\n"):
+                line = line.strip().rstrip("\\").strip()
+                if not line:
                     continue
-            i += self.title(i, line, stripped, indent) or self.directive(line, indent) \
-                or self.comment(stripped, indent) or self.text(line, stripped)  # fmt: skip
-        self.flush()
+                name = line
+                if module and not in_class and kind in _MODULE_LEVEL and not line.startswith(module + "."):
+                    name = f"{module}.{line}"
+                shown = _PREFIXES.get(kind, "") + name
+                box += nodes.paragraph(shown, shown)
+            settings.localreason_class_depth = getattr(settings, "localreason_class_depth", 0) + (
+                kind in _CLASS_LIKE)
+            try:
+                self.body(box)
+            finally:
+                settings.localreason_class_depth -= kind in _CLASS_LIKE
+            return [box]
 
-    def title(self, i: int, line: str, stripped: str, indent: int) -> int:
-        """A section title: [overline] title underline. Returns the lines used (0: not a title)."""
-        lines, n = self.lines, len(self.lines)
-        over = bool(_RST_ADORN.match(line)) and i + 2 < n and _RST_ADORN.match(lines[i + 2]) and lines[i + 1].strip()
-        under = (stripped and not _RST_ADORN.match(line) and i + 1 < n and _RST_ADORN.match(lines[i + 1])
-                 and len(lines[i + 1].rstrip()) >= len(stripped.rstrip()) and indent == 0)  # fmt: skip
-        if not (over or under):
-            return 0
-        self.flush()
-        title = lines[i + 1].strip() if over else stripped
-        style = (line[0], True) if over else (lines[i + 1].strip()[0], False)
-        if style not in self.styles:
-            self.styles.append(style)
-        self.builder.add(_rst_inline(title), "heading", depth=self.styles.index(style) + 1, keep_lines=False)
-        return 3 if over else 2
-
-    def directive(self, line: str, indent: int) -> int:
-        """``.. name:: argument``: the argument is kept as prose unless the directive carries none."""
-        m = _RST_DIRECTIVE.match(line)
-        if not m:
-            return 0
-        self.flush()
-        name, arg = m.group(1).lower(), m.group(2).strip()
-        if name in _RST_DROP_DIRECTIVES:
-            self.skip_indent = indent
-        elif arg:
-            self.builder.add(_rst_inline(arg), keep_lines=False)
-        return 1
-
-    def comment(self, stripped: str, indent: int) -> int:
-        """A comment, target or footnote: no prose of its own, except a footnote's text."""
-        if not stripped.startswith(".."):
-            return 0
-        self.flush()
-        self.skip_indent = indent if not re.match(r"^\.\.\s+\[", stripped) else None
-        if self.skip_indent is None:
-            self.para.append(re.sub(r"^\.\.\s+\[[^\]]*\]\s*", "", stripped))
-        return 1
-
-    def text(self, line: str, stripped: str) -> int:
-        if not stripped:
-            self.flush()
-        elif not _RST_FIELD.match(line) and not _RST_ADORN.match(line):
-            self.para.append(line.rstrip())
-        return 1
+    return {"hidden": Hidden, "literal": Literal, "nested": Nested, "version": Version, "titled": Titled,
+            "sentence": Sentence, "module": Module, "object": Object}  # fmt: skip
 
 
-def _rst_inline(text: str) -> str:
-    text = _RST_ROLE.sub(lambda m: ((m.group(1) or "").rstrip() or m.group(2) or "").lstrip("~!"), text)
-    text = _RST_LITERAL.sub(r"\1", text)
-    text = _RST_REF.sub(lambda m: m.group(1).rstrip(), text)
-    text = _RST_EMPH.sub(r"\1", text)
-    text = re.sub(r"::$", ":", text, flags=re.M)
-    lines = [ln.strip() for ln in text.split("\n")]
-    return "\n".join(ln for ln in lines if ln != "::")
+# ---------------------------------------------------------------- doctree -> blocks
+
+
+class _Writer:
+    """Walks a doctree and adds its headings and text blocks to a TextBuilder, in document order."""
+
+    def __init__(self, builder: TextBuilder, doctree) -> None:
+        from docutils import nodes
+
+        self.nodes = nodes
+        self.builder = builder
+        self.footnotes = 0
+        self.substitutions = {node["names"][0]: self.inline(node) for node in doctree.findall(nodes.substitution_definition)
+                              if node["names"]}  # fmt: skip
+
+    def walk(self, parent, depth: int) -> None:
+        """Add the children of ``parent`` (a loop over siblings, recursion only into containers)."""
+        n = self.nodes
+        for i, node in enumerate(parent.children):
+            if isinstance(node, n.section):
+                title = node.next_node(n.title)
+                if title is not None:
+                    self.builder.add(self.inline(title), "heading", depth=depth + 1, keep_lines=False)
+                self.walk(node, depth + 1)
+            elif isinstance(node, (n.title,)) and isinstance(parent, n.section):
+                continue  # added with its section
+            elif isinstance(node, (n.comment, n.substitution_definition, n.target, n.raw, n.pending, n.image,
+                                   n.decoration)):
+                continue
+            elif isinstance(node, n.system_message):
+                for block in node.findall(n.literal_block):  # the source docutils could not read, as written
+                    self.builder.add(block.astext())
+            elif isinstance(node, n.field_list) and depth == 0 and i == _first_content(parent):
+                self.fields(node, metadata=True)
+            elif isinstance(node, n.field_list):
+                self.fields(node)
+            elif isinstance(node, n.option_list_item):
+                group = node.next_node(n.option_group)
+                if group is not None:
+                    self.builder.add(", ".join(o.astext() for o in group.children), keep_lines=False)
+                for desc in node.findall(n.description):
+                    self.walk(desc, depth)
+            elif isinstance(node, n.row):
+                cells = (" ".join(self.inline(child) for child in entry.children) for entry in node.children)
+                self.builder.add(" | ".join(c for c in (" ".join(c.split()) for c in cells) if c), keep_lines=False)
+            elif isinstance(node, n.line_block):
+                self.builder.add("\n".join(self.inline(line) for line in node.findall(n.line)))
+            elif isinstance(node, n.Admonition) and not isinstance(node, n.admonition):
+                self.builder.add(_ADMONITIONS.get(node.tagname, node.tagname.title()), keep_lines=False)
+                self.walk(node, depth)
+            elif isinstance(node, n.FixedTextElement):
+                self.builder.add(node.astext())  # literal and doctest blocks: lines kept
+            elif isinstance(node, n.TextElement):
+                self.builder.add(self.inline(node), keep_lines=False)
+            elif isinstance(node, n.Element):
+                self.walk(node, depth)
+
+    def fields(self, field_list, metadata: bool = False) -> None:
+        """A field list as Sphinx shows it: "Name: body", and info fields as "Parameters: x (int) – body"."""
+        n = self.nodes
+        items = []
+        for field in field_list.children:
+            name_node, body = field.next_node(n.field_name), field.next_node(n.field_body)
+            words = (self.inline(name_node) if name_node is not None else "").split()
+            items.append((words, list(body.children) if body is not None else []))
+        types = {ws[-1]: " ".join(self.inline(c) for c in body) for ws, body in items
+                 if len(ws) >= 2 and ws[0].lower() in ("type", "vartype")}  # fmt: skip
+        for ws, paras in items:
+            kind = ws[0].lower() if ws else ""
+            if (metadata and kind in _METADATA_FIELDS) or (kind in ("type", "vartype") and len(ws) >= 2):
+                continue
+            label = _INFO_FIELDS.get(kind)
+            if label and len(ws) >= 2:  # ":param int x:" or ":param x:" with ":type x: int"
+                typ = " ".join(ws[1:-1]) or types.get(ws[-1], "")
+                head = f"{label}: {ws[-1]}" + (f" ({typ})" if typ else "") + " \u2013"
+            else:
+                head = (label or " ".join(ws)) + ":"
+            if paras and isinstance(paras[0], n.paragraph):
+                self.builder.add(f"{head} {self.inline(paras[0])}", keep_lines=False)
+                paras = paras[1:]
+            else:
+                self.builder.add(head, keep_lines=False)
+            holder = n.container()
+            holder.children = paras
+            self.walk(holder, 1)
+
+    def inline(self, node) -> str:
+        """The text of an inline element: substitutions resolved, footnote references as their number."""
+        n = self.nodes
+        out: list[str] = []
+        stack = [node]
+        while stack:
+            el = stack.pop()
+            if isinstance(el, n.Text):
+                out.append(el.astext())  # escapes removed ("Morsel\\ s" is "Morsels")
+            elif isinstance(el, n.substitution_reference):
+                out.append(self.substitutions.get(el.get("refname", ""), ""))
+            elif isinstance(el, (n.footnote_reference, n.citation_reference)):
+                label = el.astext()
+                if el.get("auto") or not label or label.startswith("#"):
+                    self.footnotes += 1
+                    label = str(self.footnotes)
+                out.append(f"[{label}]" if label != "*" else "")
+            elif isinstance(el, (n.image, n.target, n.system_message, n.comment)):
+                continue
+            elif isinstance(el, n.Element):
+                stack.extend(reversed(el.children))
+        return "".join(out)
+
+
+def _first_content(parent) -> int:
+    """Index of the first child that is not a comment, target or substitution definition."""
+    from docutils import nodes
+
+    for i, node in enumerate(parent.children):
+        if not isinstance(node, (nodes.comment, nodes.target, nodes.substitution_definition)):
+            return i
+    return -1

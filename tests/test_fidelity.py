@@ -1,0 +1,203 @@
+"""Ingest keeps every word a reader sees: per format, the constructs that used to lose or garble text.
+
+Each fixture is written with what its rendered page shows (Sphinx for reST, a browser for HTML, Word for
+DOCX); the stored text must hold those words, in order, and no markup a reader never sees.
+scripts/bench_fidelity.py measures the same on real documents against independent renderers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from localreason.ingest.parse import parse_bytes
+
+from files import make_docx, make_pdf
+
+
+def words(text: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+
+
+def assert_shows(stored: str, *rendered: str) -> None:
+    """Each rendered line's words occur in the stored text, in order."""
+    flat = words(stored)
+    for line in rendered:
+        assert words(line) in flat, f"{line!r} is not stored as a reader sees it:\n{stored}"
+
+
+RST = b"""\
+:mod:`bisect` --- Array bisection algorithm
+===========================================
+
+.. module:: bisect
+   :synopsis: Array bisection algorithms.
+
+.. sectionauthor:: Someone <someone@example.org>
+
+If a cache helps, consider wrapping it with
+:func:`functools.cache` to avoid duplicate computations.  Alternatively,
+consider searching an array of precomputed keys.
+
+Accept a connection with :meth:`socket.accept() <socket.socket.accept>` and send with
+:meth:`~socket.socket.sendto`.  See :pep:`8` and :rfc:`2822`.
+
+.. function:: bisect_left(a, x, lo=0, hi=len(a), *, key=None)
+
+   Locate the insertion point for *x* in *a*.
+
+   .. versionchanged:: 3.10
+      Added the *key* parameter.
+
+.. class:: Sorter(items)
+
+   .. method:: insort(x)
+
+      Insert *x* in order.
+
+:param items: the values to keep sorted
+:type items: list
+:returns: nothing at all
+
+term one
+   The definition of the first term.
+
+>>> data = b'Lorem ipsum dolor sit amet'
+>>> for line in data.split():
+...     print(line)
+...
+b'Lorem'
+
+.. note::
+   Keep the receipt for the warranty.
+
+.. seealso:: Module :mod:`heapq` for heaps.
+
+.. index:: single: hidden-index-entry
+
+=====  =====
+Name   Value
+=====  =====
+alpha  one
+=====  =====
+"""
+
+
+def test_rst_keeps_what_sphinx_shows():
+    doc = parse_bytes(RST, Path("bisect.rst"), "rst")
+    assert_shows(
+        doc.text,
+        "bisect — Array bisection algorithm",
+        "If a cache helps, consider wrapping it with functools.cache() to avoid duplicate computations. "
+        "Alternatively, consider searching an array of precomputed keys.",  # a line starting with a role
+        "Accept a connection with socket.accept() and send with sendto().",  # explicit title, ~ shortened
+        "See PEP 8 and RFC 2822.",
+        "bisect.bisect_left(a, x, lo=0, hi=len(a), *, key=None)",  # the signature, with its module
+        "Locate the insertion point for x in a.",
+        "Changed in version 3.10: Added the key parameter.",  # the version label
+        "class bisect.Sorter(items)", "insort(x)", "Insert x in order.",  # a directive's body
+        "Parameters: items (list) – the values to keep sorted", "Returns: nothing at all",  # a field list
+        "term one", "The definition of the first term.",  # a definition list
+        "...     print(line)", "b'Lorem'",  # a doctest block keeps its continuation lines and output
+        "Note", "Keep the receipt for the warranty.", "See also", "Module heapq for heaps.",
+        "Name | Value", "alpha | one",  # a table, row by row
+    )  # fmt: skip
+    assert doc.title == "bisect --- Array bisection algorithm"
+    for hidden in (":func:", ":meth:", "\n.. ", "sectionauthor", "someone@example.org", "hidden-index-entry",
+                   "synopsis", "socket.socket.accept", "=====", ":param", ":type"):  # fmt: skip
+        assert hidden not in doc.text, hidden
+
+
+def test_rst_paragraphs_are_one_line_so_sentences_start_where_they_start():
+    src = b"You can\ncheck if an object\nis an instance of any of a number of classes by providing a tuple.\n"
+    doc = parse_bytes(src, Path("a.rst"), "rst")
+    assert doc.text == "You can check if an object is an instance of any of a number of classes by providing a tuple."
+
+
+def test_rst_a_section_label_referenced_in_the_same_file_shows_its_title():
+    src = b"See :ref:`errors` for details.\n\n.. _errors:\n\nHandling errors\n---------------\n\nText.\n"
+    assert "See Handling errors for details." in parse_bytes(src, Path("a.rst"), "rst").text
+
+
+def test_rst_that_docutils_cannot_parse_is_kept_as_plain_text():
+    deep = b"".join(b"  " * i + b"* level\n\n" for i in range(400))  # nested past the recursion limit
+    doc = parse_bytes(deep, Path("deep.rst"), "rst")
+    assert doc.text.count("level") == 400
+
+
+ROLE_NAMES = st.sampled_from(["func", "meth", "class", "mod", "data", "attr", "exc", "term", "envvar", "c:func",
+                              "py:meth", "ref", "doc", "option", "keyword"])  # fmt: skip
+WORDS = st.text("abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9)
+
+
+@st.composite
+def rst_lines(draw) -> tuple[list[str], list[str]]:
+    """Lines of one reST paragraph (each may start with a role, or look like a field) and what each shows."""
+    source, shown = [], []
+    for _ in range(draw(st.integers(2, 6))):
+        ws = draw(st.lists(WORDS, min_size=3, max_size=8))
+        kind = draw(st.sampled_from(["plain", "role", "titled", "field-like"]))
+        if kind == "role":
+            name = draw(ROLE_NAMES)
+            source.append(f":{name}:`{ws[0]}.{ws[1]}` " + " ".join(ws[2:]))
+            shown.append(f"{ws[0]}.{ws[1]} " + " ".join(ws[2:]))
+        elif kind == "titled":
+            source.append(f":{draw(ROLE_NAMES)}:`{ws[0]} <{ws[1]}>` " + " ".join(ws[2:]))
+            shown.append(" ".join([ws[0], *ws[2:]]))
+        elif kind == "field-like":  # a wrapped line that happens to start with ":word:" text
+            source.append(f"{ws[0]} :{ws[1]}: " + " ".join(ws[2:]))
+            shown.append(" ".join(ws))
+        else:
+            source.append(" ".join(ws))
+            shown.append(" ".join(ws))
+    return source, shown
+
+
+@settings(max_examples=150, deadline=None)
+@given(rst_lines(), st.integers(0, 6))
+def test_no_line_of_a_rst_paragraph_vanishes(lines, indent):
+    source, shown = lines
+    pad = " " * indent
+    body = "\n".join(pad + line for line in source)
+    text = parse_bytes(f"Title\n=====\n\nFirst paragraph.\n\n{body}\n".encode(), Path("p.rst"), "rst").text
+    assert_shows(text, *shown)
+
+
+def test_markdown_keeps_text_of_lists_tables_code_and_links():
+    md = (b"# Guide\n\nSee [the manual](http://x) and `reset()`.\n\n1. First step\n2. Second step\n\n"
+          b"| Key | Value |\n|---|---|\n| a | one |\n\n```sh\nreset --hard\n```\n\n> Quoted advice here.\n")  # fmt: skip
+    doc = parse_bytes(md, Path("g.md"), "markdown")
+    assert_shows(doc.text, "Guide", "See the manual and reset().", "First step", "Second step", "Key | Value",
+                 "a | one", "reset --hard", "Quoted advice here.")  # fmt: skip
+    assert "](" not in doc.text and "```" not in doc.text
+
+
+def test_html_keeps_main_content_sidebars_and_entities():
+    html = (b"<html><body><nav>menu</nav><div role='main'><h1>Guide</h1><aside class='sidebar'><p>Hello World "
+            b"example</p></aside><p>Fish &amp; chips &lt;3 caf&eacute;</p><dl><dt>term</dt><dd>its meaning</dd></dl>"
+            b"</div></body></html>")  # fmt: skip
+    doc = parse_bytes(html, Path("g.html"), "html")
+    assert_shows(doc.text, "Guide", "Hello World example", "Fish & chips <3 café", "term", "its meaning")
+    assert "menu" not in doc.text and "&amp;" not in doc.text
+
+
+def test_docx_keeps_headings_paragraphs_tables_and_footnotes(tmp_path):
+    path = make_docx(tmp_path / "r.docx", "Inverter Manual", [("Warranty", ["Five years from purchase."])])
+    doc = parse_bytes(path.read_bytes(), path, "docx")
+    assert_shows(doc.text, "Inverter Manual", "Warranty", "Five years from purchase.", "Inverter | five years")
+
+
+def test_pdf_keeps_every_line_of_every_page(tmp_path):
+    pdf = make_pdf(tmp_path / "m.pdf", [["The inverter warranty lasts five", "years from purchase."],
+                                        ["Page two holds the reset steps."]])  # fmt: skip
+    doc = parse_bytes(pdf.read_bytes(), pdf, "pdf")
+    assert_shows(doc.text, "The inverter warranty lasts five years from purchase.", "Page two holds the reset steps.")
+
+
+def test_plain_text_keeps_every_word():
+    src = b"NOTES\n\nThe pump is\nserviced yearly.\n\nParts\n=====\nFilter, hose.\n"
+    doc = parse_bytes(src, Path("n.txt"), "text")
+    assert_shows(doc.text, "NOTES", "The pump is serviced yearly.", "Parts", "Filter, hose.")
