@@ -22,9 +22,12 @@ _ABBREVIATION = re.compile(
     r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
 """A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
 _SOFT_WRAP_LINE = 40
-"""A single line break after a line at least this long, not ending like a sentence or a code line, before
-a line that does not open a list item, heading, table row or quotation, is a hard wrap inside a
-paragraph (text files and Markdown are often wrapped at 70-80 columns): the sentence goes on."""
+"""A single line break after a line not ending like a sentence or a code line, before a line that does not
+open a list item, heading, table row or quotation, is a hard wrap inside a paragraph (text files are
+often wrapped at 70-80 columns): the sentence goes on, if the line is at least this long or the next line
+goes on in lower case ("You can / check if an object / is an instance of ..."). A short line before a
+capitalised one stands alone (a heading, an address line)."""
+
 _NOT_CONTINUED = re.compile(r"[ \t]*(?:[-*+•|#>]|\d+[.)]\s|$)")
 MIN_CHARS = 15
 MAX_CHARS = 600
@@ -87,7 +90,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
 def _soft_wrap(text: str, at: int) -> bool:
     """Whether the single line break at ``at`` wraps a sentence rather than ending a line of its own."""
     line = text[text.rfind("\n", 0, at) + 1:at].rstrip()
-    if len(line.strip()) < _SOFT_WRAP_LINE or line.endswith((".", "!", "?", ":", ";", "{", "}")):
+    if not line.strip() or line.endswith((".", "!", "?", ":", ";", "{", "}")):
+        return False
+    if len(line.strip()) < _SOFT_WRAP_LINE and not text[at + 1:at + 40].lstrip(" \t(\"'[")[:1].islower():
         return False
     if _NOT_CONTINUED.match(text, at + 1):
         return False

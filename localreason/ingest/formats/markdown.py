@@ -114,7 +114,7 @@ def _inline_text(tok) -> str:
         if child.type in ("text", "code_inline"):
             out.append(child.content)
         elif child.type == "softbreak":
-            out.append("\n")
+            out.append(" ")  # a line break inside a paragraph: the reader sees a space
         elif child.type == "hardbreak":
             out.append("\n")
         elif child.type == "image":
