@@ -39,7 +39,6 @@ import gzip
 import re
 import statistics
 import subprocess
-import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -282,9 +281,30 @@ def node_markdown(root: Path, n: int, cache: Path) -> list[tuple[str, bytes]]:
 def run_markdown(root: Path, n: int, cache: Path) -> tuple[list[Score], list[str]]:
     scores = []
     for name, data in node_markdown(root, n, cache):
-        ref = cached(cache, f"md-{name}", lambda: tool("pandoc", "-f", "gfm", "-t", "plain", "--wrap=none", data=data))
+        def render() -> str:  # through HTML, so raw HTML blocks (a <pre> of pseudo-code) show as a browser shows them
+            page = tool("pandoc", "-f", "gfm", "-t", "html", data=data)
+            return tool("pandoc", "-f", "html", "-t", "plain", "--wrap=none", data=page.encode())
+
+        ref = once_per_note(cached(cache, f"md-html-{name}", render))
         scores.append(score(name, parse(Path(name), "markdown", data), Reference(ref)))
     return scores, []
+
+
+_NOTE = re.compile(r"^(?:\[\d+\]|\d+\.)\s+(?=.*↩︎\s*$)|^\[\d+\]\s+", re.DOTALL)
+
+
+def once_per_note(text: str) -> str:
+    """pandoc copies a footnote's text to every place that cites it; the source holds it once, so does this."""
+    seen: set[str] = set()
+    kept = []
+    for para in re.split(r"\n\s*\n", text):
+        if _NOTE.match(para):
+            body = " ".join(_NOTE.sub("", para).split())
+            if body in seen:
+                continue
+            seen.add(body)
+        kept.append(para)
+    return "\n\n".join(kept)
 
 
 def run_docx(root: Path, n: int, cache: Path) -> tuple[list[Score], list[str]]:
@@ -411,5 +431,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     main()

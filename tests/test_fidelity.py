@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from localreason.ingest.parse import parse_bytes
 
-from files import make_docx, make_pdf
+from files import make_docx, make_docx_with_body, make_pdf
 
 
 def words(text: str) -> str:
@@ -170,7 +170,7 @@ def test_markdown_keeps_text_of_lists_tables_code_and_links():
     md = (b"# Guide\n\nSee [the manual](http://x) and `reset()`.\n\n1. First step\n2. Second step\n\n"
           b"| Key | Value |\n|---|---|\n| a | one |\n\n```sh\nreset --hard\n```\n\n> Quoted advice here.\n")  # fmt: skip
     doc = parse_bytes(md, Path("g.md"), "markdown")
-    assert_shows(doc.text, "Guide", "See the manual and reset().", "First step", "Second step", "Key | Value",
+    assert_shows(doc.text, "Guide", "See the manual and reset().", "1. First step", "2. Second step", "Key | Value",
                  "a | one", "reset --hard", "Quoted advice here.")  # fmt: skip
     assert "](" not in doc.text and "```" not in doc.text
 
@@ -188,6 +188,52 @@ def test_docx_keeps_headings_paragraphs_tables_and_footnotes(tmp_path):
     path = make_docx(tmp_path / "r.docx", "Inverter Manual", [("Warranty", ["Five years from purchase."])])
     doc = parse_bytes(path.read_bytes(), path, "docx")
     assert_shows(doc.text, "Inverter Manual", "Warranty", "Five years from purchase.", "Inverter | five years")
+
+
+W = b'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def with_footnotes(path: Path, notes: bytes) -> Path:
+    """``path`` (a DOCX) with a footnotes part holding ``notes`` (w:footnote elements), linked as Word links it."""
+    import io
+    import zipfile
+
+    source = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
+    rel = (b'<Relationship Id="rIdNotes" Target="footnotes.xml" '
+           b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes"/>')  # fmt: skip
+    kind = (b'<Override PartName="/word/footnotes.xml" ContentType="application/'
+            b'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/>')  # fmt: skip
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "word/_rels/document.xml.rels":
+                data = data.replace(b"</Relationships>", rel + b"</Relationships>")
+            elif info.filename == "[Content_Types].xml":
+                data = data.replace(b"</Types>", kind + b"</Types>")
+            out.writestr(info.filename, data)
+        out.writestr("word/footnotes.xml", b"<w:footnotes " + W + b">" + notes + b"</w:footnotes>")
+    return path
+
+
+def test_docx_keeps_inserted_text_content_controls_and_footnotes_but_not_deleted_text(tmp_path):
+    body = (b"<w:p><w:r><w:t>The warranty lasts </w:t></w:r><w:ins w:id='1' w:author='a'><w:r><w:t>ten</w:t></w:r>"
+            b"</w:ins><w:del w:id='2' w:author='a'><w:r><w:delText>five</w:delText></w:r></w:del><w:r><w:t> years."
+            b"</w:t></w:r><w:r><w:footnoteReference w:id='1'/></w:r></w:p>"
+            b"<w:sdt><w:sdtContent><w:p><w:r><w:t>Inside a content control.</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+            b"<w:p><w:fldSimple w:instr='DATE'><w:r><w:t>2 December 2026</w:t></w:r></w:fldSimple></w:p>")  # fmt: skip
+    notes = (b"<w:footnote w:type='separator' w:id='-1'><w:p><w:r><w:separator/></w:r></w:p></w:footnote>"
+             b"<w:footnote w:id='1'><w:p><w:r><w:t>Registered products only.</w:t></w:r></w:p></w:footnote>")
+    path = with_footnotes(make_docx_with_body(tmp_path / "w.docx", body.replace(b"'", b'"')), notes.replace(b"'", b'"'))
+    doc = parse_bytes(path.read_bytes(), path, "docx")
+    assert_shows(doc.text, "The warranty lasts ten years. [1]", "Inside a content control.", "2 December 2026",
+                 "[1] Registered products only.")  # fmt: skip
+    assert "five" not in doc.text
+
+
+def test_markdown_footnotes_are_kept_with_their_numbers():
+    md = b"# Notes\n\nCurves are supported[^1] here.\n\n[^1]: An experimental\n    implementation.\n"
+    doc = parse_bytes(md, Path("n.md"), "markdown")
+    assert_shows(doc.text, "Curves are supported[1] here.", "[1] An experimental implementation.")
 
 
 def test_pdf_keeps_every_line_of_every_page(tmp_path):

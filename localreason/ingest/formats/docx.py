@@ -17,6 +17,13 @@ _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _W_VAL, _W_TYPE, _W_P, _W_R, _W_T, _W_TBL = (_W + n for n in ("val", "type", "p", "r", "t", "tbl"))
 _DOCX_RUN_TEXT = {_W + "tab": "\t", _W + "ptab": "\t", _W + "cr": "\n", _W + "noBreakHyphen": "-"}
 _DOCX_ON = ("1", "true", "on")
+_RUN_HOLDERS = frozenset(_W + n for n in ("hyperlink", "ins", "moveTo", "smartTag", "fldSimple", "customXml", "sdt",
+                                          "sdtContent", "dir", "bdo"))  # fmt: skip
+"""Elements of a paragraph whose runs are shown (a link, a tracked insertion, a field, a content control);
+deleted text (``w:del``, ``w:moveFrom``) is not."""
+_BLOCK_HOLDERS = frozenset(_W + n for n in ("sdt", "sdtContent", "customXml"))
+"""Elements of the body whose paragraphs and tables are shown (content controls, custom XML)."""
+_NOTES = (("footnotes", "footnote"), ("endnotes", "endnote"))
 
 
 def parse_docx(data: bytes, path: Path, *, max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES) -> ParsedDocument:
@@ -44,12 +51,14 @@ def parse_docx(data: bytes, path: Path, *, max_unpacked_bytes: int = DEFAULT_MAX
     if body is None:
         raise IngestFileError("damaged DOCX file: its main part has no document body")
     depths, default_depth = _docx_heading_depths(styles)
+    numbering = _Numbering(document)
     builder = TextBuilder()
-    for el in body.iterchildren(_W_P, _W_TBL):
+    for el in _docx_blocks(body):
         if el.tag == _W_TBL:
             _docx_table(el, builder)
             continue
         style_id, text = _docx_paragraph(el)
+        text = numbering.label(el) + text
         depth = default_depth if style_id is None else depths.get(style_id, default_depth)
         if depth is not None:
             if depth == 0 and not title:
@@ -57,6 +66,8 @@ def parse_docx(data: bytes, path: Path, *, max_unpacked_bytes: int = DEFAULT_MAX
             builder.add(text, "heading", depth=max(depth, 1), keep_lines=False)
         else:
             builder.add(text)
+    for text in _docx_notes(document):
+        builder.add(text)
     parsed = finish(builder, path, "docx", [])
     if title:
         parsed.title = normalize(title, keep_lines=False)
@@ -111,19 +122,124 @@ def _docx_style_name(style) -> str:
     return BabelFish.internal2ui(value) if value else ""
 
 
+def _docx_blocks(body):
+    """The body's paragraphs and tables in order, those inside content controls included."""
+    stack = [iter(body)]
+    while stack:
+        el = next(stack[-1], None)
+        if el is None:
+            stack.pop()
+        elif el.tag in (_W_P, _W_TBL):
+            yield el
+        elif el.tag in _BLOCK_HOLDERS:
+            stack.append(iter(el))
+
+
+class _Numbering:
+    """The numbers Word shows before numbered paragraphs ("1.", "2.1", "b)"), from the numbering part."""
+
+    _FORMATS = ("decimal", "lowerLetter", "upperLetter", "lowerRoman", "upperRoman", "decimalZero")
+
+    def __init__(self, document) -> None:
+        self.levels: dict[tuple[str, str], tuple[str, str, int]] = {}  # (numId, ilvl) -> format, text, start
+        self.counts: dict[str, dict[int, int]] = {}
+        root = _part_xml(document, "numbering")
+        if root is None:
+            return
+        abstract = {a.get(_W + "abstractNumId"): a for a in root.iterchildren(_W + "abstractNum")}
+        for num in root.iterchildren(_W + "num"):
+            ref = num.find(_W + "abstractNumId")
+            definition = abstract.get(ref.get(_W_VAL) if ref is not None else None)
+            for lvl in definition.iterchildren(_W + "lvl") if definition is not None else ():
+                fmt, text, start = (lvl.find(_W + tag) for tag in ("numFmt", "lvlText", "start"))
+                self.levels[(num.get(_W + "numId"), lvl.get(_W + "ilvl"))] = (
+                    fmt.get(_W_VAL, "") if fmt is not None else "", text.get(_W_VAL, "") if text is not None else "",
+                    _docx_int(start, 1))  # fmt: skip
+
+    def label(self, p) -> str:
+        """The number before paragraph ``p`` and a space, or "" (not numbered, or a bullet)."""
+        props = p.find(f"{_W}pPr/{_W}numPr")
+        if props is None or not self.levels:
+            return ""
+        num_el, lvl_el = props.find(_W + "numId"), props.find(_W + "ilvl")
+        num = num_el.get(_W_VAL) if num_el is not None else None
+        level = _docx_int(lvl_el, 0)
+        if (num, str(level)) not in self.levels:
+            return ""
+        counts = self.counts.setdefault(num, {})
+        counts[level] = counts.get(level, self.levels[(num, str(level))][2] - 1) + 1
+        for deeper in [d for d in counts if d > level]:
+            del counts[deeper]
+        fmt, text, _ = self.levels[(num, str(level))]
+        if fmt not in self._FORMATS or not text:
+            return ""
+
+        def shown(match: re.Match) -> str:
+            at = int(match.group(1)) - 1
+            f, _, start = self.levels.get((num, str(at)), ("decimal", "", 1))
+            return _number(counts.get(at, start), f)
+
+        return re.sub(r"%([1-9])", shown, text) + " "
+
+
+def _number(n: int, fmt: str) -> str:
+    if fmt in ("lowerLetter", "upperLetter"):
+        s = chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
+    elif fmt in ("lowerRoman", "upperRoman"):
+        s, rest = "", n
+        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                               (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
+            count, rest = divmod(rest, value)
+            s += numeral * count
+    else:
+        s = f"{n:02d}" if fmt == "decimalZero" else str(n)
+    return s.upper() if fmt.startswith("upper") else s
+
+
+def _part_xml(document, name: str):
+    """The parsed XML of the document's related part ``name`` (numbering, footnotes, ...), or None."""
+    from lxml import etree
+
+    part = next((rel.target_part for rel in document.part.rels.values()
+                 if not rel.is_external and rel.reltype.endswith("/" + name)), None)  # fmt: skip
+    if part is None:
+        return None
+    try:
+        return etree.fromstring(part.blob, etree.XMLParser(resolve_entities=False, huge_tree=True))
+    except etree.XMLSyntaxError:
+        return None  # a damaged part is no reason to lose the body
+
+
+def _docx_notes(document) -> list[str]:
+    """The text of each footnote and endnote, "[n] text", in the order of their ids (Word numbers them so)."""
+    out: list[str] = []
+    for part_name, tag in _NOTES:
+        root = _part_xml(document, part_name)
+        if root is None:
+            continue
+        for note in root.iterchildren(_W + tag):
+            if note.get(_W_TYPE) in ("separator", "continuationSeparator", "continuationNotice"):
+                continue
+            text = " ".join(_docx_paragraph(p)[1] for p in note.iter(_W_P)).strip()
+            if text:
+                out.append(f"[{note.get(_W + 'id', '')}] {text}")
+    return out
+
+
 def _docx_paragraph(p) -> tuple[str | None, str]:
-    """A paragraph's style id and its text as python-docx gives it: its runs and its hyperlinks' runs."""
-    props = None
+    """A paragraph's style id and its text: its runs, and those of its links, fields, content controls and
+    tracked insertions (not of deleted text)."""
+    props = p.find(_W + "pPr")
     parts: list[str] = []
-    for child in p:
-        tag = child.tag
-        if tag == _W_R:
+    stack = [iter(p)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+        elif child.tag == _W_R:
             _docx_run_text(child, parts)
-        elif tag == _W + "hyperlink":
-            for run in child.iterchildren(_W_R):
-                _docx_run_text(run, parts)
-        elif tag == _W + "pPr" and props is None:
-            props = child
+        elif child.tag in _RUN_HOLDERS:
+            stack.append(iter(child))
     style = props.find(_W + "pStyle") if props is not None else None
     return (style.get(_W_VAL) if style is not None else None), "".join(parts)
 
@@ -135,6 +251,8 @@ def _docx_run_text(run, parts: list[str]) -> None:
             parts.append(child.text or "")
         elif tag == _W + "br":
             parts.append("\n" if child.get(_W_TYPE) in (None, "textWrapping") else "")
+        elif tag in (_W + "footnoteReference", _W + "endnoteReference"):
+            parts.append(f"[{child.get(_W + 'id', '')}]")
         elif isinstance(tag, str):
             parts.append(_DOCX_RUN_TEXT.get(tag, ""))
 

@@ -16,10 +16,11 @@ def parse_markdown(data: bytes, path: Path) -> ParsedDocument:
     such a file is read as plain text instead, with a note.
     """
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.footnote import footnote_plugin
 
     notes: list[str] = []
     source = decode_text(data, notes)
-    md = MarkdownIt("commonmark").enable("table")
+    md = MarkdownIt("commonmark").enable("table").use(footnote_plugin)  # GFM's tables and footnotes
     md.core.ruler.at("inline", _budgeted_inline(len(source), notes))
     _refuse_to_skip_deep_blocks(md)
     try:
@@ -32,10 +33,25 @@ def parse_markdown(data: bytes, path: Path) -> ParsedDocument:
         return parsed
     builder = TextBuilder()
     cells: list[str] = []
+    label = ""  # what the next paragraph starts with, as a reader sees it: a footnote's or a list item's number
+    numbers: list[int | None] = []  # the next number of each open list (None: a bullet list)
     for i, tok in enumerate(tokens):
-        if tok.type == "inline":
+        if tok.type == "footnote_open":
+            label = f"[{tok.meta.get('id', 0) + 1}] "
+        elif tok.type in ("ordered_list_open", "bullet_list_open"):
+            start = tok.attrGet("start") if tok.type == "ordered_list_open" else None
+            numbers.append(int(start) if isinstance(start, (int, str)) and str(start).isdigit() else
+                           (1 if tok.type == "ordered_list_open" else None))  # fmt: skip
+        elif tok.type in ("ordered_list_close", "bullet_list_close") and numbers:
+            numbers.pop()
+        elif tok.type == "list_item_open" and numbers and numbers[-1] is not None:
+            label = f"{numbers[-1]}{tok.markup or '.'} "
+            numbers[-1] += 1
+        elif tok.type == "inline":
             prev = tokens[i - 1].type if i else ""
             text = _inline_text(tok)
+            if label and prev == "paragraph_open":
+                text, label = label + text, ""
             if prev == "heading_open":
                 builder.add(text, "heading", depth=int(tokens[i - 1].tag[1:]), keep_lines=False)
             elif prev in ("th_open", "td_open"):
@@ -113,6 +129,8 @@ def _inline_text(tok) -> str:
     for child in tok.children or []:
         if child.type in ("text", "code_inline"):
             out.append(child.content)
+        elif child.type == "footnote_ref":
+            out.append(f"[{child.meta.get('id', 0) + 1}]")
         elif child.type == "softbreak":
             out.append(" ")  # a line break inside a paragraph: the reader sees a space
         elif child.type == "hardbreak":

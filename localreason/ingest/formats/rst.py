@@ -441,6 +441,8 @@ class _Writer:
 
         self.nodes = nodes
         self.builder = builder
+        self.label = ""
+        """What the next paragraph starts with: its list item's number ("2.", "b)"), as a reader sees it."""
         self.footnotes = 0
         self.substitutions = {node["names"][0]: self.inline(node) for node in doctree.findall(nodes.substitution_definition)
                               if node["names"]}  # fmt: skip
@@ -475,6 +477,11 @@ class _Writer:
             elif isinstance(node, n.row):
                 cells = (" ".join(self.inline(child) for child in entry.children) for entry in node.children)
                 self.builder.add(" | ".join(c for c in (" ".join(c.split()) for c in cells) if c), keep_lines=False)
+            elif isinstance(node, n.enumerated_list):
+                for k, item in enumerate(node.children):
+                    self.label = _enumerator(node, k)
+                    self.walk(item, depth)
+                self.label = ""
             elif isinstance(node, n.line_block):
                 self.builder.add("\n".join(self.inline(line) for line in node.findall(n.line)))
             elif isinstance(node, n.Admonition) and not isinstance(node, n.admonition):
@@ -483,7 +490,8 @@ class _Writer:
             elif isinstance(node, n.FixedTextElement):
                 self.builder.add(node.astext())  # literal and doctest blocks: lines kept
             elif isinstance(node, n.TextElement):
-                self.builder.add(self.inline(node), keep_lines=False)
+                self.builder.add(self.label + self.inline(node), keep_lines=False)
+                self.label = ""
             elif isinstance(node, n.Element):
                 self.walk(node, depth)
 
@@ -538,6 +546,24 @@ class _Writer:
             elif isinstance(el, n.Element):
                 stack.extend(reversed(el.children))
         return "".join(out)
+
+
+def _enumerator(node, k: int) -> str:
+    """The number a reader sees before item ``k`` of an enumerated list ("3.", "(c)", "iv)")."""
+    ordinal = int(node.get("start", 1)) + k
+    kind = node.get("enumtype", "arabic")
+    if kind in ("loweralpha", "upperalpha"):
+        shown = chr(ord("a") + (ordinal - 1) % 26)
+    elif kind in ("lowerroman", "upperroman"):
+        shown, rest = "", ordinal
+        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                               (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
+            count, rest = divmod(rest, value)
+            shown += numeral * count
+    else:
+        shown = str(ordinal)
+    shown = shown.upper() if kind.startswith("upper") else shown
+    return f"{node.get('prefix', '')}{shown}{node.get('suffix', '.')} "
 
 
 def _first_content(parent) -> int:
