@@ -230,6 +230,44 @@ def test_docx_keeps_inserted_text_content_controls_and_footnotes_but_not_deleted
     assert "five" not in doc.text
 
 
+def with_numbering(path: Path) -> Path:
+    """``path`` (a DOCX) with a numbering part: list 1 numbers "1.", "2." at level 0 and "a)" at level 1."""
+    import io
+    import zipfile
+
+    numbering = (b"<w:numbering " + W + b"><w:abstractNum w:abstractNumId=\"0\">"
+                 b"<w:lvl w:ilvl=\"0\"><w:start w:val=\"1\"/><w:numFmt w:val=\"decimal\"/><w:lvlText w:val=\"%1.\"/></w:lvl>"
+                 b"<w:lvl w:ilvl=\"1\"><w:start w:val=\"1\"/><w:numFmt w:val=\"lowerLetter\"/><w:lvlText w:val=\"%2)\"/></w:lvl>"
+                 b"</w:abstractNum><w:num w:numId=\"1\"><w:abstractNumId w:val=\"0\"/></w:num></w:numbering>")  # fmt: skip
+    source = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
+    rel = (b'<Relationship Id="rIdNum" Target="numbering.xml" '
+           b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/numbering"/>')  # fmt: skip
+    kind = (b'<Override PartName="/word/numbering.xml" ContentType="application/'
+            b'vnd.openxmlformats-officedocument.wordprocessingml.numbering+xml"/>')  # fmt: skip
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "word/_rels/document.xml.rels":
+                data = data.replace(b"</Relationships>", rel + b"</Relationships>")
+            elif info.filename == "[Content_Types].xml":
+                data = data.replace(b"</Types>", kind + b"</Types>")
+            if info.filename != "word/numbering.xml":
+                out.writestr(info.filename, data)
+        out.writestr("word/numbering.xml", numbering)
+    return path
+
+
+def test_docx_numbered_paragraphs_show_their_numbers(tmp_path):
+    def item(level: int, text: str) -> bytes:
+        return (f'<w:p><w:pPr><w:numPr><w:ilvl w:val="{level}"/><w:numId w:val="1"/></w:numPr></w:pPr>'
+                f"<w:r><w:t>{text}</w:t></w:r></w:p>").encode()
+
+    body = item(0, "Unplug the unit.") + item(1, "Wait ten seconds.") + item(1, "Press reset.") + item(0, "Plug it in.")
+    doc = parse_bytes(with_numbering(make_docx_with_body(tmp_path / "n.docx", body)).read_bytes(), tmp_path / "n.docx",
+                      "docx")  # fmt: skip
+    assert_shows(doc.text, "1. Unplug the unit.", "a) Wait ten seconds.", "b) Press reset.", "2. Plug it in.")
+
+
 def test_markdown_footnotes_are_kept_with_their_numbers():
     md = b"# Notes\n\nCurves are supported[^1] here.\n\n[^1]: An experimental\n    implementation.\n"
     doc = parse_bytes(md, Path("n.md"), "markdown")

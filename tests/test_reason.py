@@ -287,6 +287,10 @@ def test_a_sentence_wrapped_over_lines_stays_one_sentence_but_lists_and_headings
         "Short heading line", "The body starts on the next line."]
     assert split("The router is configured in the settings menu:\nOpen the admin page first.") == [
         "The router is configured in the settings menu:", "Open the admin page first."]
+    # A short line wraps too when the next one goes on in lower case (the python3.11-doc case).
+    short = "You can\ncheck if an object\nis an instance of any of a number of classes by providing a tuple."
+    assert split(short) == [short]
+    assert split("Jane Doe\n12 Main Street\nSpringfield") == ["Jane Doe\n12 Main Street\nSpringfield"]
 
 
 def test_fields_and_table_rows_are_statements_but_headings_are_not():
