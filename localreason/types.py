@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 # Levels of the document tree. The document itself is the root (level 0);
@@ -138,6 +138,15 @@ class IngestReport:
 
 
 @dataclass(frozen=True)
+class Elsewhere(_AsDict):
+    """Another passage with the same text as a search hit (a copy of the file, another version of it)."""
+
+    chunk_id: str
+    document_id: str
+    document_title: str
+
+
+@dataclass(frozen=True)
 class SearchHit(_AsDict):
     """A chunk as retrieval returns it (deep_search, deep_read, deep_expand, evidence)."""
 
@@ -153,6 +162,8 @@ class SearchHit(_AsDict):
     end: int = 0
     page_start: int | None = None
     page_end: int | None = None
+    also_in: tuple[Elsewhere, ...] = ()
+    """deep_search: the other passages among its candidates with the same text, shown once here."""
 
     @classmethod
     def of(cls, chunk: Chunk, title: str) -> "SearchHit":
@@ -163,7 +174,14 @@ class SearchHit(_AsDict):
         d = super().to_dict()
         d["sectionPath"] = list(self.section_path)
         d["levelName"] = LEVEL_NAMES[self.level]
+        d["alsoIn"] = [e.to_dict() for e in self.also_in]
         return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SearchHit":
+        hit = super().from_dict(data)
+        elsewhere = tuple(Elsewhere.from_dict(e) if isinstance(e, dict) else e for e in hit.also_in)
+        return replace(hit, also_in=elsewhere)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,17 @@ when one of the first k passages of ``deep_search`` contains the term as written
 Reported next to it, in the same run and on the same library, the fusion and lexical
 query of the previous version (z-scores over the lexical list alone, no phrases).
 
-    python scripts/bench_exact.py                  # 80 library pages
-    python scripts/bench_exact.py --files 200
+Second part (``--part repeated``), the issue "Exact terms that occur more than once": codes that occur in
+1, 2, 3, 5 and 10 passages. 60 library pages each end with "Marker token zqNNNNxv." (their own code); pages
+0-9 are also copied verbatim into a second folder (2 documents), pages 10-19 copied verbatim and as a near
+copy whose first paragraph is cut (3 documents); 8 more codes are each written as a marker line into 5 of
+the other pages, and 8 into 10 of them. Each code is asked bare, with the marker line's common words
+("Marker token X"), as "what does X mean" and inside a sentence. found@k: a passage holding the code is among
+the first k results of deep_search (copies of one passage shown once). "before": the previous rarity rule
+(a lift only for a word in one passage) and no folding of copies, in the same run on the same library.
+
+    python scripts/bench_exact.py                  # both parts: 80 library pages, then the repeated codes
+    python scripts/bench_exact.py --part once --files 200
 """
 
 from __future__ import annotations
@@ -124,7 +133,16 @@ def main() -> None:
     ap.add_argument("--per-kind", type=int, default=40)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="print each query not found first, with what came first")
+    ap.add_argument("--part", default="both", choices=("once", "repeated", "both"))
+    ap.add_argument("--per-group", type=int, default=8, help="codes in 5 and in 10 passages")
     args = ap.parse_args()
+    if args.part in ("once", "both"):
+        once_part(args)
+    if args.part in ("repeated", "both"):
+        repeated_part(args)
+
+
+def once_part(args) -> None:
     from localreason import search
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
@@ -204,6 +222,82 @@ def main() -> None:
     print(f"{'all':<11} {'':<9} {len(now):>4}  {rate(now, 0):>8.3f} {rate(now, 1):>8.3f}   "
           f"{rate(before, 0):>9.3f} {rate(before, 1):>9.3f}")  # fmt: skip
     print("\nTargets: every kind found@3 >= 0.95 and found@1 >= 0.90 (role names: found@3 >= 0.95).")
+    lib.close()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+REPEATED_FORMS = (("bare", "{}"), ("common words", "Marker token {}"), ("what does", "what does {} mean"),
+                  ("sentence", "Where is {} described?"))  # fmt: skip
+
+
+def repeated_part(args) -> None:
+    from localreason import search
+    from localreason.config import load_settings
+    from localreason.embed import SentenceTransformerEmbedder
+    from localreason.library import Library
+    from localreason.models import resolve_embedding_model
+    from localreason.search.ranking import distinct
+
+    rng = random.Random(args.seed + 1)
+    files, _ = fetch_corpus(args.data_dir)
+    pages = [f for f in files if "/_sources/library/" in str(f)][:60]
+    work = Path(tempfile.mkdtemp(prefix="lr-exact-repeated-"))
+    staged, copies = work / "pages", work / "copies"
+    staged.mkdir()
+    copies.mkdir()
+    texts = [f.read_text(encoding="utf-8", errors="replace") + f"\n\nMarker token zq{i:04d}xv.\n"
+             for i, f in enumerate(pages)]  # fmt: skip
+    holders: dict[str, int] = {f"zq{i:04d}xv": 1 for i in range(20, len(pages))}
+    holders.update({f"zq{i:04d}xv": 2 for i in range(10)})
+    holders.update({f"zq{i:04d}xv": 3 for i in range(10, 20)})
+    extra: dict[int, list[str]] = defaultdict(list)
+    for n in (5, 10):
+        for j in range(args.per_group):
+            code = f"zk{n:02d}{j:02d}xv"
+            holders[code] = n
+            for i in rng.sample(range(20, len(pages)), n):
+                extra[i].append(code)
+    for i, (f, text) in enumerate(zip(pages, texts)):
+        text += "".join(f"\nMarker token {code}.\n" for code in extra[i])
+        (staged / f.name).write_text(text, encoding="utf-8")
+        if i < 20:
+            (copies / f.name).write_text(text, encoding="utf-8")
+        if 10 <= i < 20:  # a near copy: another version of the page, its first paragraph cut
+            parts = text.split("\n\n")
+            (copies / f"v2-{f.name}").write_text("\n\n".join(parts[:1] + parts[2:]), encoding="utf-8")
+    settings = load_settings(work / "home")
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
+    lib = Library(settings=settings, embedder=embedder)
+    t = time.perf_counter()
+    lib.ingest([staged], "pages")
+    lib.ingest([copies], "copies")
+    print(f"\nRepeated codes: {len(pages)} pages and {len(list(copies.iterdir()))} copies, "
+          f"{lib.store.paragraph_count()} passages, ingested in {time.perf_counter() - t:.0f} s", flush=True)
+    scope = search.ResolvedScope()
+    asked = [(code, form, pattern.format(code)) for code in holders for form, pattern in REPEATED_FORMS]
+    vecs = dict(zip([q for _, _, q in asked], embedder.embed([q for _, _, q in asked])))
+    table: dict[tuple[str, int, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for code, form, query in asked:
+        now = distinct(lib.store.hits([r.rowid for r in search.hybrid(lib.index, query, 9, scope, qvec=vecs[query])]), 3)
+        before = lib.store.hits([r.rowid for r in search.hybrid(lib.index, query, 3, scope, qvec=vecs[query],
+                                                                 rarity="step")])  # fmt: skip
+        for method, hits in (("now", now), ("before", before)):
+            ok = [code in h.content for h in hits]
+            table[(method, holders[code], form)].append((bool(ok[:1] and ok[0]), any(ok)))
+            if args.misses and method == "now" and not any(ok):
+                print(f"  miss [{holders[code]} passages] {query!r}: first is {' '.join(hits[0].content.split())[-100:]!r}")
+    print(f"\n{'passages':>8} {'asked':<13} {'n':>4}  {'found@1':>8} {'found@3':>8}   {'before @1':>9} {'before @3':>9}")
+    for n in (1, 2, 3, 5, 10):
+        rows_now, rows_before = [], []
+        for form, _ in REPEATED_FORMS:
+            now, before = table[("now", n, form)], table[("before", n, form)]
+            rows_now += now
+            rows_before += before
+            print(f"{n:>8} {form:<13} {len(now):>4}  {rate(now, 0):>8.3f} {rate(now, 1):>8.3f}   "
+                  f"{rate(before, 0):>9.3f} {rate(before, 1):>9.3f}")  # fmt: skip
+        print(f"{n:>8} {'all':<13} {len(rows_now):>4}  {rate(rows_now, 0):>8.3f} {rate(rows_now, 1):>8.3f}   "
+              f"{rate(rows_before, 0):>9.3f} {rate(rows_before, 1):>9.3f}")  # fmt: skip
+    print("\nTargets: found@3 >= 0.95 in every group up to 5 passages, >= 0.90 at 10.")
     lib.close()
     shutil.rmtree(work, ignore_errors=True)
 

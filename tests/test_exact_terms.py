@@ -143,3 +143,84 @@ def test_the_reported_case_with_the_real_embedding_model(tmp_path, real_embedder
         assert f"zq{i:04d}xv" in first_hits(lib, f"zq{i:04d}xv")[0]
         assert f"zq{i:04d}xv" in first_hits(lib, f"Which page mentions zq{i:04d}xv?")[0]
     lib.close()
+
+
+# ---------------------------------------------------------------- a code in more than one passage (no cliff at two)
+
+
+@pytest.fixture
+def real_lib(isolated_home, real_embedder):
+    from localreason.config import load_settings
+    from localreason.library import Library
+
+    library = Library(settings=load_settings(isolated_home), embedder=real_embedder)
+    yield library
+    library.close()
+
+
+def sample_paragraphs() -> list[str]:
+    from localreason.demo import samples_dir
+
+    return [" ".join(p.split()) for f in sorted(samples_dir().glob("*.md")) for p in f.read_text().split("\n\n")
+            if len(p) > 300 and not p.startswith("#")]  # fmt: skip
+
+
+def coded_pages(root: Path, n: int, holders: dict[int, str], line: str) -> Path:
+    """``n`` pages of real prose (the bundled samples). Page i in ``holders`` ends its one long paragraph with
+    ``line`` naming its code (a passage of ~200 tokens); every other page has ``line`` with a code of its own
+    alone in a short section, so the line's common words match short passages, as the issue's marker lines did."""
+    paras = sample_paragraphs()
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        secs = [paras[(2 * i + j) % len(paras)] for j in range(2)]
+        if i in holders:
+            text = f"# Page {i}\n\n{' '.join(secs)} {line.format(holders[i])}\n"
+        else:
+            body = "\n\n".join(f"## Part {j}\n\n{s}" for j, s in enumerate(secs))
+            text = f"# Page {i}\n\n{body}\n\n## Notes\n\n{line.format(f'zq{i:04d}xv')}\n"
+        (root / f"page{i:02d}.md").write_text(text)
+    return root
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("query", ["Marker token {}", "what does {} mean"])
+def test_a_code_in_one_or_two_documents_is_found_with_common_words(real_lib, tmp_path, query):
+    """The issue's cliff: a code in two documents (a file and its copy) was found in the top 3 for 4 of 30
+    codes, against 30 of 30 in one. Each holder is in the top 3, once (its copy is named beside it)."""
+    codes = {i: f"ab{i:02d}cd{i}" for i in range(8)}
+    pages = coded_pages(tmp_path / "pages", 24, codes, "Marker token {}.")
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for i in range(4):
+        (copies / f"page{i:02d}.md").write_text((pages / f"page{i:02d}.md").read_text())
+    real_lib.ingest([pages, copies], "docs")
+    for i, code in codes.items():
+        hits = real_lib.deep_search(query.format(code), limit=3)
+        holders = [h for h in hits if code in h.content]
+        assert len(holders) == 1, (code, [h.content[-40:] for h in hits])
+        assert len(holders[0].also_in) == (1 if i < 4 else 0), "the copy is named beside the hit"
+
+
+@pytest.mark.real_model
+def test_a_code_repeated_in_several_passages_lifts_them_all(real_lib, tmp_path):
+    """A code in five passages (an error code in a table, a changelog, a FAQ) still ranks them above the passages
+    that match only the query's common words."""
+    pages = coded_pages(tmp_path / "pages", 24, dict.fromkeys(range(5), "ef12gh"), "Error code {} appeared in the report.")
+    real_lib.ingest([pages], "docs")
+    hits = real_lib.deep_search("what does error code ef12gh in the report mean", limit=5)
+    assert all("ef12gh" in h.content for h in hits), [h.content[-60:] for h in hits]
+
+
+def test_copies_of_a_passage_are_shown_once_with_where_else_they_occur(lib, tmp_path):
+    pages = write_pages(tmp_path / "pages", n=6, extra={0: "The spare hinge is part QX512-3C7."})
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for name in ("a.md", "b.md"):
+        (copies / name).write_text((pages / "page00.md").read_text())
+    lib.ingest([pages, copies], "docs")
+    hits = lib.deep_search("spare hinge part", limit=4)
+    texts = [" ".join(h.content.split()) for h in hits]
+    assert len(texts) == len(set(texts)) == 4, "each distinct passage once, and the list still full"
+    [first] = [h for h in hits if "QX512-3C7" in h.content]
+    assert len(first.also_in) == 2 and {e.document_id for e in first.also_in}.isdisjoint({first.document_id})
+    assert first.to_dict()["alsoIn"][0].keys() == {"chunkId", "documentId", "documentTitle"}

@@ -11,13 +11,14 @@ reciprocal rank fusion).
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..text import STOPWORDS, WORD, query_terms
-from ..types import SearchHit
+from ..text import STOPWORDS, WORD, collapse, query_terms
+from ..types import Elsewhere, SearchHit
 from .index import Index
 from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, ResolvedScope, clamp_limit, clean_query, resolve_scope,
                     scope_rowids)  # fmt: skip
@@ -35,9 +36,22 @@ commoner ones (low BM25 weight anyway) are left to the dense ranking. Below 20,0
 scripts/bench_scale.py reports the effect on speed and on finding the right passage."""
 
 RARE_MATCHES = 1
-"""A query word found in at most this many passages names them (a code, an identifier, a rare name):
-they are lifted above the passages that match only the query's other words. 1 keeps SQuAD's MRR@10 at
-0.868; 2 and 3 cost it 0.002 and 0.003 (scripts/bench_retrieval.py, docs/benchmarks.md)."""
+"""A query word found in at most this many passages names them (a rare name): they are lifted above the
+passages that match only the query's other words."""
+
+RARITY_END = 4
+"""Past RARE_MATCHES, what a query word lifts falls smoothly with the passages that hold it: by
+``1 - ln(n) / ln(RARITY_END)`` of a full lift for a word in ``n`` passages, nothing from RARITY_END on
+(an IDF-like slope, not a step). Chosen on the first half of SQuAD's questions, reported on the second
+half and on the exact-term benchmark (scripts/bench_retrieval.py, scripts/bench_exact.py)."""
+
+NAMING_MATCHES = 20
+"""A word no dictionary has (letters with digits: ``zq0023xv``, ``inv20231104``, ``ab12cd``; or a ``_``)
+found in at most this many passages names them all: a code copied into two files, repeated in a table
+and a changelog, is an identifier wherever it occurs. Such passages are lifted fully."""
+
+_IDENTIFIER = re.compile(r"(?=[^\W\d]*\d)(?=\d*[^\W\d])\w+|\w*_\w*")
+"""A query word that is a code rather than a dictionary word: letters mixed with digits, or an underscore."""
 
 
 # ---------------------------------------------------------------- the lexical ranking
@@ -81,7 +95,7 @@ def fts_quote(term: str) -> str:
 
 
 def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, all_terms: bool = False,
-                    terms: list[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip
+                    terms: list[str] | None = None, rarity: str = "slope") -> list[tuple[int, float]]:  # fmt: skip
     """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks matching the query.
 
     Given ``terms`` (or ``all_terms``), a plain match of those terms (any, or all). Otherwise
@@ -89,6 +103,10 @@ def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, a
     and the passages holding what the query names are lifted above every passage that
     matches only the rest: first those with a word found in at most RARE_MATCHES passages,
     then, above them, those with a code or identifier written as it is or a quoted phrase.
+
+    ``rarity``: "slope" (the product's: a word's lift falls smoothly with the passages that hold it, and
+    an identifier names up to NAMING_MATCHES passages) or "step" (the previous rule, for benchmarks:
+    a lift only for a word in at most RARE_MATCHES passages).
     """
     if scope.empty:
         return []
@@ -103,9 +121,16 @@ def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, a
     if not scored and not phrases:
         return []
     ranked = _fts_ranking(index, " OR ".join(map(fts_quote, scored + phrases)), k, scope)
-    for named in (_rare_terms(index, terms), query_phrases(query, exact_only=True)):  # the exact name ends on top
+    exact = query_phrases(query, exact_only=True)
+    if rarity == "step":
+        named = _rare_terms(index, terms)
         if named:
             ranked = _lift(ranked, _fts_ranking(index, " OR ".join(map(fts_quote, named)), k, scope), k)
+    else:  # the words of an exact name ("QX012-7B2") are not names of their own: the phrase is lifted below
+        pieces = {w for phrase in exact for w in phrase.split()}
+        ranked = _lift_by_rarity(index, ranked, _rarities(index, [t for t in terms if t not in pieces]), k, scope)
+    if exact:  # the exact name ends on top
+        ranked = _lift(ranked, _fts_ranking(index, " OR ".join(map(fts_quote, exact)), k, scope), k)
     return ranked
 
 
@@ -133,6 +158,39 @@ def _affordable(index: Index, terms: list[str]) -> list[str]:
 def _rare_terms(index: Index, terms: list[str]) -> list[str]:
     """The terms found in 1 to RARE_MATCHES paragraph chunks (counting stops there, so common words cost little)."""
     return [t for t in terms if 0 < index.store.match_count(fts_quote(t), upto=RARE_MATCHES + 1) <= RARE_MATCHES]
+
+
+def _rarities(index: Index, terms: list[str]) -> dict[str, float]:
+    """Each query word found in few passages, with the share of a full lift it gives them (see RARITY_END and
+    NAMING_MATCHES); library-wide counts, which stop at the largest count that can matter."""
+    out: dict[str, float] = {}
+    for t in terms:
+        identifier = _IDENTIFIER.fullmatch(t) is not None and not t.isdigit()
+        upto = max(NAMING_MATCHES if identifier else RARITY_END, RARE_MATCHES)
+        n = index.store.match_count(fts_quote(t), upto=upto + 1)
+        if n == 0 or n > upto:
+            continue
+        if identifier or n <= RARE_MATCHES:
+            out[t] = 1.0
+        elif n < RARITY_END:
+            out[t] = 1.0 - math.log(n) / math.log(RARITY_END)
+    return out
+
+
+def _lift_by_rarity(index: Index, ranked: list[tuple[int, float]], rarities: dict[str, float], k: int,
+                    scope: ResolvedScope) -> list[tuple[int, float]]:  # fmt: skip
+    """``ranked`` with each passage holding a rare word raised by that word's share of the list's best score
+    (its rarest word's, if several): a full lift puts it above every passage that holds none."""
+    if not rarities or not ranked:
+        return ranked
+    top = max(s for _, s in ranked)
+    scores = dict(ranked)
+    raised: dict[int, float] = {}
+    for term, share in rarities.items():
+        for rowid, score in _fts_ranking(index, fts_quote(term), k, scope):
+            scores.setdefault(rowid, score)
+            raised[rowid] = max(raised.get(rowid, 0.0), share * top)
+    return sorted(((r, s + raised.get(r, 0.0)) for r, s in scores.items()), key=lambda kv: -kv[1])[:k]
 
 
 def _fts_ranking(index: Index, match: str, k: int, scope: ResolvedScope) -> list[tuple[int, float]]:
@@ -219,14 +277,15 @@ class Ranked:
 
 
 def hybrid(index: Index, query: str, k: int, scope: ResolvedScope, candidates: int = CANDIDATES,
-           qvec: np.ndarray | None = None, method: str = "zsum") -> list[Ranked]:  # fmt: skip
-    """The fused ranking (internal: carries scores). ``qvec`` saves re-embedding a known query."""
+           qvec: np.ndarray | None = None, method: str = "zsum", rarity: str = "slope") -> list[Ranked]:  # fmt: skip
+    """The fused ranking (internal: carries scores). ``qvec`` saves re-embedding a known query; ``rarity``
+    as in ``lexical_ranking``."""
     if scope.empty:
         return []
     if qvec is None:
         qvec = index.embedder.embed([query])[0]
     dense = dense_ranking(index, qvec, candidates, scope)
-    lexical = lexical_ranking(index, query, candidates, scope)
+    lexical = lexical_ranking(index, query, candidates, scope, rarity=rarity)
     cos = dict(dense)
     fused = fuse(dense, lexical, method)
     missing = [r for r, _ in fused[:k] if r not in cos]
@@ -242,4 +301,27 @@ def deep_search(index: Index, query: str, *, document_id: object = UNSET, collec
     q = clean_query(query)
     k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
     scope = resolve_scope(index, document_id, collection_id)
-    return index.store.hits([r.rowid for r in hybrid(index, q, k, scope)])
+    ranked = hybrid(index, q, k * DUPLICATE_ROOM, scope)
+    return distinct(index.store.hits([r.rowid for r in ranked]), k)
+
+
+DUPLICATE_ROOM = 3
+"""deep_search ranks this many times the passages it returns, so that after copies are folded into one
+hit (``distinct``) the list still holds as many different passages as asked for."""
+
+
+def distinct(hits: list[SearchHit], k: int) -> list[SearchHit]:
+    """The first ``k`` hits with different text (whitespace aside), in order; each with the later hits of
+    the same text (the same passage in a copied file, another version of it) in ``also_in``."""
+    first: dict[str, int] = {}
+    out: list[SearchHit] = []
+    elsewhere: list[list[Elsewhere]] = []
+    for hit in hits:
+        key = collapse(hit.content)
+        if key in first:
+            elsewhere[first[key]].append(Elsewhere(hit.chunk_id, hit.document_id, hit.document_title))
+        elif len(out) < k:
+            first[key] = len(out)
+            out.append(hit)
+            elsewhere.append([])
+    return [replace(hit, also_in=tuple(more)) if more else hit for hit, more in zip(out, elsewhere)]
