@@ -426,6 +426,9 @@ def _print_hits(hits, out) -> None:
         out.print(f"   [cyan]{h.chunk_id}[/]  [dim]({h.document_id})[/]")
         snippet = " ".join(h.content.split())
         out.print("   " + (snippet[:300] + " ..." if len(snippet) > 300 else snippet), markup=False)
+        if h.also_in:
+            out.print("   also in: " + "; ".join(f"{e.document_title} ({e.document_id})" for e in h.also_in),
+                      markup=False, style="dim")
 
 
 _SCOPE_HELP = {"collection": "Only this collection (name or col_ id).", "document": "Only this document (doc_ id)."}

@@ -118,7 +118,11 @@ _HIT = {"type": "object", "required": ["chunkId", "documentId", "documentTitle",
                        "documentTitle": {"type": "string"}, "content": {"type": "string"},
                        "level": {"type": "integer"}, "levelName": {"type": "string"},
                        "chunkIndex": {"type": "integer"}, "parentId": {"type": "string"},
-                       "sectionPath": _STRINGS}}  # fmt: skip
+                       "sectionPath": _STRINGS,
+                       "alsoIn": {"type": "array", "items": {
+                           "type": "object", "required": ["chunkId", "documentId", "documentTitle"],
+                           "properties": {"chunkId": {"type": "string"}, "documentId": {"type": "string"},
+                                          "documentTitle": {"type": "string"}}}}}}  # fmt: skip
 _ITEM = {"type": "object", "required": ["id", "type", "title", "preview"],
          "properties": {"id": {"type": "string"}, "type": {"enum": ["document", "collection"]},
                         "title": {"type": "string"}, "preview": {"type": "string"},
@@ -172,7 +176,8 @@ DESCRIPTIONS = {
         "Find the passages (chunks) of the user's documents that say something about a topic, best first "
         "(hybrid semantic and keyword search), optionally only inside one document (documentId) or one "
         "collection (collectionId). Each hit has chunkId, documentId, documentTitle, content, level, "
-        "chunkIndex, parentId and sectionPath (the headings above it). Then use deep_read to read a chunk in "
+        "chunkIndex, parentId and sectionPath (the headings above it); a passage that several documents hold "
+        "word for word (copies, versions) is listed once, the others in alsoIn. Then use deep_read to read a chunk in "
         "full and deep_expand to read around it. To find which document or collection is about something, use "
         "find_items; for a single cited answer instead of passages, use reason."),
     "deep_read": (
@@ -243,6 +248,8 @@ def hits_text(query: str, hits, scoped: bool) -> str:
     lines = [f"{len(hits)} passage(s) for “{_short(query, 80)}”, best first:"]
     for i, h in enumerate(hits, 1):
         lines += [f"{i}. {_place(h.document_title, h.section_path)} [{h.chunk_id}]", f"   {_short(h.content, 300)}"]
+        if h.also_in:
+            lines.append("   Also in: " + "; ".join(f"{e.document_title} [{e.chunk_id}]" for e in h.also_in))
     lines.append("deep_read a chunkId for its full text; deep_expand to read around it.")
     return "\n".join(lines)
 

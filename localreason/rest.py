@@ -12,7 +12,8 @@ fields are refused (a misspelt ``documentID`` must not silently widen a search t
                           -> {"data": [{id, type, title, preview, collectionId}]}
     POST /v1/deep_search  {query, limit?=10 (1-100), documentId?, collectionId?}
                           -> {"data": [{chunkId, documentId, documentTitle, level, levelName, chunkIndex,
-                                        parentId, sectionPath, content, start, end, pageStart, pageEnd}]}
+                                        parentId, sectionPath, content, start, end, pageStart, pageEnd,
+                                        alsoIn: [{chunkId, documentId, documentTitle}] (the same text elsewhere)}]}
     POST /v1/deep_read    {chunkId}
                           -> {"data": {chunkId, ..., content, tokenCount, siblingCount, childCount, ...}}
     POST /v1/deep_expand  {chunkId, direction: up|down|previous|next|surrounding, window?=2 (1-20)}
@@ -355,6 +356,12 @@ class ReasonResponse(_Shape):
     data: AnswerOut
 
 
+class ElsewhereOut(_Shape):
+    chunkId: str
+    documentId: str
+    documentTitle: str
+
+
 class HitOut(_Shape):
     chunkId: str
     documentId: str
@@ -365,6 +372,8 @@ class HitOut(_Shape):
     parentId: str
     sectionPath: list[str]
     content: str
+    alsoIn: list[ElsewhereOut] = Field(default_factory=list, description="deep_search: other passages with the "
+                                       "same text (a copied file, another version), listed once here.")  # fmt: skip
 
 
 class ItemOut(_Shape):

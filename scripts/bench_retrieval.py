@@ -113,6 +113,9 @@ def main() -> None:
     # The product's own path (hybrid() with the query vector given, so questions are embedded once).
     rows[f"localreason hybrid (z-score sum, dense weight {search.DENSE_WEIGHT})"] = evaluate(
         lambda i: [h.rowid for h in search.hybrid(lib.index, qs[i][0], 10 * 3, scope, qvec=qvecs[i])], everything)
+    rows["  ... with the previous rarity rule (a lift only at 1 passage)"] = evaluate(
+        lambda i: [h.rowid for h in search.hybrid(lib.index, qs[i][0], 10 * 3, scope, qvec=qvecs[i], rarity="step")],
+        everything)  # fmt: skip
 
     half = len(qs) // 2
     dev, test = range(half), range(half, len(qs))
@@ -122,6 +125,20 @@ def main() -> None:
         fn = lambda i, w=w: [r for r, _ in search.fuse(dense_l[i], lex_l[i], "zsum", w)]  # noqa: E731
         d, te = evaluate(fn, dev), evaluate(fn, test)
         print(f"{w:>8} {d['R@5']:>8.3f} {d['MRR@10']:>8.3f} {te['R@5']:>9.3f} {te['MRR@10']:>9.3f}")
+
+    from localreason.search import ranking
+
+    print("\nRarity slope sweep (RARITY_END; the product's is marked): tuned on the first half, checked on the second")
+    print(f"{'end':>8} {'dev R@5':>8} {'dev MRR':>8} {'test R@5':>9} {'test MRR':>9}")
+    chosen = ranking.RARITY_END
+    for end in (1.5, 2, 3, 4, 6, 10):
+        ranking.RARITY_END = end
+        lex_v = [search.lexical_ranking(lib.index, q, search.CANDIDATES, scope) for q, _ in qs]
+        fn = lambda i, lex_v=lex_v: [r for r, _ in search.fuse(dense_l[i], lex_v[i])]  # noqa: E731
+        d, te = evaluate(fn, dev), evaluate(fn, test)
+        mark = "  <- RARITY_END" if end == chosen else ""
+        print(f"{end:>8} {d['R@5']:>8.3f} {d['MRR@10']:>8.3f} {te['R@5']:>9.3f} {te['MRR@10']:>9.3f}{mark}", flush=True)
+    ranking.RARITY_END = chosen
 
     print(f"\nSQuAD v1.1 dev paragraph retrieval, {len(qs)} questions, {len(path_doc)} paragraphs")
     print(f"{'method':<52} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")

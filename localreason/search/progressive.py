@@ -9,7 +9,7 @@ import numpy as np
 from ..text import WORD, query_terms
 from ..types import Evidence
 from .index import Index
-from .ranking import CANDIDATES, Ranked, fts_quote, hybrid, lexical_ranking
+from .ranking import CANDIDATES, Ranked, distinct, fts_quote, hybrid, lexical_ranking
 from .scope import (DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
 
@@ -65,7 +65,8 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
     score = relevance(index, q, ranked[:3])
     strong = bool(order) and score >= RELEVANCE_GUARD
     steps.append("evidence is strong" if strong else "evidence is weak (below the relevance guard)")
-    return Evidence(q, tuple(index.store.hits(order)), strong, scope.scoped, tuple(steps), score)
+    hits = distinct(index.store.hits(order), len(order))  # a copied passage once: the packet's budget holds more
+    return Evidence(q, tuple(hits), strong, scope.scoped, tuple(steps), score)
 
 
 def relevance(index: Index, query: str, top: list[Ranked]) -> float:

@@ -30,8 +30,9 @@ def passage_item(h) -> HitItem:
     path = list(h.section_path)
     where = " › ".join(path[1:] if path and path[0] == h.document_title else path)
     snippet = " ".join(h.content.split())
+    also = f"\nalso in {', '.join(e.document_title for e in h.also_in)}" if h.also_in else ""
     body = Text.assemble((h.document_title, "bold"), (f"  {where}\n" if where else "\n", "dim"),
-                         snippet[:SNIPPET] + ("…" if len(snippet) > SNIPPET else ""))  # fmt: skip
+                         snippet[:SNIPPET] + ("…" if len(snippet) > SNIPPET else ""), (also, "dim"))  # fmt: skip
     return HitItem(body, ("passage", h.chunk_id, h.document_title))
 
 
