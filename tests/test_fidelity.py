@@ -193,16 +193,17 @@ def test_docx_keeps_headings_paragraphs_tables_and_footnotes(tmp_path):
 W = b'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 
 
-def with_footnotes(path: Path, notes: bytes) -> Path:
-    """``path`` (a DOCX) with a footnotes part holding ``notes`` (w:footnote elements), linked as Word links it."""
+def with_part(path: Path, name: str, xml: bytes) -> Path:
+    """``path`` (a DOCX) with a part ``word/<name>.xml`` holding ``xml`` (footnotes, numbering), linked as Word
+    links it: a relationship of the main document and a content type."""
     import io
     import zipfile
 
+    base = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+    rel = f'<Relationship Id="rId{name}" Target="{name}.xml" Type="{base}{name}"/>'.encode()
+    kind = (f'<Override PartName="/word/{name}.xml" ContentType="application/'
+            f'vnd.openxmlformats-officedocument.wordprocessingml.{name}+xml"/>').encode()  # fmt: skip
     source = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
-    rel = (b'<Relationship Id="rIdNotes" Target="footnotes.xml" '
-           b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes"/>')  # fmt: skip
-    kind = (b'<Override PartName="/word/footnotes.xml" ContentType="application/'
-            b'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/>')  # fmt: skip
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
         for info in source.infolist():
             data = source.read(info)
@@ -210,8 +211,9 @@ def with_footnotes(path: Path, notes: bytes) -> Path:
                 data = data.replace(b"</Relationships>", rel + b"</Relationships>")
             elif info.filename == "[Content_Types].xml":
                 data = data.replace(b"</Types>", kind + b"</Types>")
-            out.writestr(info.filename, data)
-        out.writestr("word/footnotes.xml", b"<w:footnotes " + W + b">" + notes + b"</w:footnotes>")
+            if info.filename != f"word/{name}.xml":
+                out.writestr(info.filename, data)
+        out.writestr(f"word/{name}.xml", xml)
     return path
 
 
@@ -223,38 +225,19 @@ def test_docx_keeps_inserted_text_content_controls_and_footnotes_but_not_deleted
             b"<w:p><w:fldSimple w:instr='DATE'><w:r><w:t>2 December 2026</w:t></w:r></w:fldSimple></w:p>")  # fmt: skip
     notes = (b"<w:footnote w:type='separator' w:id='-1'><w:p><w:r><w:separator/></w:r></w:p></w:footnote>"
              b"<w:footnote w:id='1'><w:p><w:r><w:t>Registered products only.</w:t></w:r></w:p></w:footnote>")
-    path = with_footnotes(make_docx_with_body(tmp_path / "w.docx", body.replace(b"'", b'"')), notes.replace(b"'", b'"'))
+    notes = b"<w:footnotes " + W + b">" + notes.replace(b"'", b'"') + b"</w:footnotes>"
+    path = with_part(make_docx_with_body(tmp_path / "w.docx", body.replace(b"'", b'"')), "footnotes", notes)
     doc = parse_bytes(path.read_bytes(), path, "docx")
     assert_shows(doc.text, "The warranty lasts ten years. [1]", "Inside a content control.", "2 December 2026",
                  "[1] Registered products only.")  # fmt: skip
     assert "five" not in doc.text
 
 
-def with_numbering(path: Path) -> Path:
-    """``path`` (a DOCX) with a numbering part: list 1 numbers "1.", "2." at level 0 and "a)" at level 1."""
-    import io
-    import zipfile
-
-    numbering = (b"<w:numbering " + W + b"><w:abstractNum w:abstractNumId=\"0\">"
-                 b"<w:lvl w:ilvl=\"0\"><w:start w:val=\"1\"/><w:numFmt w:val=\"decimal\"/><w:lvlText w:val=\"%1.\"/></w:lvl>"
-                 b"<w:lvl w:ilvl=\"1\"><w:start w:val=\"1\"/><w:numFmt w:val=\"lowerLetter\"/><w:lvlText w:val=\"%2)\"/></w:lvl>"
-                 b"</w:abstractNum><w:num w:numId=\"1\"><w:abstractNumId w:val=\"0\"/></w:num></w:numbering>")  # fmt: skip
-    source = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
-    rel = (b'<Relationship Id="rIdNum" Target="numbering.xml" '
-           b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/numbering"/>')  # fmt: skip
-    kind = (b'<Override PartName="/word/numbering.xml" ContentType="application/'
-            b'vnd.openxmlformats-officedocument.wordprocessingml.numbering+xml"/>')  # fmt: skip
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
-        for info in source.infolist():
-            data = source.read(info)
-            if info.filename == "word/_rels/document.xml.rels":
-                data = data.replace(b"</Relationships>", rel + b"</Relationships>")
-            elif info.filename == "[Content_Types].xml":
-                data = data.replace(b"</Types>", kind + b"</Types>")
-            if info.filename != "word/numbering.xml":
-                out.writestr(info.filename, data)
-        out.writestr("word/numbering.xml", numbering)
-    return path
+NUMBERING = (b"<w:numbering " + W + b"><w:abstractNum w:abstractNumId=\"0\">"
+             b"<w:lvl w:ilvl=\"0\"><w:start w:val=\"1\"/><w:numFmt w:val=\"decimal\"/><w:lvlText w:val=\"%1.\"/></w:lvl>"
+             b"<w:lvl w:ilvl=\"1\"><w:start w:val=\"1\"/><w:numFmt w:val=\"lowerLetter\"/><w:lvlText w:val=\"%2)\"/></w:lvl>"
+             b"</w:abstractNum><w:num w:numId=\"1\"><w:abstractNumId w:val=\"0\"/></w:num></w:numbering>")  # fmt: skip
+"""List 1: "1.", "2." at level 0 and "a)", "b)" at level 1."""
 
 
 def test_docx_numbered_paragraphs_show_their_numbers(tmp_path):
@@ -263,8 +246,8 @@ def test_docx_numbered_paragraphs_show_their_numbers(tmp_path):
                 f"<w:r><w:t>{text}</w:t></w:r></w:p>").encode()
 
     body = item(0, "Unplug the unit.") + item(1, "Wait ten seconds.") + item(1, "Press reset.") + item(0, "Plug it in.")
-    doc = parse_bytes(with_numbering(make_docx_with_body(tmp_path / "n.docx", body)).read_bytes(), tmp_path / "n.docx",
-                      "docx")  # fmt: skip
+    path = with_part(make_docx_with_body(tmp_path / "n.docx", body), "numbering", NUMBERING)
+    doc = parse_bytes(path.read_bytes(), path, "docx")
     assert_shows(doc.text, "1. Unplug the unit.", "a) Wait ten seconds.", "b) Press reset.", "2. Plug it in.")
 
 

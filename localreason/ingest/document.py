@@ -185,3 +185,19 @@ def finish(builder: TextBuilder, path: Path, fmt: str, notes: list[str]) -> Pars
     return ParsedDocument(title=title[:300], text=text, blocks=builder.blocks, format=fmt, notes=notes)
 
 
+_ROMAN = ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"), (10, "x"),
+          (9, "ix"), (5, "v"), (4, "iv"), (1, "i"))  # fmt: skip
+
+
+def list_number(n: int, style: str) -> str:
+    """The ``n``-th (1-based) number of a list, as a reader sees it: ``style`` is "arabic", "alpha" (a, b, ...,
+    z, aa) or "roman" (i, ii, ...); the caller upper-cases it for the upper-case styles."""
+    if style == "alpha":
+        return chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
+    if style == "roman":
+        out = ""
+        for value, numeral in _ROMAN:
+            count, n = divmod(n, value)
+            out += numeral * count
+        return out
+    return str(n)

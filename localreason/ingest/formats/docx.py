@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 from ...errors import IngestFileError
-from ..document import ParsedDocument, TextBuilder, finish, normalize
+from ..document import ParsedDocument, TextBuilder, finish, list_number, normalize
 
 DEFAULT_MAX_UNPACKED_BYTES = 200 * 2**20
 """Most bytes a DOCX's zip members may unpack to, unless the caller says otherwise."""
@@ -183,17 +183,10 @@ class _Numbering:
 
 
 def _number(n: int, fmt: str) -> str:
-    if fmt in ("lowerLetter", "upperLetter"):
-        s = chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
-    elif fmt in ("lowerRoman", "upperRoman"):
-        s, rest = "", n
-        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
-                               (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
-            count, rest = divmod(rest, value)
-            s += numeral * count
-    else:
-        s = f"{n:02d}" if fmt == "decimalZero" else str(n)
-    return s.upper() if fmt.startswith("upper") else s
+    """Word's number format ``fmt`` (decimal, lowerLetter, upperRoman, decimalZero, ...) of ``n``."""
+    style = "alpha" if fmt.endswith("Letter") else "roman" if fmt.endswith("Roman") else "arabic"
+    shown = f"{n:02d}" if fmt == "decimalZero" else list_number(n, style)
+    return shown.upper() if fmt.startswith("upper") else shown
 
 
 def _part_xml(document, name: str):

@@ -26,7 +26,7 @@ import re
 import threading
 from pathlib import Path
 
-from ..document import ParsedDocument, TextBuilder, decode_text, finish, normalize
+from ..document import ParsedDocument, TextBuilder, decode_text, finish, list_number, normalize
 
 _SETTING = "localreason_rst"
 """Set on the settings of the documents we parse: docutils' directive lookup is only ours for them."""
@@ -550,18 +550,8 @@ class _Writer:
 
 def _enumerator(node, k: int) -> str:
     """The number a reader sees before item ``k`` of an enumerated list ("3.", "(c)", "iv)")."""
-    ordinal = int(node.get("start", 1)) + k
     kind = node.get("enumtype", "arabic")
-    if kind in ("loweralpha", "upperalpha"):
-        shown = chr(ord("a") + (ordinal - 1) % 26)
-    elif kind in ("lowerroman", "upperroman"):
-        shown, rest = "", ordinal
-        for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
-                               (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
-            count, rest = divmod(rest, value)
-            shown += numeral * count
-    else:
-        shown = str(ordinal)
+    shown = list_number(int(node.get("start", 1)) + k, kind.removeprefix("lower").removeprefix("upper"))
     shown = shown.upper() if kind.startswith("upper") else shown
     return f"{node.get('prefix', '')}{shown}{node.get('suffix', '.')} "
 
