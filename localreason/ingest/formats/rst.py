@@ -81,8 +81,10 @@ def parse_rst(data: bytes, path: Path) -> ParsedDocument:
     """reStructuredText -> the text a reader of the rendered page sees, with its section structure."""
     notes: list[str] = []
     source = normalize(decode_text(data, notes))
+    builder = TextBuilder()
     try:
         doctree = _parse(source, path)
+        _Writer(builder, doctree).walk(doctree, 0)
     except (RecursionError, _RstError) as exc:
         from .plain import parse_plain
 
@@ -92,8 +94,6 @@ def parse_rst(data: bytes, path: Path) -> ParsedDocument:
         parsed.notes.append(f"could not be read as reStructuredText ({why}): read as plain text, "
                             "so its markup is left as written")  # fmt: skip
         return parsed
-    builder = TextBuilder()
-    _Writer(builder, doctree).walk(doctree, 0)
     return finish(builder, path, "rst", notes)
 
 
