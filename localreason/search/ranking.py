@@ -306,22 +306,21 @@ def deep_search(index: Index, query: str, *, document_id: object = UNSET, collec
 
 
 DUPLICATE_ROOM = 3
-"""deep_search ranks this many times the passages it returns, so that after copies are folded into one
-hit (``distinct``) the list still holds as many different passages as asked for; if it does not (a library
-with many copies), it ranks DUPLICATE_ROOM ** 2 times as many, once."""
+"""deep_search reads its ranking this many times deeper than the passages it returns, so that after copies
+are folded into one hit (``distinct``) the list still holds as many different passages as asked for; if it
+does not (a library with many copies), DUPLICATE_ROOM ** 2 times."""
 
 
 def distinct_search(index: Index, query: str, k: int, scope: ResolvedScope,
                     qvec: np.ndarray | None = None) -> list[SearchHit]:  # fmt: skip
-    """deep_search's ranking: the ``k`` best different passages, copies folded into ``also_in``."""
-    if qvec is None and not scope.empty:
-        qvec = index.embedder.embed([query])[0]
-    hits: list[SearchHit] = []
-    for room in (DUPLICATE_ROOM, DUPLICATE_ROOM**2):
-        ranked = hybrid(index, query, k * room, scope, candidates=max(CANDIDATES, k * room), qvec=qvec)
-        hits = distinct(index.store.hits([r.rowid for r in ranked]), k)
-        if len(hits) >= k or len(ranked) < k * room:
-            break
+    """deep_search's ranking: the ``k`` best different passages, copies folded into ``also_in``. One fused
+    ranking, read DUPLICATE_ROOM times as deep as asked, and DUPLICATE_ROOM ** 2 times if copies fill that."""
+    ranked = hybrid(index, query, k * DUPLICATE_ROOM**2, scope, candidates=max(CANDIDATES, k * DUPLICATE_ROOM),
+                    qvec=qvec)  # fmt: skip
+    rowids = [r.rowid for r in ranked]
+    hits = distinct(index.store.hits(rowids[:k * DUPLICATE_ROOM]), k)
+    if len(hits) < k and len(rowids) > k * DUPLICATE_ROOM:
+        hits = distinct(index.store.hits(rowids), k)
     return hits
 
 
