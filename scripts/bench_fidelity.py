@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import re
 import statistics
 import subprocess
@@ -88,8 +89,11 @@ def tool(*cmd: str, data: bytes | None = None) -> str:
     return out.stdout.decode("utf-8", errors="replace")
 
 
-def cached(cache: Path, key: str, make) -> str:
-    path = cache / (re.sub(r"[^\w.-]+", "_", key) + ".txt")
+def cached(cache: Path, key: str, make, source: bytes) -> str:
+    """``make()``'s text, kept in ``cache`` under ``key`` and a digest of ``source`` (what it renders): a changed
+    document is rendered again."""
+    digest = hashlib.sha1(source).hexdigest()[:12]
+    path = cache / (re.sub(r"[^\w.-]+", "_", key) + f"-{digest}.txt")
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(make(), encoding="utf-8")
@@ -163,7 +167,7 @@ def pandoc_html_reference(html_path: Path, cache: Path) -> Reference:
     def make() -> str:
         return tool("pandoc", "-f", "html", "-t", "plain", "--wrap=none", data=lxml.html.tostring(_main_div(html_path)))
 
-    return Reference(cached(cache, f"html-{html_path.parent.name}-{html_path.name}", make))
+    return Reference(cached(cache, f"html-{html_path.parent.name}-{html_path.name}", make, html_path.read_bytes()))
 
 
 # ---------------------------------------------------------------- scoring
@@ -285,7 +289,7 @@ def run_markdown(root: Path, n: int, cache: Path) -> tuple[list[Score], list[str
             page = tool("pandoc", "-f", "gfm", "-t", "html", data=data)
             return tool("pandoc", "-f", "html", "-t", "plain", "--wrap=none", data=page.encode())
 
-        ref = once_per_note(cached(cache, f"md-html-{name}", render))
+        ref = once_per_note(cached(cache, f"md-html-{name}", render, data))
         scores.append(score(name, parse(Path(name), "markdown", data), Reference(ref)))
     return scores, []
 
@@ -315,7 +319,7 @@ def run_docx(root: Path, n: int, cache: Path) -> tuple[list[Score], list[str]]:
             cache.mkdir(parents=True, exist_ok=True)
             subprocess.run(["pandoc", "-f", "gfm", "-o", str(docx)], input=data, check=True, capture_output=True)
         ref = cached(cache, f"docx-{name}", lambda: tool("pandoc", "-f", "docx", "-t", "plain", "--wrap=none",
-                                                        str(docx)))  # fmt: skip
+                                                        str(docx)), docx.read_bytes())  # fmt: skip
         scores.append(score(docx.name, parse(docx, "docx"), Reference(ref)))
     return scores, []
 
@@ -331,7 +335,7 @@ def run_pdf(root: Path, n: int, cache: Path) -> tuple[list[Score], list[str], li
     for rel in PDFS:
         path = root / rel
         doc = parse_bytes(path.read_bytes(), path, "pdf")
-        ref = cached(cache, f"pdf-{path.name}", lambda: tool("pdftotext", str(path), "-"))
+        ref = cached(cache, f"pdf-{path.name}", lambda: tool("pdftotext", str(path), "-"), path.read_bytes())
         scores.append(score(path.name, doc.text, Reference(ref)))
         by_page: dict[int, list[str]] = defaultdict(list)
         for b in doc.blocks:
@@ -348,13 +352,15 @@ def run_pdf(root: Path, n: int, cache: Path) -> tuple[list[Score], list[str], li
 
 
 def run_text(root: Path, n: int, cache: Path) -> tuple[list[Score], list[str]]:
+    import lxml.html
+
     scores = []
     dev = root / "usr/share/developers-reference/developers-reference.txt.gz"
     files = [("developers-reference.txt", gzip.decompress(dev.read_bytes()))]
     for _, page in rst_pairs(root, n)[: max(1, n // 2)]:
         made = cached(cache, f"txt76-{page.name}", lambda: tool(
-            "pandoc", "-f", "html", "-t", "plain", "--columns=76", data=__import__("lxml.html").html.tostring(
-                _main_div(page))))  # fmt: skip
+            "pandoc", "-f", "html", "-t", "plain", "--columns=76", data=lxml.html.tostring(_main_div(page))),
+            page.read_bytes())  # fmt: skip
         files.append((page.name.replace(".html", ".txt"), made.encode()))
     for name, data in files:
         scores.append(score(name, parse(Path(name), "text", data), Reference(data.decode("utf-8", "replace"))))
