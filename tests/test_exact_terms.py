@@ -224,3 +224,18 @@ def test_copies_of_a_passage_are_shown_once_with_where_else_they_occur(lib, tmp_
     [first] = [h for h in hits if "QX512-3C7" in h.content]
     assert len(first.also_in) == 2 and {e.document_id for e in first.also_in}.isdisjoint({first.document_id})
     assert first.to_dict()["alsoIn"][0].keys() == {"chunkId", "documentId", "documentTitle"}
+
+
+def test_deep_search_top_results_do_not_depend_on_the_limit(lib, tmp_path):
+    """Folding copies reads the ranking deeper, never a different pool: the first 10 of 50 are the 10 asked."""
+    import random
+
+    words = "sensor relay fuse cable valve pump filter meter switch panel board motor gear belt hinge".split()
+    rng = random.Random(5)
+    root = tmp_path / "notes"
+    root.mkdir()
+    for i in range(250):
+        (root / f"n{i:03d}.txt").write_text(" ".join(rng.choice(words) for _ in range(12)) + f" note{i}.\n")
+    lib.ingest([root], "docs")
+    ten = [h.chunk_id for h in lib.deep_search("sensor relay fuse cable", limit=10)]
+    assert ten == [h.chunk_id for h in lib.deep_search("sensor relay fuse cable", limit=50)][:10]

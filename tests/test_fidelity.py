@@ -268,3 +268,39 @@ def test_plain_text_keeps_every_word():
     src = b"NOTES\n\nThe pump is\nserviced yearly.\n\nParts\n=====\nFilter, hose.\n"
     doc = parse_bytes(src, Path("n.txt"), "text")
     assert_shows(doc.text, "NOTES", "The pump is serviced yearly.", "Parts", "Filter, hose.")
+
+
+def test_rst_substitutions_nested_cyclic_and_case_insensitive():
+    def text(src: str) -> str:
+        return parse_bytes(src.encode(), Path("s.rst"), "rst").text
+
+    assert text("See |a|.\n\n.. |b| replace:: bee\n.. |a| replace:: x |b| y\n") == "See x bee y."
+    assert text(".. |a| replace:: |a|\n\nSee |a| now.\n") == "See now."  # a cycle is empty, not a lost file
+    assert text("Use |python|.\n\n.. |Python| replace:: CPython\n") == "Use CPython."
+
+
+def test_rst_warnings_do_not_repeat_the_source_and_footnotes_keep_their_numbers():
+    assert parse_bytes(b"Hello world\n=====\n\nBody text.\n", Path("w.rst"), "rst").text == "Hello world\n\nBody text."
+    src = b"See [#a]_ and again [#a]_ then [#b]_.\n\n.. [#a] First note.\n\n.. [#b] Second note.\n"
+    assert parse_bytes(src, Path("f.rst"), "rst").text.startswith("See [1] and again [1] then [2].")
+
+
+def test_a_rst_role_directive_changes_nothing_for_later_documents():
+    import docutils.core
+
+    parse_bytes(b".. role:: emphasis(raw)\n   :format: html\n\nHello.\n", Path("r.rst"), "rst")
+    assert parse_bytes(b"See :emphasis:`bar` now.\n", Path("s.rst"), "rst").text == "See bar now."
+    assert b"<em>bar</em>" in docutils.core.publish_string("See *bar* now.", writer_name="html")
+
+
+def test_a_markdown_list_number_stays_with_its_item():
+    text = parse_bytes(b"1. ```\n   code\n   ```\n\nAfter the list.\n\n- b bullet\n", Path("l.md"), "markdown").text
+    assert "1. After" not in text and "1. b" not in text and "After the list." in text
+
+
+def test_docx_content_controls_inside_tables_are_read(tmp_path):
+    body = (b'<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Name</w:t></w:r></w:p></w:tc><w:tc><w:sdt><w:sdtContent><w:p><w:r>'
+            b'<w:t>Alice Smith</w:t></w:r></w:p></w:sdtContent></w:sdt></w:tc></w:tr><w:sdt><w:sdtContent><w:tr><w:tc>'
+            b'<w:p><w:r><w:t>Row two</w:t></w:r></w:p></w:tc></w:tr></w:sdtContent></w:sdt></w:tbl>')  # fmt: skip
+    path = make_docx_with_body(tmp_path / "form.docx", body)
+    assert_shows(parse_bytes(path.read_bytes(), path, "docx").text, "Name | Alice Smith", "Row two")

@@ -315,8 +315,7 @@ def distinct_search(index: Index, query: str, k: int, scope: ResolvedScope,
                     qvec: np.ndarray | None = None) -> list[SearchHit]:  # fmt: skip
     """deep_search's ranking: the ``k`` best different passages, copies folded into ``also_in``. One fused
     ranking, read DUPLICATE_ROOM times as deep as asked, and DUPLICATE_ROOM ** 2 times if copies fill that."""
-    ranked = hybrid(index, query, k * DUPLICATE_ROOM**2, scope, candidates=max(CANDIDATES, k * DUPLICATE_ROOM),
-                    qvec=qvec)  # fmt: skip
+    ranked = hybrid(index, query, k * DUPLICATE_ROOM**2, scope, qvec=qvec)  # the same pool whatever k: one ranking
     rowids = [r.rowid for r in ranked]
     hits = distinct(index.store.hits(rowids[:k * DUPLICATE_ROOM]), k)
     if len(hits) < k and len(rowids) > k * DUPLICATE_ROOM:

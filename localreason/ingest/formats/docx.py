@@ -122,14 +122,15 @@ def _docx_style_name(style) -> str:
     return BabelFish.internal2ui(value) if value else ""
 
 
-def _docx_blocks(body):
-    """The body's paragraphs and tables in order, those inside content controls included."""
-    stack = [iter(body)]
+def _docx_blocks(parent, tags: tuple[str, ...] = (_W_P, _W_TBL)):
+    """The children of ``parent`` with one of ``tags`` (paragraphs and tables of the body, rows of a table,
+    cells of a row, paragraphs of a cell), in order, those inside content controls included."""
+    stack = [iter(parent)]
     while stack:
         el = next(stack[-1], None)
         if el is None:
             stack.pop()
-        elif el.tag in (_W_P, _W_TBL):
+        elif el.tag in tags:
             yield el
         elif el.tag in _BLOCK_HOLDERS:
             stack.append(iter(el))
@@ -257,15 +258,15 @@ def _docx_table(tbl, builder: TextBuilder) -> None:
     by grid column in the previous row (python-docx does the same, recursively).
     """
     above: dict[int, str] = {}
-    for tr in tbl.iterchildren(_W + "tr"):
+    for tr in _docx_blocks(tbl, (_W + "tr",)):
         row: dict[int, str] = {}
         cells: list[str] = []
         column = _docx_int(tr.find(f"{_W}trPr/{_W}gridBefore"), 0)
-        for tc in tr.iterchildren(_W + "tc"):
+        for tc in _docx_blocks(tr, (_W + "tc",)):
             props = tc.find(_W + "tcPr")
             span = _docx_int(props.find(_W + "gridSpan") if props is not None else None, 1)
             merge = props.find(_W + "vMerge") if props is not None else None
-            own = " ".join("\n".join(_docx_paragraph(p)[1] for p in tc.iterchildren(_W_P)).split())
+            own = " ".join("\n".join(_docx_paragraph(p)[1] for p in _docx_blocks(tc, (_W_P,))).split())
             continues = merge is not None and merge.get(_W_VAL, "continue") == "continue"
             value = above.get(column, own) if continues else own
             row[column] = value

@@ -44,6 +44,8 @@ def parse_markdown(data: bytes, path: Path) -> ParsedDocument:
                            (1 if tok.type == "ordered_list_open" else None))  # fmt: skip
         elif tok.type in ("ordered_list_close", "bullet_list_close") and numbers:
             numbers.pop()
+        elif tok.type in ("list_item_close", "footnote_close"):
+            label = ""  # a number not used by the item's first paragraph (it began with code) is not carried on
         elif tok.type == "list_item_open" and numbers and numbers[-1] is not None:
             label = f"{numbers[-1]}{tok.markup or '.'} "
             numbers[-1] += 1

@@ -37,10 +37,10 @@ _LITERAL_ROLES = frozenset("samp kbd file command program guilabel menuselection
 _CALLABLE_ROLES = frozenset(("func", "meth", "c:func", "c:macro", "cpp:func"))
 _DOCUTILS_ROLES = frozenset("emphasis strong literal code sub sup subscript superscript title-reference title t "
                             "math".split())  # fmt: skip
-_EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
+_EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)  # Sphinx's; linear on a run of "<"
 
 # Directives that show nothing of their own on the rendered page.
-_HIDDEN = frozenset("index toctree highlight sectionauthor moduleauthor codeauthor tabularcolumns testsetup "
+_HIDDEN = frozenset("role default-role index toctree highlight sectionauthor moduleauthor codeauthor tabularcolumns testsetup "
                     "testcleanup raw include literalinclude program cmdoption-group default-domain "
                     "py:currentmodule currentmodule c:namespace c:namespace-push c:namespace-pop todo "
                     "audit-event-table limited-api-list miscnews graphviz digraph contents sectnum "
@@ -54,10 +54,10 @@ _ADMONITIONS = {"attention": "Attention", "caution": "Caution", "danger": "Dange
                 "important": "Important", "note": "Note", "tip": "Tip", "warning": "Warning"}  # fmt: skip
 _NESTED = frozenset("only ifconfig hlist glossary centered container compound tabs tab".split())
 # docutils' own directives that do the right thing with file insertion and raw output off.
-_BUILTIN = frozenset("table csv-table list-table image figure topic sidebar rubric epigraph highlights "
-                     "pull-quote line-block compound container math replace unicode date role "
-                     "default-role title admonition attention caution danger error hint important note tip "
-                     "warning".split())  # fmt: skip
+_BUILTIN = frozenset("table csv-table list-table image figure topic sidebar rubric epigraph highlights pull-quote "
+                     "line-block compound container math replace unicode date title admonition attention caution "
+                     "danger error hint important note tip warning".split())  # fmt: skip
+# ("role" and "default-role" are hidden instead: docutils' would change its roles for the whole process.)
 # Object descriptions: the word Sphinx shows before the name, and whether the module prefix is added.
 _PREFIXES = {"class": "class ", "exception": "exception ", "classmethod": "classmethod ", "staticmethod": "static ",
              "coroutinefunction": "coroutine ", "coroutinemethod": "coroutine ", "abstractmethod": "abstractmethod ",
@@ -443,9 +443,13 @@ class _Writer:
         self.builder = builder
         self.label = ""
         """What the next paragraph starts with: its list item's number ("2.", "b)"), as a reader sees it."""
-        self.footnotes = 0
-        self.substitutions = {node["names"][0]: self.inline(node) for node in doctree.findall(nodes.substitution_definition)
-                              if node["names"]}  # fmt: skip
+        self.footnotes: dict[str, int] = {}
+        """Auto-numbered footnote label (or the nth anonymous one) -> the number a reader sees."""
+        self.anonymous = 0
+        self.definitions = {name.lower(): node for node in doctree.findall(nodes.substitution_definition)
+                            for name in node["names"]}  # fmt: skip
+        self.substitutions: dict[str, str] = {}
+        """Substitution name (lower case, as docutils matches them) -> its text, resolved on first use."""
 
     def walk(self, parent, depth: int) -> None:
         """Add the children of ``parent`` (a loop over siblings, recursion only into containers)."""
@@ -462,8 +466,9 @@ class _Writer:
                                    n.decoration)):
                 continue
             elif isinstance(node, n.system_message):
-                for block in node.findall(n.literal_block):  # the source docutils could not read, as written
-                    self.builder.add(block.astext())
+                if node.get("level", 0) >= 3:  # an error: the source docutils could not read, as written
+                    for block in node.findall(n.literal_block):
+                        self.builder.add(block.astext())
             elif isinstance(node, n.field_list) and depth == 0 and i == _first_content(parent):
                 self.fields(node, metadata=True)
             elif isinstance(node, n.field_list):
@@ -534,18 +539,35 @@ class _Writer:
             if isinstance(el, n.Text):
                 out.append(el.astext())  # escapes removed ("Morsel\\ s" is "Morsels")
             elif isinstance(el, n.substitution_reference):
-                out.append(self.substitutions.get(el.get("refname", ""), ""))
+                out.append(self.substitution(el.get("refname", "").lower()))
             elif isinstance(el, (n.footnote_reference, n.citation_reference)):
-                label = el.astext()
-                if el.get("auto") or not label or label.startswith("#"):
-                    self.footnotes += 1
-                    label = str(self.footnotes)
-                out.append(f"[{label}]" if label != "*" else "")
+                out.append(self.footnote(el))
             elif isinstance(el, (n.image, n.target, n.system_message, n.comment)):
                 continue
             elif isinstance(el, n.Element):
                 stack.extend(reversed(el.children))
         return "".join(out)
+
+
+    def substitution(self, name: str) -> str:
+        """The text of substitution ``name``; one that refers to itself, directly or not, is empty."""
+        if name not in self.substitutions:
+            self.substitutions[name] = ""  # while it is being resolved: a cycle ends here
+            node = self.definitions.get(name)
+            self.substitutions[name] = self.inline(node) if node is not None else ""
+        return self.substitutions[name]
+
+    def footnote(self, el) -> str:
+        """A footnote reference as a reader sees it: "[2]" (auto-numbered ones in order of first reference,
+        the same label the same number), "*" symbols left out."""
+        label = el.astext()
+        if label == "*" or el.get("auto") == "*":
+            return ""
+        if el.get("auto") or not label or label.startswith("#"):
+            key = el.get("refname") or f"#anonymous{self.anonymous}"
+            self.anonymous += not el.get("refname")
+            label = str(self.footnotes.setdefault(key, len(self.footnotes) + 1))
+        return f"[{label}]"
 
 
 def _enumerator(node, k: int) -> str:
