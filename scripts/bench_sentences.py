@@ -22,6 +22,7 @@ Target: mid-sentence starts <= 0.02 on every format.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import statistics
 import subprocess
@@ -74,8 +75,10 @@ def describe(label: str, sents: list[tuple[str, str]]) -> float:
 
 
 def wrapped(page: Path, to: str, cache: Path) -> bytes:
-    """``page`` (Sphinx HTML) as pandoc writes it in format ``to``, wrapped at 76 columns; cached."""
-    out = cache / f"{page.stem}.{to}76"
+    """``page`` (Sphinx HTML) as pandoc writes it in format ``to``, wrapped at 76 columns; cached under a digest
+    of the page, so a changed page is written again."""
+    digest = hashlib.sha1(page.read_bytes()).hexdigest()[:12]
+    out = cache / f"{page.stem}-{digest}.{to}76"
     if not out.exists():
         import lxml.html
 
