@@ -646,7 +646,7 @@ def models(obj: _Ctx, as_json) -> int:
         _emit_json({"models": rows, "searched": [str(d) for d in models_dirs(settings)]})
     else:
         for r in rows:
-            status = "ok" if r["ok"] else "PROBLEM"
+            status = "PROBLEM" if not r["ok"] else "ok" if r["path"] else "not used"
             click.echo(f"{r['kind']:10} {r['setting']}\n           {status}: {r['path'] or r['problem']}")
         click.echo("Model names are looked up in: " + ", ".join(str(d) for d in models_dirs(settings)))
     return 0 if all(r["ok"] for r in rows) else 4

@@ -83,6 +83,12 @@ class Settings:
     cores); ``off`` (default): the retrieval ranking's order stands. With the packaged 135M model the
     re-ordering gained too little to pay for its time (docs/benchmarks.md); a larger GGUF may do better."""
 
+    reader: str = "auto"
+    """``auto``: the reader trained for this project (localreason/models/reader, a small cross-encoder on
+    OpenVINO) re-orders the best-ranked sentences and tells the relevance gate whether the best one answers;
+    when it cannot load, today's ranking is used with a notice. ``off``: the ranking of retrieval features
+    alone (quotes.WEIGHTS) and its gate."""
+
     @property
     def lead_quotes(self) -> int | None:
         """``answer_quotes`` as a number, None for auto (reason's ``lead_quotes``)."""
@@ -150,7 +156,8 @@ class Settings:
             raise ValidationError(f"answer_budget must be 0 or a positive number of tokens (got {self.answer_budget}).",
                                   hint="Fix answer_budget in config.toml or LOCALREASON_ANSWER_BUDGET.")
         for name, allowed in (("embedding_backend", ("auto", "openvino", "torch")),
-                              ("answer_rerank", ANSWER_RERANK_MODES), ("vector_index", ("auto", "flat", "ivf"))):  # fmt: skip
+                              ("answer_rerank", ANSWER_RERANK_MODES), ("reader", ("auto", "off")),
+                              ("vector_index", ("auto", "flat", "ivf"))):  # fmt: skip
             if getattr(self, name) not in allowed:
                 raise ValidationError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r}).",
                                       hint=f"Fix {name} in config.toml or LOCALREASON_{name.upper()}.")

@@ -13,13 +13,14 @@ reason/ (answers).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
 from .config import Settings, load_settings
-from .errors import LibraryError, LocalReasonError, NotFoundError, ValidationError
+from .errors import LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
 from .ids import check_id, id_kind, random_id
 from .ingest.chunk import ChunkParams
 from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_keys  # noqa: F401 - Progress is part of the API
@@ -30,6 +31,8 @@ from . import search
 from .search import UNSET, Index
 from .types import (Chunk, Collection, Document, Evidence, EvidencePacket, ExpandResult, IngestReport, ItemHit,
                     SearchHit)  # fmt: skip
+
+log = logging.getLogger("localreason")
 
 DEFAULT_COLLECTION = "default"
 
@@ -43,8 +46,11 @@ class Library:
     """
 
     def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None, embedder=None,
-                 generator=None) -> None:  # fmt: skip
+                 generator=None, reader: object = None) -> None:  # fmt: skip
         self.settings = settings or load_settings(home)
+        self._reader = reader
+        """The reader (reader.py); None: the packaged one, loaded on first use when the setting is auto."""
+        self._reader_problem: str | None = None
         self._store: Store | None = None
         self._vectors: VectorIndex | None = None
         self._embedder = embedder
@@ -312,6 +318,30 @@ class Library:
         """The configured GGUF model, shared by every Library of this process and loaded on first use."""
         return self._lazy("_generator", self._make_generator)
 
+    @property
+    def reader(self):
+        """The packaged reader (reader.py) when the ``reader`` setting is ``auto`` and it can be read; None when
+        it is off or unusable (answers are then ranked without it; a notice says why, once)."""
+        if self.settings.reader == "off" or self._reader_problem is not None:
+            return None
+        if self._reader is None:
+            from .reader import packaged_reader
+
+            try:
+                self._reader = packaged_reader(self.settings.threads)
+            except ModelError as exc:
+                self.reader_failed(exc)
+                return None
+        return self._reader
+
+    def reader_failed(self, exc: BaseException) -> None:
+        """The reader could not load or run: answers use the ranking without it from now on; say so once."""
+        self._reader, self._reader_problem = None, str(exc)
+        message = f"The reader is not used: {exc} Answers are ranked without it."
+        log.warning(message)
+        if self.notice:
+            self.notice(message)
+
     def models_loaded(self) -> bool:
         """Whether the embedding and generation models are both in memory (nothing will wait for them)."""
         parts = (self._embedder, self._generator)
@@ -334,8 +364,8 @@ class Library:
         budget = self.settings.answer_budget if max_tokens is None else max_tokens
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
                       limit=limit, max_tokens=budget, style=self.settings.answer_style,
-                      lead_quotes=self.settings.lead_quotes, rerank=self.settings.answer_rerank, stage=stage,
-                      cancel=cancel)  # fmt: skip
+                      lead_quotes=self.settings.lead_quotes, rerank=self.settings.answer_rerank, reader=self.reader,
+                      stage=stage, cancel=cancel)  # fmt: skip
 
     # ------------------------------------------------------------ collections
 

@@ -157,5 +157,24 @@ def describe_models(settings: Settings) -> list[dict]:
             rows.append({"kind": kind, "setting": setting, "path": str(resolve()), "ok": True, "problem": ""})
         except ModelError as exc:
             rows.append({"kind": kind, "setting": setting, "path": "", "ok": False, "problem": str(exc)})
+    rows.append(describe_reader(settings))
     return rows
+
+
+def describe_reader(settings: Settings) -> dict:
+    """The packaged reader (localreason/reader.py): where it is, or why it is not used. Off or missing, it is
+    not a problem: answers are ranked without it."""
+    from .reader import PACKAGED, read_info
+
+    row = {"kind": "reader", "setting": settings.reader, "path": "", "ok": True, "problem": ""}
+    if settings.reader == "off":
+        row["problem"] = "off (reader = \"off\"): sentences are ranked by retrieval features alone"
+        return row
+    try:
+        info = read_info(PACKAGED)
+        row["path"] = str(info.folder)
+        row["name"] = info.name
+    except ModelError as exc:
+        row["problem"] = f"{exc} Answers are ranked without it."
+    return row
 

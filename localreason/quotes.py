@@ -72,6 +72,8 @@ class Quote:
     """The ranking's estimate of the chance that this sentence holds the answer (softmax of the scores)."""
     context: str = ""
     """What it was ranked with: the sentence before it, or its table's header row, or its list's first field."""
+    reader: float | None = None
+    """The reader's estimate (reason/read.py) that this sentence holds the answer, when the reader read it."""
 
 
 def is_sentence_like(text: str) -> bool:
@@ -332,3 +334,53 @@ def lead_count(probabilities, ratio: float = LEAD_RATIO, most: int = MOST_LEAD) 
     while k < min(len(probs), most) and probs[k] >= ratio * probs[0]:
         k += 1
     return k
+
+
+# ---------------------------------------------------------------- naming what the answer is about
+
+_ASKS_NAME = re.compile(r"^\W*(?:(?:and|but|so)\W+)?(?:who|whom|whose|which)\b|\bwho(?:m|se)?\b|"
+                        r"\bwhat\s+(?:\w+\s+){0,3}?(?:name|called|named)\b|\bname\s+(?:of|the)\b", re.I)  # fmt: skip
+"""A question that asks for who or what by name: who / whom / whose / which, "what is the name of", "what was
+it called"."""
+_REFERRING = frozenset("he she they it his her their its him them this these those".split())
+_DESCRIPTION = re.compile(r"^\W*(?:(?:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?:the|this|that|these)\s+"
+                          r"[a-z][\w-]*\b", re.I)  # fmt: skip
+"""A bare description at the start: "The company ...", "After the war the band ..."."""
+NAMING_LOOKBACK = 3
+"""How many sentences back ``naming_sentence`` looks for one that names."""
+
+
+def asks_for_name(question: str) -> bool:
+    """Whether ``question`` asks who or what by name (who, whose, which, "what is the name of ...")."""
+    return bool(_ASKS_NAME.search(question))
+
+
+def _names(text: str, skip: set[str]) -> list[str]:
+    """Capitalised words of ``text`` that are names: not its first word, not a stop word or pronoun, not in
+    ``skip`` (the question's own words)."""
+    words = WORD.findall(text)
+    return [w for i, w in enumerate(words) if w[:1].isupper() and (i > 0 or w.lower() not in STOPWORDS)
+            and w.lower() not in STOPWORDS and w.lower() not in _REFERRING and w.lower() not in skip]  # fmt: skip
+
+
+def leans_on_reference(question: str, sentence: str) -> bool:
+    """The sentence says who or what only through a pronoun or a bare description ("After the flood he rebuilt
+    the bridge in stone.", "The band split in 1970."): one of its first words refers back, and it names
+    nothing the question does not already name."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    if _names(sentence, asked):
+        return False
+    first = [w.lower() for w in WORD.findall(sentence)[:8]]
+    return bool(_REFERRING & set(first)) or bool(_DESCRIPTION.match(sentence))
+
+
+def naming_sentence(question: str, quote: Quote, chunk_text: str) -> Quote | None:
+    """The nearest sentence before ``quote`` in its chunk (at most NAMING_LOOKBACK back) that names someone or
+    something the question does not, as a Quote; None when there is none."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    before = [(s, e) for s, e in sentences(chunk_text) if e <= quote.start]
+    for s, e in reversed(before[-NAMING_LOOKBACK:]):
+        text = chunk_text[s:e]
+        if _names(text, asked) and not reads_like_instructions(text) and not text.rstrip().endswith("?"):
+            return Quote(quote.chunk_id, text, s, quote.score, 0.0, "", quote.reader)
+    return None

@@ -2,7 +2,8 @@
 
 ``sections(answer)`` computes, once, what a person reads of an answer, in order:
 
-    Answer       the answer prose (always)
+    Answer       the answer prose (always), each statement followed by the numbers of its sources ([1],
+                 [2] ...) where the spec's answer has its [[chunkId]] tokens (numbered_prose)
     Sources      each verified quotation, numbered [1], [2] ... in the order the statements cite
                  them, with its document title and chunk id (only when there are any)
     Limitations  the gaps (only when there are any)
@@ -75,10 +76,31 @@ def numbered_sources(answer) -> tuple[Source, ...]:
     return tuple(out)
 
 
+_TOKENS = re.compile(r"(?:\s*\[\[chk_\w+\]\])+")
+"""A statement's run of ``[[chunkId]]`` tokens in the answer prose (verify.compose writes one run per statement)."""
+
+
+def numbered_prose(answer, sources: tuple[Source, ...] | None = None) -> str:
+    """The answer prose with each statement's ``[[chunkId]]`` tokens replaced by the numbers of its sources
+    under Sources (``[1][2]``), so that a reader can match them. The spec's form, with the tokens, stays in
+    JSON, MCP's structured result and REST. Prose whose token runs do not match the statements one to one
+    (an answer built elsewhere) is returned as it is."""
+    sources = numbered_sources(answer) if sources is None else sources
+    runs = list(_TOKENS.finditer(answer.answer))
+    if not runs or len(runs) != len(answer.statements):
+        return answer.answer
+    out, pos = [], 0
+    for i, run in enumerate(runs):
+        numbers = "".join(f"[{s.number}]" for s in sources if s.statement == i)
+        out += [answer.answer[pos:run.start()], f" {numbers}" if numbers else ""]
+        pos = run.end()
+    return "".join(out) + answer.answer[pos:]
+
+
 def sections(answer) -> list[Section]:
     """What a person reads of ``answer``, in order; Sources and Limitations only when not empty."""
-    out = [Section(ANSWER, (answer.answer,))]
     sources = numbered_sources(answer)
+    out = [Section(ANSWER, (numbered_prose(answer, sources),))]
     if sources:
         out.append(Section(SOURCES, sources))
     if answer.gaps:

@@ -10,8 +10,13 @@ cost (evaluate that many prompt tokens, then greedily decode that many tokens, n
 grammar, KV cache cleared). The ratio end-to-end / pure is the pipeline's overhead.
 It also reports answer support at each budget: the curve the CLI default comes from.
 
+The reader (localreason/reader.py, ``reader = auto``) is what ``reason`` runs by default; ``--reader`` compares,
+at the default budget and question by question in alternating order, ``reason`` without it (today's ranking
+of retrieval features) and with it: the p50 of each, the reader's own time, and the ratio.
+
     python scripts/bench_reason.py                   # 20 questions x 4 budgets (~25 minutes)
     python scripts/bench_reason.py --questions 8 --budgets 1000 2000
+    python scripts/bench_reason.py --questions 30 --budgets --reader    # the reader's cost alone
 """
 
 from __future__ import annotations
@@ -65,11 +70,40 @@ def pure_cost(llm, n_prompt: int, n_out: int) -> tuple[float, float]:
     return t1 - t0, t2 - t1
 
 
+def reader_cost(lib, gen, reader, qs, budget: int) -> None:
+    """reason without and with the reader, question by question (alternating which goes first)."""
+    import platform
+
+    from localreason.reason import reason
+
+    without, with_reader, read_ms, support = [], [], [], [0, 0]
+    for i, (q, golds) in enumerate(qs):
+        runs = [(None, without, 0), (reader, with_reader, 1)]
+        for r, into, k in (runs if i % 2 == 0 else runs[::-1]):
+            t = time.perf_counter()
+            a = reason(lib, q, generator=gen, max_tokens=budget, reader=r)
+            into.append(time.perf_counter() - t)
+            quotes = [x.quotation for s in a.statements for x in s.references]
+            support[k] += any(norm(g) in norm(x) for g in golds for x in quotes)
+            if r is not None and a.timings.read_ms:
+                read_ms.append(a.timings.read_ms)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())  # fmt: skip
+    p_without, p_with = statistics.median(without), statistics.median(with_reader)
+    print(f"\nreader cost at budget {budget} on {cpu}, {len(qs)} questions, alternating order:")
+    print(f"  ask p50 without the reader {p_without:.2f} s, with it {p_with:.2f} s: +{p_with - p_without:.2f} s "
+          f"({p_with / p_without:.2f}x); the reader itself p50 {statistics.median(read_ms or [0]):.0f} ms "
+          f"(p95 {pct(read_ms or [0], 95):.0f} ms) on {len(read_ms)} questions it read")  # fmt: skip
+    print(f"  support {support[0] / len(qs):.3f} without, {support[1] / len(qs):.3f} with (SQuAD dev; the reader was "
+          f"trained on its other half's questions, so this is not a held-out figure)")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
     ap.add_argument("--questions", type=int, default=20)
-    ap.add_argument("--budgets", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
+    ap.add_argument("--budgets", type=int, nargs="*", default=[1000, 2000, 4000, 8000])
+    ap.add_argument("--reader", action="store_true", help="also: the reader's cost at the default budget")
     args = ap.parse_args()
 
     from localreason.config import load_settings
@@ -91,7 +125,12 @@ def main() -> None:
     t = time.perf_counter()
     gen.llm
     print(f"model load {time.perf_counter() - t:.2f} s; {args.questions} questions; n_ctx {gen.context_size}")
-    reason(lib, qs[0][0], generator=gen, max_tokens=500)  # warm up both models
+    from localreason.reader import Reader
+
+    reader = Reader()
+    reason(lib, qs[0][0], generator=gen, max_tokens=500, reader=reader)  # warm up the models
+    if args.reader:
+        reader_cost(lib, gen, reader, qs, settings.answer_budget)
 
     print(f"\n{'budget':>6} {'support':>8} {'e2e p50':>8} {'e2e p95':>8} {'search':>7} {'packet':>7} {'prompt':>7} "
           f"{'gen':>6} {'verify':>7} {'pure':>7} {'ratio':>6} {'prompt tok':>10} {'out tok':>7}")  # fmt: skip
@@ -100,7 +139,7 @@ def main() -> None:
         support = 0
         for q, golds in qs:
             t = time.perf_counter()
-            a = reason(lib, q, generator=gen, max_tokens=budget)
+            a = reason(lib, q, generator=gen, max_tokens=budget, reader=reader)
             total = time.perf_counter() - t
             quotes = [r.quotation for s in a.statements for r in s.references]
             support += any(norm(g) in norm(x) for g in golds for x in quotes)

@@ -29,6 +29,7 @@ re-ordering (``answer_rerank = likelihood``, off by default), in the same run: w
 
     python scripts/eval_reason.py --data-dir /tmp/squad-cache                     # real model
     python scripts/eval_reason.py --data-dir /tmp/squad-cache --model obedient --answerable 150
+    python scripts/eval_reason.py --model obedient --reader both      # with and without the trained reader
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def score(question, ans) -> dict:
             "held": held, "words": sum(len(x.split()) for x in quotes), "dropped": ans.citations_dropped,
             "latencyMs": ans.latency_ms, "promptTokens": t.prompt_tokens, "completionTokens": t.completion_tokens,
             "modelMs": t.prompt_ms + t.generate_ms + t.rerank_ms, "rerankTokens": t.rerank_tokens,
-            "rerankMs": t.rerank_ms, "gaps": list(ans.gaps), "quotes": quotes}  # fmt: skip
+            "rerankMs": t.rerank_ms, "readMs": t.read_ms, "gaps": list(ans.gaps), "quotes": quotes}  # fmt: skip
 
 
 def summary(records: list[dict]) -> dict:
@@ -148,6 +149,8 @@ def main() -> None:
     ap.add_argument("--rerank", default="off", choices=("likelihood", "off", "both"),
                     help="the model's re-ordering of the best sentences (answer_rerank, off by default); both: each "
                     "question twice")  # fmt: skip
+    ap.add_argument("--reader", default="auto", choices=("auto", "off", "both"),
+                    help="the trained reader (the reader setting, auto by default); both: each question twice")
     ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
     args = ap.parse_args()
 
@@ -162,9 +165,13 @@ def main() -> None:
     real = LlamaGenerator(resolve_gguf(settings))
     models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
               "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip
+    from localreason.reader import Reader
+
     modes = ["off", "likelihood"] if args.rerank == "both" else [args.rerank]
-    models = [(label if mode == "off" else f"{label}, reranked", model, mode)
-              for label, model in models for mode in modes]  # fmt: skip
+    readers = {"auto": [("", Reader())], "off": [(", no reader", None)],
+               "both": [(", no reader", None), ("", Reader())]}[args.reader]  # fmt: skip
+    models = [((label if mode == "off" else f"{label}, reranked") + rlabel, model, mode, reader)
+              for label, model in models for mode in modes for rlabel, reader in readers]  # fmt: skip
     rates = bare_rates(real) if args.model != "obedient" else None
     out = args.out.open("w") if args.out else None
     results: dict[str, dict[str, list]] = defaultdict(dict)
@@ -175,10 +182,11 @@ def main() -> None:
         asked = (qa_sets.sample(domain, "answerable", args.answerable, args.half)
                  + qa_sets.sample(domain, "near-miss", args.near_miss, args.half)
                  + qa_sets.sample(domain, "off-topic", args.off_topic, args.half))  # fmt: skip
-        for label, model, mode in models:
+        for label, model, mode, reader in models:
             records = []
             for q in asked:
-                rec = score(q, reason(lib, q.text, generator=model, max_tokens=Settings.answer_budget, rerank=mode))
+                rec = score(q, reason(lib, q.text, generator=model, max_tokens=Settings.answer_budget, rerank=mode,
+                                      reader=reader))  # fmt: skip
                 records.append(rec)
                 if out:
                     out.write(json.dumps({"domain": name, "model": label, **rec}) + "\n")

@@ -43,7 +43,7 @@ def isolated_home(tmp_path, monkeypatch):
                 "LOCALREASON_CHUNK_OVERLAP", "LOCALREASON_MAX_FILE_MB", "LOCALREASON_MODELS_DIR",
                 "LOCALREASON_ANSWER_QUOTES", "LOCALREASON_ANSWER_BUDGET", "LOCALREASON_API_KEY",
                 "LOCALREASON_EMBEDDING_BACKEND", "LOCALREASON_VECTOR_INDEX", "LOCALREASON_THREADS",
-                "LOCALREASON_HANDOFF", "LOCALREASON_ANSWER_RERANK"):  # fmt: skip
+                "LOCALREASON_HANDOFF", "LOCALREASON_ANSWER_RERANK", "LOCALREASON_READER"):  # fmt: skip
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -55,7 +55,9 @@ def fake_embedder():
 
 @pytest.fixture
 def lib(isolated_home, fake_embedder):
-    library = Library(settings=load_settings(isolated_home), embedder=fake_embedder)
+    """A library on the fake embedder; its answers are ranked without the trained reader (tests/test_reader.py
+    gives it a fake or the real one)."""
+    library = Library(settings=load_settings(isolated_home, reader="off"), embedder=fake_embedder)
     yield library
     library.close()
 

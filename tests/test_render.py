@@ -56,7 +56,8 @@ def test_markdown_escapes_document_text_and_plain_does_not():
     md, plain = answer_markdown(a), answer_plain(a)
     assert "*Router \\*manual\\* \\[v2\\]*" in md and "Router *manual* [v2]" in plain
     assert "- \\# not a heading &lt;b>x&lt;/b>" in md and "  - # not a heading <b>x</b>" in plain
-    assert f"\\[\\[{C1}\\]\\]" in md and f"[[{C1}]]" in plain
+    assert "Two years. \\[1\\]\\[2\\] Water voids it. \\[3\\]" in md, "prose shows the Sources' numbers"
+    assert "Two years. [1][2] Water voids it. [3]" in plain and "[[" not in plain + md
     assert md.count("**") == 2 * 4, "bold only for the four headings"
 
 
@@ -103,3 +104,12 @@ def test_notebook_view_is_the_canonical_markdown():
     a = two_statements()
     assert a._repr_markdown_() == answer_markdown(a)
     assert markdown_text("a_b *c*") == "a_b \\*c\\*"
+
+
+def test_prose_whose_tokens_do_not_match_its_statements_is_left_as_it_is():
+    from localreason.render import numbered_prose
+
+    a = two_statements()
+    odd = Answer(a.query, f"Two years. [[{C1}]]", a.citations, a.gaps, 12, 0, 5, a.statements)
+    assert numbered_prose(odd) == f"Two years. [[{C1}]]"
+    assert numbered_prose(no_evidence()) == NO_EVIDENCE_ANSWER

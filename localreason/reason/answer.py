@@ -49,6 +49,8 @@ class Timings:
     rerank_ms: float = 0.0
     """The model reading the best sentences with the question (rerank.py)."""
     rerank_tokens: int = 0
+    read_ms: float = 0.0
+    """The reader reading the best sentences with the question (read.py)."""
     prompt_ms: float = 0.0
     generate_ms: float = 0.0
     verify_ms: float = 0.0

@@ -36,6 +36,21 @@ def judge(relevance: float, best_sentence_score: float) -> str:
     return WEAK if score < ANSWER_GUARD else UNSURE if score < ANSWERED_GUARD else ANSWERS
 
 
+READ_WEAK = 0.05
+READ_ANSWERS = 0.3
+"""With the reader (read.py): evidence whose best sentence the reader gives less than READ_WEAK chance of
+holding the answer is weak (the no-evidence answer, unless scoped); below READ_ANSWERS it is on the topic
+without clearly answering (the closest sentence and NOT_ANSWERED_GAP). The retrieval gate's WEAK verdict
+stands before the reader reads (pipeline.reader_reads: it costs no reader time). Chosen in
+scripts/tune_reader.py on the fit halves of fit domains the reader was not trained on."""
+
+
+def judge_read(best_reader: float) -> str:
+    """The gate on the reader's estimate for the best sentence: WEAK under READ_WEAK, UNSURE under
+    READ_ANSWERS, else ANSWERS (guards read at call time, so they can be tuned)."""
+    return WEAK if best_reader < READ_WEAK else UNSURE if best_reader < READ_ANSWERS else ANSWERS
+
+
 def unread_gap(budget: int) -> str:
     """Why no evidence was read although passages were gathered: the budget admitted none of them."""
     if budget == 0:

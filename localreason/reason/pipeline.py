@@ -20,6 +20,9 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
   measured change in the answer (docs/benchmarks.md).
 - Evidence on the topic that does not clearly answer (between the gate's two guards) is answered with
   its closest sentence alone and a gap that says so.
+- With a reader (the ``reader`` setting, read.py), the trained cross-encoder re-orders the best-ranked
+  sentences and its estimate for the best one decides the gate (gate.judge_read); when the retrieval gate
+  already refuses, it is not run. If it fails, the ranking stands and the library is told (a notice).
 - With ``rerank="likelihood"`` (the answer_rerank setting), before it writes, the model re-orders the
   four best-ranked sentences by how likely it finds the question after each (rerank.py). Off by
   default: with the packaged 135M model it gained too little for its time (docs/benchmarks.md). The
@@ -34,16 +37,19 @@ from typing import Any, NamedTuple
 
 from .. import search
 from ..config import ANSWER_RERANK_MODES
-from ..errors import ValidationError
+from ..errors import ModelError, ValidationError
 from ..generate import Completion, GenerationError, Generator
-from ..quotes import MAX_LEAD, Quote, field_off_question, lead_count, rank_quotes
+from ..quotes import (LEAD_RATIO, MAX_LEAD, Quote, asks_for_name, field_off_question, lead_count, leans_on_reference,
+                      naming_sentence, rank_quotes)
 from ..stages import Stage, reporter
 from ..text import collapse
 from ..types import EvidencePacket
 from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
-from .gate import ANSWERS, NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, unread_gap
+from .gate import ANSWERS, NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, judge_read, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .prompt import messages_for, offered_text
+from .read import READ_CANDIDATES, READ_LEAD_RATIO
+from .read import read as read_sentences
 from .rerank import RERANK_CANDIDATES, rerank
 from .verify import Verified, compose, verify
 
@@ -66,6 +72,8 @@ class Request:
     lead_quotes: int | None
     rerank: str
     """``likelihood`` (the model re-orders the best sentences, rerank.py) or ``off``."""
+    reader: Any = None
+    """The trained reader (reader.Reader: ``logits(question, [(sentence, previous), ...])``), or None."""
 
 
 class Offer(NamedTuple):
@@ -115,12 +123,13 @@ class Clock:
 def reason(lib, query: str, *, generator: Generator, document_id: object = search.UNSET,
            collection_id: object = search.UNSET, limit: object = search.DEFAULT_EVIDENCE_LIMIT,
            max_tokens: object = search.DEFAULT_MAX_TOKENS, style: str = "extract", lead_quotes: int | None = None,
-           rerank: str = "off", stage=None, cancel=None) -> Answer:  # fmt: skip
+           rerank: str = "off", reader=None, stage=None, cancel=None) -> Answer:  # fmt: skip
     """Answer ``query`` from the library. ``stage(Stage, **info)`` is called as the work progresses.
 
     ``lead_quotes`` fixes how many best-ranked quotations lead the answer (1-5); None lets the
     ranking's confidence decide (quotes.lead_count). ``rerank`` is ``likelihood`` (the model re-orders the
-    best sentences before it writes; rerank.py) or ``off``.
+    best sentences before it writes; rerank.py) or ``off``. ``reader`` is the trained reader (read.py) or None
+    (the ranking of retrieval features and its gate).
 
     ``cancel`` (a ``threading.Event``) stops the request between stages and inside the model call;
     the request then raises :class:`Cancelled`.
@@ -128,7 +137,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
     clock = Clock()
     say = reporter(stage, cancel)
     req = check_request(lib, query, generator, {"document_id": document_id, "collection_id": collection_id},
-                        limit, max_tokens, style, lead_quotes, rerank)  # fmt: skip
+                        limit, max_tokens, style, lead_quotes, rerank, reader)  # fmt: skip
     say(Stage.SEARCHING)
     evidence = gather_evidence(req)
     clock.mark("search")
@@ -136,24 +145,25 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
         packet = pack_evidence(evidence, req.budget)
         say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
         ranked = rank_sentences(req, packet, evidence)
+        ranked, read_seconds = reader_reads(req, evidence, ranked)
         closest_only, gaps = check_relevance(evidence, packet, ranked, req.query)
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
     clock.mark("packet")
     ranked, read = model_reorders(req, ranked, cancel)
     clock.mark("rerank")
-    offer = offer_of(req, ranked, closest_only)
+    offer = offer_of(req, ranked, closest_only, packet)
     prompt = fit_context(req, evidence, packet, offer, gaps)
     clock.mark("fitted")
     say(Stage.WRITING)
     completion = generate(req, prompt, cancel)
     clock.mark("generate")
     say(Stage.VERIFYING)
-    return verified_answer(req, evidence, prompt, completion, gaps, clock, read)
+    return verified_answer(req, evidence, prompt, completion, gaps, clock, read, read_seconds)
 
 
 def check_request(lib, query: str, generator: Generator, scope: dict, limit: object, max_tokens: object,
-                  style: str, lead_quotes: object, rerank_mode: object = "off") -> Request:  # fmt: skip
+                  style: str, lead_quotes: object, rerank_mode: object = "off", reader=None) -> Request:  # fmt: skip
     """The request with its inputs checked and clamped, or ValidationError before any work."""
     q = search.clean_query(query)
     k = search.clamp_limit(limit, search.DEFAULT_EVIDENCE_LIMIT, search.MAX_EVIDENCE_LIMIT)
@@ -163,7 +173,7 @@ def check_request(lib, query: str, generator: Generator, scope: dict, limit: obj
                               hint="Leave it out to let the ranking decide how many quotations lead.")
     if rerank_mode not in ANSWER_RERANK_MODES:
         raise ValidationError(f"rerank must be one of {', '.join(ANSWER_RERANK_MODES)} (got {rerank_mode!r}).")
-    return Request(lib, q, generator, scope, k, budget, style, lead_quotes, str(rerank_mode))
+    return Request(lib, q, generator, scope, k, budget, style, lead_quotes, str(rerank_mode), reader)
 
 
 # ---------------------------------------------------------------- stages
@@ -188,20 +198,66 @@ def rank_sentences(req: Request, packet: EvidencePacket, evidence) -> list[Quote
     """The packet's quotable sentences for the question, best first (as many as an offer can use); the
     titles and section headings of the evidence are not sentences."""
     headings = frozenset(collapse(h) for hit in evidence.hits for h in (hit.document_title, *hit.section_path))
-    return rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed,
-                       max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, RERANK_CANDIDATES), headings)  # fmt: skip
+    limit = max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, RERANK_CANDIDATES)
+    if req.reader is not None:
+        limit = max(limit, READ_CANDIDATES)
+    return rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed, limit,
+                       headings)  # fmt: skip
 
 
-def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False) -> Offer:
+def reader_reads(req: Request, evidence, ranked: list[Quote]) -> tuple[list[Quote], float]:
+    """The ranked sentences as the reader re-orders them (read.py), and its seconds. Not run without a reader,
+    or when the retrieval gate already finds the (unscoped) evidence too weak to answer from. A reader that
+    fails leaves the ranking as it is; the library is told (``reader_failed``) and stops using it."""
+    if req.reader is None or not ranked:
+        return ranked, 0.0
+    if not evidence.scoped and judge(evidence.relevance, ranked[0].score) == WEAK:
+        return ranked, 0.0
+    try:
+        done = read_sentences(req.reader, req.query, ranked)
+    except ModelError as exc:
+        failed = getattr(req.lib, "reader_failed", None)
+        if callable(failed):
+            failed(exc)
+        return ranked, 0.0
+    return done.quotes, done.seconds
+
+
+def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False,
+             packet: EvidencePacket | None = None) -> Offer:  # fmt: skip
     """The sentences offered to the model and how many lead (the ranking's estimate, or the request's
-    fixed number), narrowed to the closest one when the gate said so."""
+    fixed number), narrowed to the closest one when the gate said so.
+
+    A question that asks who or what by name, whose best sentence says it only through a pronoun or a bare
+    description ("After the flood he rebuilt the bridge."), is also answered with the nearest sentence before
+    it in the same passage that names it, in the document's order (quotes.naming_sentence)."""
     n = req.lead_quotes
-    lead = lead_count([o.probability for o in ranked]) if n is None else min(n, len(ranked))
-    return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only).narrowed()
+    read_by_reader = bool(ranked) and ranked[0].reader is not None
+    ratio = READ_LEAD_RATIO if read_by_reader else LEAD_RATIO
+    lead = lead_count([o.probability for o in ranked], ratio) if n is None else min(n, len(ranked))
+    offer = Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only)
+    if closest_only or packet is None or not ranked:
+        return offer.narrowed()
+    return with_naming_sentence(req.query, offer, packet)
+
+
+def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with the sentence that names what its best sentence refers to leading just before it, when the
+    question asks for a name and the best sentence leans on a pronoun (offer_of); else ``offer``."""
+    best = offer.quotes[0]
+    if not asks_for_name(question) or not leans_on_reference(question, best.text):
+        return offer
+    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    naming = naming_sentence(question, best, text)
+    if naming is None:
+        return offer
+    quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
+    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)))
 
 
 def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], question: str) -> tuple[bool, list[str]]:
-    """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's):
+    """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's; when the
+    reader read the sentences, its estimate for the best one decides instead, gate.judge_read):
     - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
       closest sentence and a gap;
     - evidence on the topic that does not clearly answer is answered with its closest sentence alone
@@ -210,7 +266,11 @@ def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], quest
     - otherwise the offer stands. Returns whether only the closest sentence may be quoted, and the gaps."""
     if not ranked:
         raise NoEvidence(instruction_gaps(packet))
-    verdict = judge(evidence.relevance, ranked[0].score)
+    best = ranked[0]
+    if best.reader is not None:
+        verdict = judge_read(best.reader)
+    else:
+        verdict = judge(evidence.relevance, best.score)
     if verdict == ANSWERS and field_off_question(question, ranked[0]):
         verdict = UNSURE
     if verdict == WEAK:
@@ -252,7 +312,7 @@ def generate(req: Request, prompt: Prompt, cancel) -> Completion:
 
 
 def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completion, gaps: list[str],
-                    clock: Clock, read: tuple[int, float] = (0, 0.0)) -> Answer:  # fmt: skip
+                    clock: Clock, read: tuple[int, float] = (0, 0.0), read_seconds: float = 0.0) -> Answer:  # fmt: skip
     """The answer from the model's output: statements verified, prose composed, gaps and timings."""
     verified, gaps = verify_output(evidence, prompt, completion, gaps)
     titles = {c.chunk_id: (c.document_id, c.document_title) for c in prompt.packet.chunks}
@@ -263,7 +323,7 @@ def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completi
     clock.mark("end")
     timings = Timings(
         search_ms=clock.ms("start", "search"), packet_ms=clock.ms("search", "packet") + clock.ms("rerank", "fitted"),
-        rerank_ms=read[1] * 1000, rerank_tokens=read[0],
+        rerank_ms=read[1] * 1000, rerank_tokens=read[0], read_ms=read_seconds * 1000,
         prompt_ms=completion.prompt_seconds * 1000, generate_ms=completion.generate_seconds * 1000,
         verify_ms=clock.ms("generate", "end"), prompt_tokens=completion.prompt_tokens,
         completion_tokens=completion.completion_tokens,

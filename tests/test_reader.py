@@ -1,0 +1,244 @@
+"""The trained reader (reader.py, reason/read.py): where it decides, how it fails, what ships; the naming rule;
+the numbered answer prose."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from localreason.config import load_settings
+from localreason.errors import ModelError, ValidationError
+from localreason.library import Library
+from localreason.quotes import Quote, asks_for_name, leans_on_reference, naming_sentence
+from localreason.reader import PACKAGED, FORMAT, Reader, pair_text, read_info
+from localreason.reason import NO_EVIDENCE_ANSWER, NOT_ANSWERED_GAP, reason
+from localreason.reason.read import READ_CANDIDATES, read
+
+from conftest import FakeEmbedder, FakeGenerator
+
+VENDOR = "# Router manual (vendor)\n\n## Warranty\n\nThe router warranty lasts two years from the date of purchase.\n\n" \
+         "## Reset\n\nTo reset the router hold the pinhole button for thirty seconds.\n"  # fmt: skip
+SHOP = "# Router offer (shop)\n\n## Warranty\n\nThe router warranty lasts five years when bought in our shop.\n"
+BRIDGE = ("# Town history\n\nJohn Rennie was the county's chief engineer for thirty years. After the flood of 1810 he "
+          "rebuilt the bridge in stone. The old wooden bridge had stood for a century.\n")  # fmt: skip
+
+
+class FakeReader:
+    """Logits from words: +4 for each ``likes`` word in the sentence; every other sentence ``base``."""
+
+    def __init__(self, likes=(), base=-4.0, fail=False) -> None:
+        self.likes, self.base, self.fail = likes, base, fail
+        self.calls: list[tuple[str, list]] = []
+
+    def logits(self, question, candidates):
+        self.calls.append((question, list(candidates)))
+        if self.fail:
+            raise ModelError("The reader's model file is damaged.")
+        return np.array([self.base + 4.0 * sum(w in s.lower() for w in self.likes) for s, _ in candidates])
+
+
+@pytest.fixture
+def library(lib, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vendor.md").write_text(VENDOR)
+    (docs / "shop.md").write_text(SHOP)
+    (docs / "bridge.md").write_text(BRIDGE)
+    lib.ingest([docs], "work")
+    return lib
+
+
+def quotations(answer) -> list[str]:
+    return [r.quotation for s in answer.statements for r in s.references]
+
+
+def test_the_reader_reorders_the_best_sentences_and_carries_its_estimate(library):
+    q = "How long is the router warranty?"
+    plain = reason(library, q, generator=FakeGenerator())
+    reader = FakeReader(likes=("shop",))
+    a = reason(library, q, generator=FakeGenerator(), reader=reader)
+    assert reader.calls and reader.calls[0][0] == q
+    assert 1 < len(reader.calls[0][1]) <= READ_CANDIDATES
+    assert "shop" in quotations(a)[0], "the reader's choice leads"
+    assert quotations(plain)[0] != quotations(a)[0], "the fake reader disagrees with the features' ranking"
+    assert a.meta["citationsDropped"] == 0 and a.timings.read_ms > 0
+
+
+def test_read_keeps_every_sentence_and_gives_probabilities_to_the_ones_it_read():
+    quotes = [Quote("c", f"Sentence number {i} about warranty.", i * 40, 10.0 - i, 0.1) for i in range(READ_CANDIDATES + 5)]
+    done = read(FakeReader(likes=("number 7 ",), base=-2.0), "Which sentence?", quotes).quotes
+    assert len(done) == len(quotes) and {q.start for q in done} == {q.start for q in quotes}
+    assert done[0].start == 7 * 40 and done[0].reader > 0.5
+    assert abs(sum(q.probability for q in done) - 1.0) < 1e-9
+    assert all(q.reader is None and q.probability == 0.0 for q in done[READ_CANDIDATES:]), "unread ones keep their place"
+
+
+def test_the_reader_gate_stops_refuses_and_marks(library):
+    q = "How long is the router warranty?"
+    none = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=-8.0))
+    assert none.no_evidence and none.answer == NO_EVIDENCE_ANSWER and none.statements == ()
+    unsure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=-1.5))  # p 0.18
+    assert not unsure.no_evidence and NOT_ANSWERED_GAP in unsure.gaps and len(unsure.statements) == 1
+    sure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=("warranty",)))
+    assert not sure.no_evidence and NOT_ANSWERED_GAP not in sure.gaps
+
+
+def test_a_scoped_question_is_still_answered_when_the_reader_finds_nothing(library):
+    vendor = next(d for d in library.documents() if d.title.startswith("Router manual"))
+    a = reason(library, "How long is the router warranty?", generator=FakeGenerator(), document_id=vendor.id,
+               reader=FakeReader(base=-8.0))  # fmt: skip
+    assert not a.no_evidence and a.statements, "the spec answers scoped weak evidence, with a gap"
+
+
+def test_a_failing_reader_falls_back_to_the_ranking_with_a_notice(isolated_home, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vendor.md").write_text(VENDOR)
+    broken = FakeReader(fail=True)
+    lib = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator(),
+                  reader=broken)  # fmt: skip
+    told: list[str] = []
+    lib.notice = told.append
+    lib.ingest([docs], "work")
+    a = lib.ask("How long is the router warranty?")
+    assert a.statements and "warranty lasts two years" in quotations(a)[0]
+    assert len(told) == 1 and "reader is not used" in told[0] and "damaged" in told[0]
+    lib.ask("How do I reset the router?")
+    assert len(broken.calls) == 1 and len(told) == 1, "not tried again, not said again"
+    lib.close()
+
+
+def test_the_reader_setting(isolated_home, monkeypatch, tmp_path):
+    assert load_settings(isolated_home).reader == "auto"
+    with pytest.raises(ValidationError, match="reader must be one of auto, off"):
+        load_settings(isolated_home, reader="sometimes")
+    off = Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder())
+    assert off.reader is None
+    monkeypatch.setattr("localreason.reader.PACKAGED", tmp_path / "nowhere")
+    monkeypatch.setattr("localreason.reader._SHARED", {})
+    missing = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
+    told: list[str] = []
+    missing.notice = told.append
+    assert missing.reader is None and missing.reader is None
+    assert len(told) == 1 and "incomplete" in told[0] and "ranked without it" in told[0]
+
+
+def test_a_reader_folder_that_is_not_ours_is_refused_with_a_reason(tmp_path):
+    with pytest.raises(ModelError, match="incomplete"):
+        read_info(tmp_path)
+    for name in ("model.xml", "model.bin", "tokenizer.json"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "reader.json").write_text("{not json")
+    with pytest.raises(ModelError, match="cannot be read"):
+        read_info(tmp_path)
+    (tmp_path / "reader.json").write_text(json.dumps({"format": FORMAT + 1}))
+    with pytest.raises(ModelError, match="input format"):
+        read_info(tmp_path)
+    (tmp_path / "reader.json").write_text(json.dumps({"format": FORMAT}))
+    with pytest.raises(ModelError, match="Could not load the reader"):
+        Reader(tmp_path).logits("q?", [("a sentence.", "")])
+
+
+def test_pair_text_puts_the_sentence_before_its_context():
+    assert pair_text("He rebuilt it.", "John Rennie was an engineer.") == "He rebuilt it. [SEP] John Rennie was an engineer."
+    assert pair_text("  One\nline. ", "") == "One line."
+
+
+# ---------------------------------------------------------------- the packaged reader
+
+
+def test_the_packaged_reader_finds_the_answering_sentence():
+    reader = Reader(PACKAGED)
+    info = read_info(PACKAGED)
+    assert info.meta["format"] == FORMAT and "sources" in info.meta
+    assert (PACKAGED / "README.md").is_file(), "a model card ships beside the weights"
+    size = sum(p.stat().st_size for p in PACKAGED.iterdir()) / 1e6
+    assert size <= 60, f"the reader is {size:.0f} MB"
+    cases = [
+        ("When was the bridge rebuilt in stone?",
+         ["The old wooden bridge had stood for a century.", "After the flood of 1810 the bridge was rebuilt in stone.",
+          "The county employed an engineer."]),
+        ("What colour is the reset button?",
+         ["The router has four network ports.", "The reset button on the back is red.", "Reset the router weekly."]),
+        ("Who wrote the novel Middlemarch?",
+         ["Middlemarch is set in a provincial town.", "Middlemarch was written by George Eliot.",
+          "The novel appeared in eight parts."]),
+    ]  # fmt: skip
+    for question, sentences in cases:
+        logits = reader.logits(question, [(s, "") for s in sentences])
+        assert int(np.argmax(logits)) == 1, (question, logits)
+    p = reader.probabilities("Who wrote the novel Middlemarch?", [("The router warranty lasts two years.", "")])
+    assert p[0] < 0.2, "a sentence on another topic is not an answer"
+
+
+def test_asking_with_the_reader_imports_no_torch(tmp_path):
+    code = ("import sys, numpy as np\n"
+            "from localreason.reader import Reader\n"
+            "r = Reader()\n"
+            "x = r.logits('How long is the warranty?', [('The warranty lasts two years.', ''), ('Hello.', '')])\n"
+            "assert x.shape == (2,) and np.isfinite(x).all()\n"
+            "print('torch' in sys.modules)\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------- naming what the answer is about
+
+
+def test_names_and_references():
+    q = "What is the last name of the engineer who rebuilt the bridge after the flood?"
+    assert asks_for_name(q) and asks_for_name("Which band recorded it?") and asks_for_name("Whose car was it?")
+    assert not asks_for_name("How long is the warranty?") and not asks_for_name("When did the flood come?")
+    assert leans_on_reference(q, "After the flood he rebuilt the bridge in stone.")
+    assert leans_on_reference("Which band released the album?", "The band released it in 1969.")
+    assert not leans_on_reference("Who founded Apple?", "Apple was founded by Steve Jobs in 1976.")
+    text = "John Rennie was an engineer. The work took a year. After the flood he rebuilt the bridge in stone."
+    best = Quote("c", "After the flood he rebuilt the bridge in stone.", text.index("After"), 1.0)
+    named = naming_sentence(q, best, text)
+    assert named is not None and named.text == "John Rennie was an engineer." and named.start == 0
+    assert naming_sentence(q, Quote("c", "John Rennie was an engineer.", 0, 1.0), text) is None
+
+
+def test_an_answer_that_leans_on_a_pronoun_also_quotes_the_sentence_that_names(library):
+    q = "What is the last name of the engineer who rebuilt the bridge after the flood?"
+    a = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=("rebuilt", "flood")))
+    got = quotations(a)
+    assert got[:2] == ["John Rennie was the county's chief engineer for thirty years.",
+                       "After the flood of 1810 he rebuilt the bridge in stone."], got
+    assert a.meta["citationsDropped"] == 0
+    when = reason(library, "When was the bridge rebuilt after the flood?", generator=FakeGenerator(),
+                  reader=FakeReader(likes=("rebuilt", "flood")))  # fmt: skip
+    assert quotations(when)[0].startswith("After the flood"), "a question that asks no name gets no naming sentence"
+
+
+# ---------------------------------------------------------------- what users see
+
+
+def test_prose_shows_the_sources_numbers_and_json_keeps_the_tokens(library):
+    from localreason.render import answer_markdown, answer_plain, numbered_prose, numbered_sources
+
+    a = reason(library, "How long is the router warranty?", generator=FakeGenerator(), reader=FakeReader(likes=("warranty",)))
+    assert "[[" in a.answer and "[[" in json.dumps(a.to_dict()), "the spec's tokens stay in the data"
+    prose = numbered_prose(a)
+    assert "[[" not in prose and "[1]" in prose
+    numbers = [s.number for s in numbered_sources(a)]
+    assert all(f"[{n}]" in prose for n in numbers)
+    plain, md = answer_plain(a), answer_markdown(a)
+    assert "[[" not in plain and "[1]" in plain.split("Sources")[0]
+    assert "[[" not in md and "\\[1\\]" in md.split("**Sources**")[0]
+
+
+def test_the_reader_keeps_a_field_that_only_repeats_the_question_last():
+    from localreason.quotes import rank_quotes
+
+    record = "Package: mawk\nSection: interpreters\nMaintainer: Boyuan Yang"
+    ranked = rank_quotes("Who maintains the mawk package?", [("chk_a", record)], FakeEmbedder().embed, 5)
+    done = read(FakeReader(likes=("mawk",), base=-2.0), "Who maintains the mawk package?", ranked).quotes
+    assert done[-1].text == "Package: mawk" and done[-1].probability < 0.01
+    yes_no = read(FakeReader(likes=("mawk",), base=-2.0), "Is the package mawk?", ranked).quotes
+    assert yes_no[0].text == "Package: mawk", "nothing echoes a yes/no question"
