@@ -321,12 +321,16 @@ class Library:
     @property
     def reader(self):
         """The packaged reader (reader.py) when the ``reader`` setting is ``auto`` and it can be read; None when
-        it is off or unusable (answers are then ranked without it; a notice says why, once)."""
+        it is off, not shipped in this build, or unusable (answers are then ranked without it; a notice says why
+        it is unusable, once)."""
         if self.settings.reader == "off" or self._reader_problem is not None:
             return None
         if self._reader is None:
-            from .reader import packaged_reader
+            from .reader import packaged_reader, shipped
 
+            if not shipped():  # this build has no reader: the ranking without it, nothing to say
+                self._reader_problem = "not shipped"
+                return None
             try:
                 self._reader = packaged_reader(self.settings.threads)
             except ModelError as exc:

@@ -164,11 +164,15 @@ def describe_models(settings: Settings) -> list[dict]:
 def describe_reader(settings: Settings) -> dict:
     """The packaged reader (localreason/reader.py): where it is, or why it is not used. Off or missing, it is
     not a problem: answers are ranked without it."""
-    from .reader import PACKAGED, read_info
+    from .reader import PACKAGED, read_info, shipped
 
     row = {"kind": "reader", "setting": settings.reader, "path": "", "ok": True, "problem": ""}
     if settings.reader == "off":
         row["problem"] = "off (reader = \"off\"): sentences are ranked by retrieval features alone"
+        return row
+    if not shipped():
+        row["problem"] = ("not shipped in this build (its weights are committed once they meet their targets; "
+                          "scripts/train_reader.py trains one): sentences are ranked by retrieval features alone")
         return row
     try:
         info = read_info(PACKAGED)

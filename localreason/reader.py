@@ -76,6 +76,13 @@ class ReaderInfo:
         return str(self.meta.get("name", "localreason-reader"))
 
 
+def shipped(folder: Path | None = None) -> bool:
+    """Whether a reader is in ``folder`` (the package's by default) at all. The weights are committed only once
+    they meet the targets of their issue; until then a build has the model card and no weights, and answers are
+    ranked without a reader (scripts/train_reader.py makes one locally)."""
+    return ((folder or PACKAGED) / "reader.json").is_file()
+
+
 def read_info(folder: Path = PACKAGED) -> ReaderInfo:
     """The reader folder's description (reader.json), checked; ModelError when it is missing or not ours."""
     meta_path = folder / "reader.json"
@@ -96,9 +103,11 @@ def read_info(folder: Path = PACKAGED) -> ReaderInfo:
 
 
 class Reader:
-    """The packaged cross-encoder on OpenVINO: ``logits(question, [(sentence, previous), ...])``."""
+    """The packaged cross-encoder on OpenVINO: ``logits(question, [(sentence, previous), ...])``. Pairs are read
+    in batches of ``batch_size`` of similar lengths, each padded to its longest (most pairs are far shorter than
+    MAX_LENGTH, and padding costs as much as text)."""
 
-    def __init__(self, folder: Path = PACKAGED, threads: int = 0, batch_size: int = 32) -> None:
+    def __init__(self, folder: Path = PACKAGED, threads: int = 0, batch_size: int = 8) -> None:
         self.info = read_info(folder)
         self.threads = threads
         self.batch_size = batch_size

@@ -104,10 +104,14 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--budgets", type=int, nargs="*", default=[1000, 2000, 4000, 8000])
     ap.add_argument("--reader", action="store_true", help="also: the reader's cost at the default budget")
+    ap.add_argument("--library", type=Path, default=None,
+                    help="an existing library of the SQuAD dev articles (e.g. eval_reason.py's .cache/squad/libs/squad-wiki) "
+                    "instead of building lib-all")  # fmt: skip
     args = ap.parse_args()
 
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
+    from localreason.library import Library
     from localreason.generate import LlamaGenerator
     from localreason.models import resolve_embedding_model, resolve_gguf
     from localreason.reason import reason
@@ -115,9 +119,11 @@ def main() -> None:
     articles = load_squad(args.data_dir)
     corpus = args.data_dir / "corpus"
     write_corpus(articles, corpus)
-    settings = load_settings(args.data_dir / "lib-all")
+    home = args.library or args.data_dir / "lib-all"
+    settings = load_settings(home)
     embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings))
-    lib = build(args.data_dir / "lib-all", corpus, [a["title"] for a in articles], embedder)
+    lib = build(home, corpus, [a["title"] for a in articles], embedder) if args.library is None else \
+        Library(settings=settings, embedder=embedder)  # fmt: skip
     qs = [(qa["question"], [a["text"] for a in qa["answers"]]) for a in articles for p in a["paragraphs"]
           for qa in p["qas"]]  # fmt: skip
     qs = random.Random(99).sample(qs, args.questions)

@@ -151,6 +151,9 @@ def main() -> None:
                     "question twice")  # fmt: skip
     ap.add_argument("--reader", default="auto", choices=("auto", "off", "both"),
                     help="the trained reader (the reader setting, auto by default); both: each question twice")
+    ap.add_argument("--backend", default="torch", choices=("torch", "auto"),
+                    help="how questions are embedded: torch (as the earlier runs) or the default backend (OpenVINO, as "
+                    "users run it; the vectors are interchangeable)")
     ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
     args = ap.parse_args()
 
@@ -161,7 +164,10 @@ def main() -> None:
     from localreason.reason import reason
 
     settings = load_settings(args.data_dir / "libs")
-    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings))
+    from localreason.embed import make_embedder
+
+    info = resolve_embedding_model(settings)
+    embedder = SentenceTransformerEmbedder(info) if args.backend == "torch" else make_embedder(info, cache_root=settings.cache_path)
     real = LlamaGenerator(resolve_gguf(settings))
     models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
               "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip

@@ -14,7 +14,7 @@ from localreason.config import load_settings
 from localreason.errors import ModelError, ValidationError
 from localreason.library import Library
 from localreason.quotes import Quote, asks_for_name, leans_on_reference, naming_sentence
-from localreason.reader import PACKAGED, FORMAT, Reader, pair_text, read_info
+from localreason.reader import PACKAGED, FORMAT, Reader, pair_text, read_info, shipped
 from localreason.reason import NO_EVIDENCE_ANSWER, NOT_ANSWERED_GAP, reason
 from localreason.reason.read import READ_CANDIDATES, read
 
@@ -120,8 +120,15 @@ def test_the_reader_setting(isolated_home, monkeypatch, tmp_path):
     assert off.reader is None
     monkeypatch.setattr("localreason.reader.PACKAGED", tmp_path / "nowhere")
     monkeypatch.setattr("localreason.reader._SHARED", {})
-    missing = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
+    absent = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
     told: list[str] = []
+    absent.notice = told.append
+    assert absent.reader is None and told == [], "a build without a reader ranks without it, quietly"
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "reader.json").write_text(json.dumps({"format": FORMAT}))
+    monkeypatch.setattr("localreason.reader.PACKAGED", broken)
+    missing = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
     missing.notice = told.append
     assert missing.reader is None and missing.reader is None
     assert len(told) == 1 and "incomplete" in told[0] and "ranked without it" in told[0]
@@ -143,6 +150,22 @@ def test_a_reader_folder_that_is_not_ours_is_refused_with_a_reason(tmp_path):
         Reader(tmp_path).logits("q?", [("a sentence.", "")])
 
 
+def test_models_lists_the_reader(isolated_home):
+    from localreason.models import describe_models
+
+    row = next(r for r in describe_models(load_settings(isolated_home)) if r["kind"] == "reader")
+    assert row["ok"] and row["setting"] == "auto"
+    assert row["path"] == str(PACKAGED) if shipped() else "not shipped" in row["problem"]
+    off = next(r for r in describe_models(load_settings(isolated_home, reader="off")) if r["kind"] == "reader")
+    assert off["path"] == "" and "off" in off["problem"]
+
+
+def test_the_model_card_names_base_data_and_licences():
+    card = (PACKAGED / "README.md").read_text()
+    for needed in ("all-MiniLM-L6-v2", "Apache-2.0", "new_wiki", "CC BY-SA 4.0", "RACE", "MCTest", "train_reader.py"):
+        assert needed in card, needed
+
+
 def test_pair_text_puts_the_sentence_before_its_context():
     assert pair_text("He rebuilt it.", "John Rennie was an engineer.") == "He rebuilt it. [SEP] John Rennie was an engineer."
     assert pair_text("  One\nline. ", "") == "One line."
@@ -150,6 +173,11 @@ def test_pair_text_puts_the_sentence_before_its_context():
 
 # ---------------------------------------------------------------- the packaged reader
 
+needs_weights = pytest.mark.skipif(not shipped(), reason="this build ships no reader weights (committed once they "
+                                   "meet their targets; scripts/train_reader.py makes them)")  # fmt: skip
+
+
+@needs_weights
 
 def test_the_packaged_reader_finds_the_answering_sentence():
     reader = Reader(PACKAGED)
@@ -175,6 +203,7 @@ def test_the_packaged_reader_finds_the_answering_sentence():
     assert p[0] < 0.2, "a sentence on another topic is not an answer"
 
 
+@needs_weights
 def test_asking_with_the_reader_imports_no_torch(tmp_path):
     code = ("import sys, numpy as np\n"
             "from localreason.reader import Reader\n"

@@ -113,7 +113,10 @@ def test_cli_ask_json_human_and_questions_file(capsys, tmp_path):
     assert set(data) == {"answer", "citations", "gaps", "meta", "statements"}
     assert data["citations"] and data["meta"]["citationsDropped"] == 0
     code, out, _ = run(capsys, "ask", "What is the Python Software Foundation?")
-    assert "Answer" in out and "Sources" in out and "Meta:" in out and "[[chk_" in out
+    assert "Answer" in out and "Sources" in out and "Meta:" in out
+    prose = out.split("Sources")[0]
+    assert "[[chk_" not in out and "[1]" in prose, "the prose shows the Sources' numbers; JSON keeps the tokens"
+    assert "[[chk_" in data["answer"]
     questions = tmp_path / "q.txt"
     questions.write_text("What is the Python Software Foundation?\n\nHow do I bake sourdough bread?\n")
     code, out, _ = run(capsys, "ask", "--questions-file", str(questions))

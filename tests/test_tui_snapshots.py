@@ -33,7 +33,7 @@ def snap_app(monkeypatch):
     shutil.rmtree(BASE, ignore_errors=True)
     shutil.copytree(samples_dir(), BASE / "samples", ignore=shutil.ignore_patterns("LICENSES*"))
     monkeypatch.setattr("localreason.library.random_id", lambda prefix: f"{prefix}_snapshotsnapshot")
-    lib = Library(settings=load_settings(BASE / "home"), embedder=FakeEmbedder(), generator=FakeGenerator())
+    lib = Library(settings=load_settings(BASE / "home", reader="off"), embedder=FakeEmbedder(), generator=FakeGenerator())
     lib.ingest([BASE / "samples"], "samples")
     answer = dataclasses.replace(lib.ask(QUESTION, max_tokens=1000), latency_ms=5120)
     turn = Turn(QUESTION, Scope(), answer)

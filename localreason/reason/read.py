@@ -1,6 +1,6 @@
 """The reader's decision: which of the best-ranked sentences answers, and whether any does.
 
-The retrieval ranking (quotes.rank_quotes) puts the READ_CANDIDATES best sentences first; the reader
+The retrieval ranking (quotes.rank_quotes) puts the READ_CANDIDATES (8) best sentences first; the reader
 (localreason/reader.py, a cross-encoder trained for this) reads each with the question and the sentence
 before it. They are re-ordered by READER_WEIGHT x the reader's logit + FEATURE_WEIGHT x the ranking's score;
 each one's probability (for quotes.lead_count) is the softmax of that combined score over the sentences read
@@ -21,11 +21,14 @@ import numpy as np
 from ..quotes import ECHO_MARGIN, Quote, _echo_test, softmax
 from ..reader import sigmoid
 
-READ_CANDIDATES = 20
+READ_CANDIDATES = 8
 READER_WEIGHT = 1.0
-FEATURE_WEIGHT = 0.25
-READ_LEAD_RATIO = 0.2
-"""quotes.lead_count's ratio on the combined probabilities."""
+FEATURE_WEIGHT = 0.5
+READ_LEAD_RATIO = 0.35
+"""quotes.lead_count's ratio on the combined probabilities. The four constants (and the gate's READ_WEAK and
+READ_ANSWERS) were chosen together in scripts/tune_reader.py on the fit halves of two fit domains the reader was
+not trained on (school exams, science texts): reading 12, 16 or 20 sentences scored no better than 8 and costs
+more (docs/benchmarks.md)."""
 
 
 class Read(NamedTuple):
