@@ -131,9 +131,11 @@ def main() -> None:
     t = time.perf_counter()
     gen.llm
     print(f"model load {time.perf_counter() - t:.2f} s; {args.questions} questions; n_ctx {gen.context_size}")
-    from localreason.reader import Reader
+    from localreason.reader import Reader, shipped
 
-    reader = Reader()
+    if args.reader and not shipped():
+        raise SystemExit("This build has no reader weights: run scripts/train_reader.py first, or leave out --reader.")
+    reader = Reader() if shipped() else None  # what reason uses by default when the package has one
     reason(lib, qs[0][0], generator=gen, max_tokens=500, reader=reader)  # warm up the models
     if args.reader:
         reader_cost(lib, gen, reader, qs, settings.answer_budget)

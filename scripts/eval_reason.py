@@ -171,11 +171,15 @@ def main() -> None:
     real = LlamaGenerator(resolve_gguf(settings))
     models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
               "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip
-    from localreason.reader import Reader
+    from localreason.reader import Reader, shipped
 
     modes = ["off", "likelihood"] if args.rerank == "both" else [args.rerank]
-    readers = {"auto": [("", Reader())], "off": [(", no reader", None)],
-               "both": [(", no reader", None), ("", Reader())]}[args.reader]  # fmt: skip
+    if args.reader != "off" and not shipped():
+        raise SystemExit("This build has no reader weights: run scripts/train_reader.py first, or use --reader off.")
+    readers = {"auto": [("", "reader")], "off": [(", no reader", None)],
+               "both": [(", no reader", None), ("", "reader")]}[args.reader]  # fmt: skip
+    packaged = Reader() if args.reader != "off" else None
+    readers = [(label, packaged if r else None) for label, r in readers]
     models = [((label if mode == "off" else f"{label}, reranked") + rlabel, model, mode, reader)
               for label, model in models for mode in modes for rlabel, reader in readers]  # fmt: skip
     rates = bare_rates(real) if args.model != "obedient" else None

@@ -80,8 +80,12 @@ def records(lib, reader, questions) -> list[dict]:
 
 def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, int, int]], refresh: bool,
             cached_only: bool = False) -> dict:  # fmt: skip
-    """{(domain, half): records}, cached under data_dir/reader-records keyed by the reader's weights."""
-    digest = hashlib.sha256((reader.info.folder / "model.bin").read_bytes()).hexdigest()[:12]
+    """{(domain, half): records}, cached under data_dir/reader-records keyed by the reader's weights and the code
+    that ranks (a cache made by other weights or another ranking is not trusted)."""
+    digest = hashlib.sha256((reader.info.folder / "model.bin").read_bytes())
+    for code in ("quotes.py", "reason/pipeline.py", "search/progressive.py", "search/packet.py"):  # what records run
+        digest.update((ROOT / "localreason" / code).read_bytes())
+    digest = digest.hexdigest()[:12]
     cache = data_dir / "reader-records"
     cache.mkdir(parents=True, exist_ok=True)
     out = {}
