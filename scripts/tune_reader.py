@@ -41,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 import qa_sets  # noqa: E402
 
 CALIBRATION = ["coqa-race", "coqa-science"]
+BLENDS = (0.0, 0.5, 1.0, 2.0)
+"""Weights of the retrieval gate's score in the blended gate, tried in the choice (0: the reader alone)."""
 BUDGET = 1000
 
 
@@ -70,8 +72,8 @@ def records(lib, reader, questions) -> list[dict]:
         for x, logit in zip(ranked, logits):
             naming = naming_sentence(q.text, x, texts[x.chunk_id]) if named and leans_on_reference(q.text, x.text) \
                 else None  # fmt: skip
-            rec["cands"].append({"text": x.text, "score": x.score, "logit": float(logit), "held": q.held_by(x.text),
-                                 "field_off": P.field_off_question(q.text, x), "leans": named and leans_on_reference(
+            rec["cands"].append({"text": x.text, "context": x.context, "score": x.score, "logit": float(logit),
+                                 "held": q.held_by(x.text), "field_off": P.field_off_question(q.text, x), "leans": named and leans_on_reference(
                                      q.text, x.text), "naming": naming.text if naming else None,
                                  "naming_held": bool(naming and q.held_by(naming.text))})  # fmt: skip
         out.append(rec)
@@ -80,19 +82,29 @@ def records(lib, reader, questions) -> list[dict]:
 
 def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, int, int]], refresh: bool,
             cached_only: bool = False) -> dict:  # fmt: skip
-    """{(domain, half): records}, cached under data_dir/reader-records keyed by the reader's weights and the code
-    that ranks (a cache made by other weights or another ranking is not trusted)."""
-    digest = hashlib.sha256((reader.info.folder / "model.bin").read_bytes())
+    """{(domain, half): records}, cached under data_dir/reader-records keyed by the code that ranks and the
+    reader's weights (records of another ranking are not trusted; those of the same ranking read by other
+    weights are read again by these)."""
+    ranking = hashlib.sha256()
     for code in ("quotes.py", "reason/pipeline.py", "search/progressive.py", "search/packet.py"):  # what records run
-        digest.update((ROOT / "localreason" / code).read_bytes())
-    digest = digest.hexdigest()[:12]
+        ranking.update((ROOT / "localreason" / code).read_bytes())
+    ranking = ranking.hexdigest()[:12]
+    weights = hashlib.sha256((reader.info.folder / "model.bin").read_bytes()).hexdigest()[:12]
     cache = data_dir / "reader-records"
     cache.mkdir(parents=True, exist_ok=True)
     out = {}
     for name, (half, a, nm, off) in plan.items():
-        path = cache / f"{name}-{half}-{a}-{nm}-{off}-{digest}.json"
+        stem = f"{name}-{half}-{a}-{nm}-{off}-{ranking}"
+        path = cache / f"{stem}-{weights}.json"
         if path.is_file() and not refresh:
             out[(name, half)] = json.loads(path.read_text())
+            continue
+        other = None if refresh else next(iter(sorted(cache.glob(f"{stem}-*.json"))), None)
+        if other is not None:  # the same questions and ranking, read by other weights: only the reading is redone
+            recs = rescore(json.loads(other.read_text()), reader)
+            print(f"  {name} ({half} half): records of {other.name} read again by these weights", flush=True)
+            path.write_text(json.dumps(recs))
+            out[(name, half)] = recs
             continue
         if cached_only:
             print(f"  {name} ({half} half): no records yet, left out", flush=True)
@@ -107,6 +119,19 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
         path.write_text(json.dumps(recs))
         out[(name, half)] = recs
     return out
+
+
+def rescore(recs: list[dict], reader) -> list[dict]:
+    """``recs`` with every candidate's logit from ``reader`` (the ranking, the gate's relevance and the rest
+    stay as recorded)."""
+    for rec in recs:
+        if rec["cands"]:
+            t = time.perf_counter()
+            logits = reader.logits(rec["q"], [(c["text"], c["context"]) for c in rec["cands"]])
+            rec["readMs"] = (time.perf_counter() - t) * 1000
+            for c, logit in zip(rec["cands"], logits):
+                c["logit"] = float(logit)
+    return recs
 
 
 # ---------------------------------------------------------------- simulating reason
@@ -127,7 +152,7 @@ def lead_count(probs, ratio: float, most: int = 3) -> int:
 def simulate(rec: dict, cfg: dict) -> dict:
     """What reason answers for one record under ``cfg``: no evidence, unanswered (the closest sentence and a
     gap), and which statements hold the answer."""
-    from localreason.reason.gate import judge
+    from localreason.reason.gate import ANSWER_GUARD, gate_score, judge
 
     cands = rec["cands"][:cfg.get("k", 20)]  # the reader reads the k best of the ranking's order
     none = {"kind": rec["kind"], "noEvidence": True, "unanswered": True, "held": [], "leans": None}
@@ -145,7 +170,8 @@ def simulate(rec: dict, cfg: dict) -> dict:
     if cfg["gate"] == "old":
         verdict = judge(rec["relevance"], best["score"])
     else:
-        p = 1 / (1 + np.exp(-best["logit"]))
+        z = best["logit"] + cfg.get("gb", 0.0) * (gate_score(rec["relevance"], best["score"]) - ANSWER_GUARD)
+        p = 1 / (1 + np.exp(-z))
         verdict = "weak" if p < cfg["weak"] else "unsure" if p < cfg["answers"] else "answers"
     if verdict == "answers" and best["field_off"]:
         verdict = "unsure"
@@ -203,15 +229,18 @@ def objective(s: dict) -> float:
             - 10 * max(0.0, s["refused"] - 0.04) - 2 * max(0.0, s["marked"] - MAX_MARKED))  # fmt: skip
 
 
-def choose(data: dict, ks=(8, 12, 16, 20)) -> dict:
+def choose(data: dict, ks=(8, 12, 16, 20), blends=(0.0,)) -> dict:
+    """The best setting on the calibration half. ``blends``: weights of the retrieval gate's score (relevance +
+    best sentence, less ANSWER_GUARD) added to the reader's logit before the gate's thresholds (0: the reader
+    alone decides)."""
     best, best_val = None, -1e9
     grid = itertools.product((0.0, 0.1, 0.25, 0.5, 1.0, 2.0), (0.1, 0.2, 0.35, 0.5), (0.02, 0.05, 0.1, 0.15, 0.2, 0.3),
-                             (0.1, 0.2, 0.3, 0.4, 0.5, 0.6), ks)  # fmt: skip
-    for fw, ratio, weak, answers, k in grid:
+                             (0.1, 0.2, 0.3, 0.4, 0.5, 0.6), ks, blends)  # fmt: skip
+    for fw, ratio, weak, answers, k, gb in grid:
         if answers < weak:
             continue
         cfg = {"rank": "combined", "rw": 1.0, "fw": fw, "ratio": ratio, "gate": "reader", "weak": weak,
-               "answers": answers, "naming": True, "k": k}  # fmt: skip
+               "answers": answers, "naming": True, "k": k, "gb": gb}  # fmt: skip
         val = objective(group(data, CALIBRATION, "fit", cfg))
         if val > best_val:
             best, best_val = cfg, val
@@ -286,10 +315,11 @@ def main() -> None:
         best_k = choose(data, (k,))
         s = group(data, CALIBRATION, "fit", best_k)
         print(f"  reading {k:>2}: objective {objective(s):.3f}  " + " ".join(f"{c} {s[c]:.3f}" for c in COLUMNS))
-    chosen = choose(data)
+    chosen = choose(data, (8, 12), BLENDS)
     print(f"\nchosen on {', '.join(CALIBRATION)} (fit half): {json.dumps(chosen)}")
-    shipped = {"rank": "combined", "k": read.READ_CANDIDATES, "rw": read.READER_WEIGHT, "fw": read.FEATURE_WEIGHT, "ratio": read.READ_LEAD_RATIO,
-               "gate": "reader", "weak": gate.READ_WEAK, "answers": gate.READ_ANSWERS, "naming": True}  # fmt: skip
+    shipped = {"rank": "combined", "k": read.READ_CANDIDATES, "rw": read.READER_WEIGHT, "fw": read.FEATURE_WEIGHT,
+               "ratio": read.READ_LEAD_RATIO, "gate": "reader", "weak": gate.READ_WEAK, "answers": gate.READ_ANSWERS,
+               "naming": True, "gb": getattr(gate, "READ_GATE_BLEND", 0.0)}  # fmt: skip
     from localreason.quotes import LEAD_RATIO
 
     configs = {
@@ -298,6 +328,7 @@ def main() -> None:
         "reader only, old gate": {**chosen, "fw": 0.0, "gate": "old"},
         "reader only, reader gate": {**chosen, "fw": 0.0},
         "combined, old gate": {**chosen, "gate": "old"},
+        "combined, reader gate alone": choose(data, (chosen["k"],)),
         "combined, reader gate (chosen)": chosen,
         "shipped constants": shipped,
     }

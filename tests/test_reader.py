@@ -78,12 +78,20 @@ def test_read_keeps_every_sentence_and_gives_probabilities_to_the_ones_it_read()
 
 
 def test_the_reader_gate_stops_refuses_and_marks(library):
+    from localreason.reason import gate
+
     q = "How long is the router warranty?"
-    none = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=-8.0))
+
+    def logit(p):
+        return float(np.log(p / (1 - p)))
+
+    below = logit(gate.READ_WEAK / 2)
+    between = logit((gate.READ_WEAK * gate.READ_ANSWERS) ** 0.5)
+    none = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=below))
     assert none.no_evidence and none.answer == NO_EVIDENCE_ANSWER and none.statements == ()
-    unsure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=-1.5))  # p 0.18
+    unsure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=between))
     assert not unsure.no_evidence and NOT_ANSWERED_GAP in unsure.gaps and len(unsure.statements) == 1
-    sure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=("warranty",)))
+    sure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=("warranty",), base=0.0))
     assert not sure.no_evidence and NOT_ANSWERED_GAP not in sure.gaps
 
 
@@ -271,3 +279,20 @@ def test_the_reader_keeps_a_field_that_only_repeats_the_question_last():
     assert done[-1].text == "Package: mawk" and done[-1].probability < 0.01
     yes_no = read(FakeReader(likes=("mawk",), base=-2.0), "Is the package mawk?", ranked).quotes
     assert yes_no[0].text == "Package: mawk", "nothing echoes a yes/no question"
+
+
+def test_the_blended_gate_moves_the_readers_estimate_by_the_retrieval_margin(monkeypatch):
+    from localreason.reason import gate
+
+    monkeypatch.setattr(gate, "READ_GATE_BLEND", 0.0)
+    assert gate.read_estimate(0.2, 0.0, 0.0) == 0.2, "without a blend the reader alone decides"
+    monkeypatch.setattr(gate, "READ_GATE_BLEND", 1.0)
+    at_guard = gate.ANSWER_GUARD  # relevance exactly at the retrieval guard: no margin, no move
+    assert gate.read_estimate(0.2, at_guard, 0.0) == pytest.approx(0.2)
+    above, below = gate.read_estimate(0.2, at_guard + 1, 0.0), gate.read_estimate(0.2, at_guard - 1, 0.0)
+    assert below < 0.2 < above and above == pytest.approx(1 / (1 + np.exp(-(np.log(0.25) + 1))))
+    assert gate.read_estimate(1.0, at_guard - 50, 0.0) < 1.0 and gate.read_estimate(0.0, at_guard + 50, 0.0) > 0.0
+    monkeypatch.setattr(gate, "READ_WEAK", 0.1)
+    monkeypatch.setattr(gate, "READ_ANSWERS", 0.3)
+    assert gate.judge_read(0.2, at_guard - 1, 0.0) == gate.WEAK  # 0.2 alone would be "unsure"
+    assert gate.judge_read(0.2, at_guard + 1, 0.0) == gate.ANSWERS

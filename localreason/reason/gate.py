@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..quotes import instruction_sentences
 from ..types import EvidencePacket
 
@@ -36,8 +38,8 @@ def judge(relevance: float, best_sentence_score: float) -> str:
     return WEAK if score < ANSWER_GUARD else UNSURE if score < ANSWERED_GUARD else ANSWERS
 
 
-READ_WEAK = 0.05
-READ_ANSWERS = 0.3
+READ_WEAK = 0.02
+READ_ANSWERS = 0.5
 """With the reader (read.py): evidence whose best sentence the reader gives less than READ_WEAK chance of
 holding the answer is weak (the no-evidence answer, unless scoped); below READ_ANSWERS it is on the topic
 without clearly answering (the closest sentence and NOT_ANSWERED_GAP). The retrieval gate's WEAK verdict
@@ -45,10 +47,27 @@ stands before the reader reads (pipeline.reader_reads: it costs no reader time).
 scripts/tune_reader.py on the fit halves of fit domains the reader was not trained on."""
 
 
-def judge_read(best_reader: float) -> str:
-    """The gate on the reader's estimate for the best sentence: WEAK under READ_WEAK, UNSURE under
-    READ_ANSWERS, else ANSWERS (guards read at call time, so they can be tuned)."""
-    return WEAK if best_reader < READ_WEAK else UNSURE if best_reader < READ_ANSWERS else ANSWERS
+READ_GATE_BLEND = 0.0
+"""How much the retrieval gate's own score (gate_score less ANSWER_GUARD) adds to the reader's log-odds
+before READ_WEAK and READ_ANSWERS are applied (0: the reader's estimate alone decides). Chosen with them from
+0, 0.5, 1 and 2: 0 for the current training run (0.5 for the first, which it marked more answers for)."""
+
+
+def read_estimate(best_reader: float, relevance: float, best_sentence_score: float) -> float:
+    """What the reader's gate compares with READ_WEAK and READ_ANSWERS: the reader's estimate for the best
+    sentence, its log-odds moved by READ_GATE_BLEND x the retrieval gate's margin."""
+    if not READ_GATE_BLEND:
+        return best_reader
+    p = min(max(best_reader, 1e-9), 1 - 1e-9)
+    z = math.log(p / (1 - p)) + READ_GATE_BLEND * (gate_score(relevance, best_sentence_score) - ANSWER_GUARD)
+    return 1 / (1 + math.exp(-z))
+
+
+def judge_read(best_reader: float, relevance: float = 0.0, best_sentence_score: float = 0.0) -> str:
+    """The gate on the reader's estimate for the best sentence (read_estimate): WEAK under READ_WEAK, UNSURE
+    under READ_ANSWERS, else ANSWERS (guards read at call time, so they can be tuned)."""
+    p = read_estimate(best_reader, relevance, best_sentence_score)
+    return WEAK if p < READ_WEAK else UNSURE if p < READ_ANSWERS else ANSWERS
 
 
 def unread_gap(budget: int) -> str:

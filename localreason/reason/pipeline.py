@@ -268,7 +268,7 @@ def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], quest
         raise NoEvidence(instruction_gaps(packet))
     best = ranked[0]
     if best.reader is not None:
-        verdict = judge_read(best.reader)
+        verdict = judge_read(best.reader, evidence.relevance, best.score)
     else:
         verdict = judge(evidence.relevance, best.score)
     if verdict == ANSWERS and field_off_question(question, ranked[0]):

@@ -24,11 +24,12 @@ from ..reader import sigmoid
 READ_CANDIDATES = 8
 READER_WEIGHT = 1.0
 FEATURE_WEIGHT = 0.5
-READ_LEAD_RATIO = 0.35
-"""quotes.lead_count's ratio on the combined probabilities. The four constants (and the gate's READ_WEAK and
-READ_ANSWERS) were chosen together in scripts/tune_reader.py on the fit halves of two fit domains the reader was
-not trained on (school exams, science texts): reading 12, 16 or 20 sentences scored no better than 8 and costs
-more (docs/benchmarks.md)."""
+READ_LEAD_RATIO = 0.2
+"""quotes.lead_count's ratio on the combined probabilities. The four constants (and the gate's READ_WEAK,
+READ_ANSWERS and READ_GATE_BLEND) were chosen together in scripts/tune_reader.py, for the weights that
+``scripts/train_reader.py --questions 13000 --lr 8e-5 --minutes 70`` makes, on the fit halves of two fit domains
+the reader was not trained on (school exams, science texts): reading 12, 16 or 20 sentences scored no better
+than 8 and costs more (docs/benchmarks.md)."""
 
 
 class Read(NamedTuple):
