@@ -247,6 +247,27 @@ def choose(data: dict, ks=(8, 12, 16, 20), blends=(0.0,)) -> dict:
     return best
 
 
+def ceiling(data: dict, ks=(1, 3, 8, 20)) -> None:
+    """How often an answering sentence is among the k best of the retrieval ranking, per domain: what no
+    re-ordering of those k can exceed."""
+    print("\nanswerable questions whose answer is among the k best-ranked sentences (the ceiling of re-ordering)")
+    print(f"{'domain':<30}" + "".join(f"{'top ' + str(k):>9}" for k in ks))
+    groups: dict[str, list[list[float]]] = {"[held out]": [], "[calibration, fit half]": []}
+    for (name, half), recs in sorted(data.items()):
+        answerable = [r for r in recs if r["kind"] == "answerable"]
+        if not answerable:
+            continue
+        row = [sum(any(c["held"] for c in r["cands"][:k]) for r in answerable) / len(answerable) for k in ks]
+        print(f"{name + ' (' + half + ')':<30}" + "".join(f"{v:>9.3f}" for v in row))
+        if name in qa_sets.HELD_OUT and half == "eval":
+            groups["[held out]"].append(row)
+        if name in CALIBRATION and half == "fit":
+            groups["[calibration, fit half]"].append(row)
+    for label, rows in groups.items():
+        if rows:
+            print(f"{label:<30}" + "".join(f"{v:>9.3f}" for v in np.mean(rows, axis=0)))
+
+
 def table(data: dict, configs: dict[str, dict]) -> None:
     fit = [n for n in qa_sets.FIT]
     for label, cfg in configs.items():
@@ -279,6 +300,7 @@ def main() -> None:
     ap.add_argument("--refresh", action="store_true")
     ap.add_argument("--cached-only", action="store_true", help="only the domains whose records are cached")
     ap.add_argument("--build-only", action="store_true", help="build the libraries and stop")
+    ap.add_argument("--ceiling", action="store_true", help="only the ceiling of re-ordering, per domain")
     args = ap.parse_args()
 
     from localreason.config import load_settings
@@ -307,6 +329,9 @@ def main() -> None:
     data = collect(args.data_dir, embedder, reader, plan, args.refresh, args.cached_only)
     fit_plan = {n: ("eval", args.fit_eval, args.fit_eval // 3, args.fit_eval // 3) for n in qa_sets.FIT}
     data.update(collect(args.data_dir, embedder, reader, fit_plan, args.refresh, args.cached_only))
+    ceiling(data)
+    if args.ceiling:
+        return
     read_ms = [r["readMs"] for recs in data.values() for r in recs if "readMs" in r]
     print(f"\nreader time per question (this run's CPU): p50 {statistics.median(read_ms):.0f} ms, "
           f"p90 {np.percentile(read_ms, 90):.0f} ms over {len(read_ms)} questions")  # fmt: skip
