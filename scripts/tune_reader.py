@@ -152,7 +152,7 @@ def lead_count(probs, ratio: float, most: int = 3) -> int:
 def simulate(rec: dict, cfg: dict) -> dict:
     """What reason answers for one record under ``cfg``: no evidence, unanswered (the closest sentence and a
     gap), and which statements hold the answer."""
-    from localreason.reason.gate import ANSWER_GUARD, gate_score, judge
+    from localreason.reason.gate import blended_log_odds, judge
 
     cands = rec["cands"][:cfg.get("k", 20)]  # the reader reads the k best of the ranking's order
     none = {"kind": rec["kind"], "noEvidence": True, "unanswered": True, "held": [], "leans": None}
@@ -170,7 +170,7 @@ def simulate(rec: dict, cfg: dict) -> dict:
     if cfg["gate"] == "old":
         verdict = judge(rec["relevance"], best["score"])
     else:
-        z = best["logit"] + cfg.get("gb", 0.0) * (gate_score(rec["relevance"], best["score"]) - ANSWER_GUARD)
+        z = blended_log_odds(best["logit"], rec["relevance"], best["score"], cfg.get("gb", 0.0))
         p = 1 / (1 + np.exp(-z))
         verdict = "weak" if p < cfg["weak"] else "unsure" if p < cfg["answers"] else "answers"
     if verdict == "answers" and best["field_off"]:
@@ -344,7 +344,7 @@ def main() -> None:
     print(f"\nchosen on {', '.join(CALIBRATION)} (fit half): {json.dumps(chosen)}")
     shipped = {"rank": "combined", "k": read.READ_CANDIDATES, "rw": read.READER_WEIGHT, "fw": read.FEATURE_WEIGHT,
                "ratio": read.READ_LEAD_RATIO, "gate": "reader", "weak": gate.READ_WEAK, "answers": gate.READ_ANSWERS,
-               "naming": True, "gb": getattr(gate, "READ_GATE_BLEND", 0.0)}  # fmt: skip
+               "naming": True, "gb": gate.READ_GATE_BLEND}  # fmt: skip
     from localreason.quotes import LEAD_RATIO
 
     configs = {

@@ -53,17 +53,23 @@ before READ_WEAK and READ_ANSWERS are applied (0: the reader's estimate alone de
 0, 0.5, 1 and 2: 0 for the current training run (0.5 for the first, which it marked more answers for)."""
 
 
+def blended_log_odds(logit: float, relevance: float, best_sentence_score: float, blend: float) -> float:
+    """The reader's log-odds for the best sentence moved by ``blend`` x the retrieval gate's margin (gate_score
+    less ANSWER_GUARD); scripts/tune_reader.py simulates the gate with it."""
+    return logit + blend * (gate_score(relevance, best_sentence_score) - ANSWER_GUARD)
+
+
 def read_estimate(best_reader: float, relevance: float, best_sentence_score: float) -> float:
     """What the reader's gate compares with READ_WEAK and READ_ANSWERS: the reader's estimate for the best
     sentence, its log-odds moved by READ_GATE_BLEND x the retrieval gate's margin."""
     if not READ_GATE_BLEND:
         return best_reader
     p = min(max(best_reader, 1e-9), 1 - 1e-9)
-    z = math.log(p / (1 - p)) + READ_GATE_BLEND * (gate_score(relevance, best_sentence_score) - ANSWER_GUARD)
+    z = blended_log_odds(math.log(p / (1 - p)), relevance, best_sentence_score, READ_GATE_BLEND)
     return 1 / (1 + math.exp(-z))
 
 
-def judge_read(best_reader: float, relevance: float = 0.0, best_sentence_score: float = 0.0) -> str:
+def judge_read(best_reader: float, relevance: float, best_sentence_score: float) -> str:
     """The gate on the reader's estimate for the best sentence (read_estimate): WEAK under READ_WEAK, UNSURE
     under READ_ANSWERS, else ANSWERS (guards read at call time, so they can be tuned)."""
     p = read_estimate(best_reader, relevance, best_sentence_score)
