@@ -268,6 +268,134 @@ def ceiling(data: dict, ks=(1, 3, 8, 20)) -> None:
             print(f"{label:<30}" + "".join(f"{v:>9.3f}" for v in np.mean(rows, axis=0)))
 
 
+def reach(data_dir: Path, embedder, names, n: int, half: str = "eval") -> None:
+    """Where the answer is before the ranking of sentences: in the 1,000-token packet, in the passages
+    progressive search gathered (the packet is cut from their front), in hybrid retrieval's best 100 passages.
+    What re-ranking the gathered passages before the budget cut (issue item 4(c)) could reach at most."""
+    from localreason import search
+    from localreason.reason import pipeline as P
+    from localreason.search.ranking import hybrid
+    from localreason.search.scope import resolve_scope
+    from localreason.text import sentences
+
+    def held(q, text: str) -> bool:
+        return any(q.held_by(text[a:b]) for a, b in sentences(text))
+
+    print(f"\nanswerable questions whose answer is in ... ({half} half, {n} per domain)")
+    cols = ("packet", "gathered", "pool 100", "gathered n", "answer at")
+    print(f"{'domain':<22}" + "".join(f"{c:>12}" for c in cols))
+    rows = {}
+    for name in names:
+        domain = qa_sets.load(data_dir, name)
+        lib = qa_sets.build_library(domain, data_dir, embedder)
+        stats = []
+        for q in qa_sets.sample(domain, "answerable", n, half):
+            req = P.check_request(lib, q.text, None, {"document_id": search.UNSET, "collection_id": search.UNSET},
+                                  search.DEFAULT_EVIDENCE_LIMIT, BUDGET, "extract", None, "off", None)  # fmt: skip
+            evidence = P.gather_evidence(req)
+            try:
+                packet = P.pack_evidence(evidence, BUDGET)
+                in_packet = any(held(q, c.content) for c in packet.chunks)
+            except P.NoEvidence:
+                in_packet = False
+            at = next((i for i, h in enumerate(evidence.hits) if held(q, h.content)), None)
+            pool = hybrid(lib.index, evidence.query, 100, resolve_scope(lib.index, search.UNSET, search.UNSET))
+            in_pool = any(held(q, h.content) for h in lib.index.store.hits([r.rowid for r in pool]))
+            stats.append((in_packet, at is not None, in_pool, len(evidence.hits), at))
+        row = [float(np.mean([s[i] for s in stats])) for i in range(4)]
+        ats = [s[4] for s in stats if s[4] is not None]
+        row.append(float(np.median(ats)) if ats else float("nan"))
+        rows[name] = row
+        print(f"{name:<22}" + "".join(f"{v:>12.3f}" for v in row[:3]) + f"{row[3]:>12.1f}{row[4]:>12.1f}", flush=True)
+    mean = np.nanmean(list(rows.values()), axis=0)
+    print(f"{'[mean]':<22}" + "".join(f"{v:>12.3f}" for v in mean[:3]) + f"{mean[3]:>12.1f}{mean[4]:>12.1f}")
+
+
+def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=None) -> None:
+    """Experiment for item 4(c), re-ranking the gathered passages before the budget cut: the sentences of more
+    passages than the packet holds are ranked (today's features; with ``reader``, then read by it), the
+    passages re-ordered by their best sentence, the 1,000-token packet cut from that order, and the packet
+    ranked as reason ranks it. Prints, per variant, top-1 / top-3 / top-8 of that final ranking holding the
+    answer, the answer in the packet, and the milliseconds of ranking (and reading) per question."""
+    from dataclasses import replace
+
+    from localreason import search
+    from localreason.quotes import rank_quotes
+    from localreason.reason import pipeline as P
+    from localreason.reason import read
+    from localreason.search.ranking import hybrid
+    from localreason.search.scope import resolve_scope
+    from localreason.text import collapse, sentences
+
+    def held(q, text: str) -> bool:
+        return any(q.held_by(text[a:b]) for a, b in sentences(text))
+
+    def ranking(q, chunks, hits, with_reader: bool, k: int = read.READ_CANDIDATES):
+        """``chunks`` ((id, text)) ranked as rank_sentences ranks a packet (headings: those of ``hits``)."""
+        headings = frozenset(collapse(h) for hit in hits for h in (hit.document_title, *hit.section_path))
+        ranked = rank_quotes(q.text, chunks, embedder.embed, max(20, k), headings)
+        if with_reader and ranked:
+            saved, read.READ_CANDIDATES = read.READ_CANDIDATES, k
+            try:
+                ranked = read.read(reader, q.text, ranked).quotes
+            finally:
+                read.READ_CANDIDATES = saved
+        return ranked
+
+    def reordered(hits, ranked):
+        first = list(dict.fromkeys(x.chunk_id for x in ranked))
+        by_id = {h.chunk_id: h for h in hits}
+        return tuple(by_id[c] for c in first) + tuple(h for h in hits if h.chunk_id not in set(first))
+
+    # name: (passages re-ordered before the cut, reader, sentences the reader reads when re-ordering)
+    variants = {"packet": (None, False, 0), "gathered": ("gathered", False, 0), "pool20": ("pool20", False, 0)}
+    if reader is not None:
+        variants = {"packet": (None, False, 0), "packet+reader": (None, True, 0),
+                    "gathered+reader 8": ("gathered", True, 8), "gathered+reader 16": ("gathered", True, 16)}
+    print(f"\nitem 4(c) experiment ({half} half, {n} answerable per domain): top1 / top3 / top8 / in packet / ms")
+    print(f"{'domain':<16}" + "".join(f"{v:>34}" for v in variants))
+    total = {v: [] for v in variants}
+    for name in names:
+        domain = qa_sets.load(data_dir, name)
+        lib = qa_sets.build_library(domain, data_dir, embedder)
+        rows = {v: [] for v in variants}
+        for q in qa_sets.sample(domain, "answerable", n, half):
+            req = P.check_request(lib, q.text, None, {"document_id": search.UNSET, "collection_id": search.UNSET},
+                                  search.DEFAULT_EVIDENCE_LIMIT, BUDGET, "extract", None, "off", None)  # fmt: skip
+            evidence = P.gather_evidence(req)
+            if not evidence.hits:
+                for v in variants:
+                    rows[v].append((0, 0, 0, 0, 0.0))
+                continue
+            pool = [r.rowid for r in hybrid(lib.index, evidence.query, 20, resolve_scope(lib.index, search.UNSET,
+                                                                                           search.UNSET))]  # fmt: skip
+            sets = {"gathered": evidence.hits, "pool20": tuple(lib.index.store.hits(pool))}
+            for v, (wide, with_reader, k) in variants.items():
+                t = time.perf_counter()
+                ev = evidence
+                if wide:
+                    hits = sets[wide]
+                    first = ranking(q, [(h.chunk_id, h.content) for h in hits], hits, with_reader, k)
+                    ev = replace(evidence, hits=reordered(hits, first))
+                packet = P.pack_evidence(ev, BUDGET)
+                ranked = ranking(q, [(c.chunk_id, c.content) for c in packet.chunks], ev.hits, with_reader)
+                ms = (time.perf_counter() - t) * 1000
+                hs = [q.held_by(x.text) for x in ranked]
+                rows[v].append((any(hs[:1]), any(hs[:3]), any(hs[:8]), any(held(q, c.content) for c in packet.chunks),
+                                ms))  # fmt: skip
+        line = f"{name:<16}"
+        for v in variants:
+            m = np.mean(rows[v], axis=0)
+            total[v].append(m)
+            line += f"{m[0]:>8.3f}{m[1]:>6.3f}{m[2]:>6.3f}{m[3]:>7.3f}{m[4]:>7.0f}"
+        print(line, flush=True)
+    line = f"{'[mean]':<16}"
+    for v in variants:
+        m = np.mean(total[v], axis=0)
+        line += f"{m[0]:>8.3f}{m[1]:>6.3f}{m[2]:>6.3f}{m[3]:>7.3f}{m[4]:>7.0f}"
+    print(line)
+
+
 def table(data: dict, configs: dict[str, dict]) -> None:
     fit = [n for n in qa_sets.FIT]
     for label, cfg in configs.items():
@@ -301,6 +429,10 @@ def main() -> None:
     ap.add_argument("--cached-only", action="store_true", help="only the domains whose records are cached")
     ap.add_argument("--build-only", action="store_true", help="build the libraries and stop")
     ap.add_argument("--ceiling", action="store_true", help="only the ceiling of re-ordering, per domain")
+    ap.add_argument("--widen", choices=("features", "reader"), help="item 4(c) experiment: passages re-ordered by "
+                    "their best sentence before the budget cut, by today's features or with the reader")
+    ap.add_argument("--reach", action="store_true", help="only where the answer is before the sentences are ranked: "
+                    "packet, gathered passages, retrieval's best 100 (no reader needed)")
     args = ap.parse_args()
 
     from localreason.config import load_settings
@@ -322,6 +454,15 @@ def main() -> None:
             t = time.perf_counter()
             qa_sets.build_library(qa_sets.load(args.data_dir, name), args.data_dir, embedder)
             print(f"  {name}: library ready ({time.perf_counter() - t:.0f} s)", flush=True)
+        return
+    if args.widen:
+        reader = Reader(args.reader) if args.widen == "reader" else None
+        widen(args.data_dir, embedder, qa_sets.HELD_OUT, args.held_out, reader=reader)
+        widen(args.data_dir, embedder, CALIBRATION, args.answerable, "fit", reader=reader)
+        return
+    if args.reach:
+        reach(args.data_dir, embedder, qa_sets.HELD_OUT, args.held_out)
+        reach(args.data_dir, embedder, CALIBRATION, args.answerable, "fit")
         return
     reader = Reader(args.reader)
     plan = {n: ("fit", args.answerable, args.near_miss, args.off_topic) for n in CALIBRATION}
