@@ -29,6 +29,7 @@ OpenVINO IR (fp16) with the tokenizer and reader.json into --out.
     python scripts/train_reader.py --pilot                 # a few hundred steps: speed and loss
     python scripts/train_reader.py                         # the full run (70 min), writes localreason/models/reader
     python scripts/train_reader.py --steps 1164            # exactly the steps of the run the constants were chosen for
+    python scripts/train_reader.py --steps 1914            # the longer run of docs/benchmarks.md's third session
     python scripts/train_reader.py --export-only .cache/squad/reader/checkpoint/reader.pt   # export a saved run
 """
 
