@@ -268,6 +268,13 @@ def ceiling(data: dict, ks=(1, 3, 8, 20)) -> None:
             print(f"{label:<30}" + "".join(f"{v:>9.3f}" for v in np.mean(rows, axis=0)))
 
 
+def passage_holds(q, text: str) -> bool:
+    """Does any sentence of ``text`` hold ``q``'s answer (qa_sets' own test)?"""
+    from localreason.text import sentences
+
+    return any(q.held_by(text[a:b]) for a, b in sentences(text))
+
+
 def reach(data_dir: Path, embedder, names, n: int, half: str = "eval") -> None:
     """Where the answer is before the ranking of sentences: in the 1,000-token packet, in the passages
     progressive search gathered (the packet is cut from their front), in hybrid retrieval's best 100 passages.
@@ -276,11 +283,6 @@ def reach(data_dir: Path, embedder, names, n: int, half: str = "eval") -> None:
     from localreason.reason import pipeline as P
     from localreason.search.ranking import hybrid
     from localreason.search.scope import resolve_scope
-    from localreason.text import sentences
-
-    def held(q, text: str) -> bool:
-        return any(q.held_by(text[a:b]) for a, b in sentences(text))
-
     print(f"\nanswerable questions whose answer is in ... ({half} half, {n} per domain)")
     cols = ("packet", "gathered", "pool 100", "gathered n", "answer at")
     print(f"{'domain':<22}" + "".join(f"{c:>12}" for c in cols))
@@ -295,12 +297,12 @@ def reach(data_dir: Path, embedder, names, n: int, half: str = "eval") -> None:
             evidence = P.gather_evidence(req)
             try:
                 packet = P.pack_evidence(evidence, BUDGET)
-                in_packet = any(held(q, c.content) for c in packet.chunks)
+                in_packet = any(passage_holds(q, c.content) for c in packet.chunks)
             except P.NoEvidence:
                 in_packet = False
-            at = next((i for i, h in enumerate(evidence.hits) if held(q, h.content)), None)
+            at = next((i for i, h in enumerate(evidence.hits) if passage_holds(q, h.content)), None)
             pool = hybrid(lib.index, evidence.query, 100, resolve_scope(lib.index, search.UNSET, search.UNSET))
-            in_pool = any(held(q, h.content) for h in lib.index.store.hits([r.rowid for r in pool]))
+            in_pool = any(passage_holds(q, h.content) for h in lib.index.store.hits([r.rowid for r in pool]))
             stats.append((in_packet, at is not None, in_pool, len(evidence.hits), at))
         row = [float(np.mean([s[i] for s in stats])) for i in range(4)]
         ats = [s[4] for s in stats if s[4] is not None]
@@ -325,10 +327,7 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
     from localreason.reason import read
     from localreason.search.ranking import hybrid
     from localreason.search.scope import resolve_scope
-    from localreason.text import collapse, sentences
-
-    def held(q, text: str) -> bool:
-        return any(q.held_by(text[a:b]) for a, b in sentences(text))
+    from localreason.text import collapse
 
     def ranking(q, chunks, hits, with_reader: bool, k: int = read.READ_CANDIDATES):
         """``chunks`` ((id, text)) ranked as rank_sentences ranks a packet (headings: those of ``hits``)."""
@@ -345,10 +344,12 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
     def reordered(hits, ranked):
         first = list(dict.fromkeys(x.chunk_id for x in ranked))
         by_id = {h.chunk_id: h for h in hits}
-        return tuple(by_id[c] for c in first) + tuple(h for h in hits if h.chunk_id not in set(first))
+        placed = set(first)
+        return tuple(by_id[c] for c in first) + tuple(h for h in hits if h.chunk_id not in placed)
 
     # name: (passages re-ordered before the cut, reader, sentences the reader reads when re-ordering)
-    variants = {"packet": (None, False, 0), "gathered": ("gathered", False, 0), "pool20": ("pool20", False, 0)}
+    variants = {"packet": (None, False, 0), "gathered": ("gathered", False, 0),
+                "gathered+pool20": ("gathered+pool20", False, 0), "pool20": ("pool20", False, 0)}
     if reader is not None:
         variants = {"packet": (None, False, 0), "packet+reader": (None, True, 0),
                     "gathered+reader 8": ("gathered", True, 8), "gathered+reader 16": ("gathered", True, 16)}
@@ -369,7 +370,10 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
                 continue
             pool = [r.rowid for r in hybrid(lib.index, evidence.query, 20, resolve_scope(lib.index, search.UNSET,
                                                                                            search.UNSET))]  # fmt: skip
-            sets = {"gathered": evidence.hits, "pool20": tuple(lib.index.store.hits(pool))}
+            pool_hits = tuple(lib.index.store.hits(pool))
+            have = {h.chunk_id for h in evidence.hits}
+            sets = {"gathered": evidence.hits, "pool20": pool_hits,
+                    "gathered+pool20": evidence.hits + tuple(h for h in pool_hits if h.chunk_id not in have)}
             for v, (wide, with_reader, k) in variants.items():
                 t = time.perf_counter()
                 ev = evidence
@@ -381,7 +385,7 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
                 ranked = ranking(q, [(c.chunk_id, c.content) for c in packet.chunks], ev.hits, with_reader)
                 ms = (time.perf_counter() - t) * 1000
                 hs = [q.held_by(x.text) for x in ranked]
-                rows[v].append((any(hs[:1]), any(hs[:3]), any(hs[:8]), any(held(q, c.content) for c in packet.chunks),
+                rows[v].append((any(hs[:1]), any(hs[:3]), any(hs[:8]), any(passage_holds(q, c.content) for c in packet.chunks),
                                 ms))  # fmt: skip
         line = f"{name:<16}"
         for v in variants:
