@@ -334,11 +334,7 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
         headings = frozenset(collapse(h) for hit in hits for h in (hit.document_title, *hit.section_path))
         ranked = rank_quotes(q.text, chunks, embedder.embed, max(20, k), headings)
         if with_reader and ranked:
-            saved, read.READ_CANDIDATES = read.READ_CANDIDATES, k
-            try:
-                ranked = read.read(reader, q.text, ranked).quotes
-            finally:
-                read.READ_CANDIDATES = saved
+            ranked = read.read(reader, q.text, ranked, k).quotes
         return ranked
 
     def reordered(hits, ranked):

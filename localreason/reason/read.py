@@ -37,9 +37,9 @@ class Read(NamedTuple):
     seconds: float
 
 
-def read(reader, question: str, quotes: list[Quote]) -> Read:
-    """``quotes`` (best first) with the READ_CANDIDATES best re-ordered by the reader and the ranking together."""
-    head = quotes[:READ_CANDIDATES]
+def read(reader, question: str, quotes: list[Quote], candidates: int = READ_CANDIDATES) -> Read:
+    """``quotes`` (best first) with the ``candidates`` best re-ordered by the reader and the ranking together."""
+    head = quotes[:candidates]
     if not head:
         return Read(list(quotes), 0.0)
     start = time.perf_counter()
@@ -53,5 +53,5 @@ def read(reader, question: str, quotes: list[Quote]) -> Read:
     chances = sigmoid(logits)
     order = np.argsort(-combined, kind="stable")
     out = [replace(head[i], probability=float(probs[i]), reader=float(chances[i])) for i in order]
-    out += [replace(q, probability=0.0) for q in quotes[READ_CANDIDATES:]]
+    out += [replace(q, probability=0.0) for q in quotes[candidates:]]
     return Read(out, time.perf_counter() - start)
