@@ -16,13 +16,24 @@ from .errors import ValidationError
 ANSWER_RERANK_MODES = ("likelihood", "off")
 """``answer_rerank``'s values (reason/rerank.py)."""
 
+HOME_ENV = "LOCALREASON_HOME"
+"""Moves all of a user's data (the library, its settings file, caches, logs)."""
+API_KEY_ENV = "LOCALREASON_API_KEY"
+"""The REST server's API key (a client sends it as ``Authorization: API-Key ...``); unset: loopback only."""
+HANDOFF_ENV = "LOCALREASON_HANDOFF"
+"""``0``/``off`` stops the CLI from handing a question to a running ``localreason serve`` of the same library."""
+DEBUG_ENV = "LOCALREASON_DEBUG"
+"""Set: the CLI shows the traceback of an unexpected error."""
+TUI_TRACE_ENV = "LOCALREASON_TUI_TRACE"
+"""A file the TUI appends its timing trace to (scripts' TUI benchmark reads it)."""
+
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GENERATION_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def default_home() -> Path:
     """The per-user data directory (``LOCALREASON_HOME`` overrides it)."""
-    env = os.environ.get("LOCALREASON_HOME")
+    env = os.environ.get(HOME_ENV)
     if env:
         return Path(env).expanduser()
     from platformdirs import user_data_dir

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 
 from .errors import ModelError
 from .models import EmbeddingModelInfo
+from .openvino_runtime import load_openvino
 
 EXPORT_FORMAT = 1
 """Bumped when the export or the pooling here changes: older exports are then made again."""
@@ -65,20 +65,6 @@ def _offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-
-
-def _openvino():
-    """``import openvino``, with its usage telemetry switched off for this process.
-
-    Importing openvino imports its model converter, which counts each import in ~/intel and sends an
-    analytics event unless the user opted out: nothing may leave the machine. With ``openvino_telemetry``
-    unimportable, openvino falls back to its own no-op stub (nothing counted, nothing sent).
-    """
-    if "openvino" not in sys.modules:
-        sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[assignment]
-    import openvino
-
-    return openvino
 
 
 def _broken_folder(info: EmbeddingModelInfo, exc: BaseException) -> ModelError:
@@ -193,7 +179,7 @@ class Pipeline:
 
 def export_dir(info: EmbeddingModelInfo, cache_root: Path) -> Path:
     """Where this model's OpenVINO export lives (one per model, OpenVINO version and export format)."""
-    version = _openvino().__version__.split("-")[0]
+    version = load_openvino().__version__.split("-")[0]
     return cache_root / "openvino" / f"{info.fingerprint}-ov{version}-f{EXPORT_FORMAT}"
 
 
@@ -206,7 +192,7 @@ def export_openvino(info: EmbeddingModelInfo, target: Path) -> Path:
     _offline_env()
     import inspect
 
-    ov = _openvino()
+    ov = load_openvino()
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -341,7 +327,7 @@ class OpenVINOEmbedder:
                 try:
                     from tokenizers import Tokenizer
 
-                    ov = _openvino()
+                    ov = load_openvino()
 
                     config = {"INFERENCE_NUM_THREADS": self.threads} if self.threads > 0 else {}
                     compiled = ov.Core().compile_model(str(folder / "model.xml"), "CPU", config)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ModelError
+from .openvino_runtime import load_openvino
 
 PACKAGED = Path(__file__).resolve().parent / "models" / "reader"
 """Where the trained reader ships."""
@@ -125,10 +126,8 @@ class Reader:
     def _load(self):
         with self._lock:
             if self._parts is None:
-                from .embed import _openvino
-
                 try:
-                    ov = _openvino()
+                    ov = load_openvino()
                     config = {"INFERENCE_NUM_THREADS": self.threads} if self.threads > 0 else {}
                     compiled = ov.Core().compile_model(str(self.info.folder / "model.xml"), "CPU", config)
                     tok = load_tokenizer(self.info.folder, int(self.info.meta.get("max_length", MAX_LENGTH)))

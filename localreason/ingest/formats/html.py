@@ -7,15 +7,7 @@ from pathlib import Path
 
 from ...errors import IngestFileError
 from ..document import ParsedDocument, TextBuilder, finish, normalize
-
-_HTML_ASIDE = "aside"
-"""Dropped outside the main content (a site's sidebar), kept inside it (a sidebar of the text, as Sphinx writes one)."""
-_HTML_DROP = ("script", "style", "noscript", "template", "nav", "header", "footer", "form",
-              "button", "select", "svg", "iframe")  # fmt: skip
-_HTML_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_HTML_BLOCKS = frozenset("p li dt dd pre blockquote td th caption figcaption address div section article "
-                         "main body tr table thead tbody tfoot ul ol dl summary details".split())  # fmt: skip
-
+from . import html_tags as tags
 
 _HTML_DROPPED = "localreason-dropped"
 """Tag given to elements marked for removal, so that one C-level pass removes them all."""
@@ -52,7 +44,7 @@ def parse_html(data: bytes, path: Path) -> ParsedDocument:
                          ' | //div[contains(@class, "sphinxsidebar") or contains(@class, "related")]'):  # fmt: skip
         el.tag = _HTML_DROPPED
     # One pass in C; lxml's drop_tree() per element is quadratic in the text its tails pile up.
-    etree.strip_elements(root, _HTML_DROPPED, *_HTML_DROP, with_tail=False)
+    etree.strip_elements(root, _HTML_DROPPED, *tags.DROP, with_tail=False)
     main = root.xpath('//main | //*[@role="main"] | //article')
     builder = TextBuilder()
     _html_walk(main[0] if main else (root.find("body") if root.find("body") is not None else root), builder)
@@ -73,7 +65,7 @@ def _html_resource_limit(error_log) -> str:
 
 
 def _html_is_block(el) -> bool:
-    return isinstance(el.tag, str) and (el.tag in _HTML_BLOCKS or el.tag in _HTML_HEADINGS)
+    return isinstance(el.tag, str) and (el.tag in tags.BLOCKS or el.tag in tags.HEADINGS)
 
 
 def _html_walk(top, builder: TextBuilder) -> None:
@@ -100,8 +92,8 @@ def _html_walk(top, builder: TextBuilder) -> None:
 def _html_enter(el, builder: TextBuilder, stack: list) -> None:
     """Add ``el`` whole if it is a heading, row, ``pre`` or has no block children; else open it on ``stack``."""
     tag = el.tag if isinstance(el.tag, str) else ""
-    if tag in _HTML_HEADINGS:
-        builder.add(el.text_content(), "heading", depth=_HTML_HEADINGS[tag], keep_lines=False)
+    if tag in tags.HEADINGS:
+        builder.add(el.text_content(), "heading", depth=tags.HEADINGS[tag], keep_lines=False)
     elif tag == "pre":
         builder.add(el.text_content())
     elif tag == "tr":

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..document import ParsedDocument, TextBuilder, decode_text, finish, normalize
-from .html import _HTML_ASIDE, _HTML_BLOCKS, _HTML_DROP, _HTML_HEADINGS
+from . import html_tags as tags
 
 _HTML_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _HTML_RAW = frozenset("script style xmp iframe noembed noframes textarea title plaintext".split())
@@ -115,7 +115,7 @@ def _html_attrs(text: str) -> dict[str, str]:
 
 def _html_drops(tag: str, attrs: dict[str, str], in_main: bool) -> bool:
     """Whether the element is one the tree reader removes (navigation, hidden text, Sphinx chrome)."""
-    if tag in _HTML_DROP or (tag == _HTML_ASIDE and not in_main) or attrs.get("role") in ("navigation", "search") or attrs.get("aria-hidden") == "true":
+    if tag in tags.DROP or (tag == tags.ASIDE and not in_main) or attrs.get("role") in ("navigation", "search") or attrs.get("aria-hidden") == "true":
         return True
     cls = attrs.get("class", "")
     if tag == "a":
@@ -143,8 +143,8 @@ class _HtmlStream:
         attrs = _html_attrs(attr_text) if attr_text.strip() else {}
         main = tag in ("main", "article") or attrs.get("role") == "main"
         dropped = _html_drops(tag, attrs, self._main > 0 or main)
-        depth = _HTML_HEADINGS.get(tag, 0)
-        if self._row is None and (tag in _HTML_BLOCKS or depth or main or tag in ("pre", "title")):
+        depth = tags.HEADINGS.get(tag, 0)
+        if self._row is None and (tag in tags.BLOCKS or depth or main or tag in ("pre", "title")):
             self._flush()
         self._open.append((tag, dropped, main, depth))
         self._counts[tag] += 1
@@ -193,7 +193,7 @@ class _HtmlStream:
             cells = (" ".join("".join(cell).split()) for cell in self._row)
             self.blocks.append(("text", " | ".join(c for c in cells if c), 0, False, self._main > 0))
             self._row = None
-        elif self._row is None and (tag in _HTML_BLOCKS or depth or main or tag in ("pre", "title")):
+        elif self._row is None and (tag in tags.BLOCKS or depth or main or tag in ("pre", "title")):
             self._flush()
         self._dropped -= dropped
         self._main -= main
