@@ -196,48 +196,16 @@ class LlamaGenerator:
         """log P(``continuation`` | context) for each of ``contexts`` as plain text (no chat template), the
         continuation's length in tokens, and the tokens read in all. One llama_decode per context; the
         model's cached prompt is discarded (the next completion reads its prompt afresh)."""
-        import llama_cpp
-        import numpy as np
-
         llm = self.llm
         cont = llm.tokenize((" " + continuation.strip()).encode("utf-8"), add_bos=False, special=False)
-        n_vocab = llm.n_vocab()
         out: list[float] = []
         read = 0
         self._cancel = cancel
-        batch = None
         try:
             for context in contexts:
-                ctx_tokens = llm.tokenize(context.encode("utf-8"), add_bos=True, special=False)
-                room = min(self.batch, self.context_size) - len(cont)
-                if room < 2:
-                    raise GenerationError(f"The question ({len(cont)} tokens) is too long to score against a passage.",
-                                          hint="Ask a shorter question, or set answer_rerank = off.")  # fmt: skip
-                if len(ctx_tokens) > room:  # keep the start token and the end of the context (the template's cue)
-                    ctx_tokens = ctx_tokens[:1] + ctx_tokens[len(ctx_tokens) - (room - 1):]
-                tokens = ctx_tokens + cont
+                tokens, first = self._scored_tokens(context, cont)
                 read += len(tokens)
-                llm.reset()
-                llm._ctx.kv_cache_seq_rm(-1, 0, -1)
-                batch = llama_cpp.llama_batch_init(len(tokens), 0, 1)
-                first = len(ctx_tokens) - 1  # the position whose logits predict the continuation's first token
-                for i, tok in enumerate(tokens):
-                    batch.token[i], batch.pos[i], batch.n_seq_id[i] = tok, i, 1
-                    batch.seq_id[i][0] = 0
-                    batch.logits[i] = first <= i < len(tokens) - 1
-                batch.n_tokens = len(tokens)
-                if llama_cpp.llama_decode(llm._ctx.ctx, batch) != 0:
-                    if cancel is not None and cancel.is_set():  # stopped mid-batch at our request
-                        raise Cancelled()
-                    raise GenerationError("The model failed while scoring a question against a passage.")
-                total = 0.0
-                for i in range(first, len(tokens) - 1):
-                    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, i), shape=(n_vocab,))
-                    peak = float(logits.max())
-                    total += float(logits[tokens[i + 1]]) - peak - float(np.log(np.exp(logits - peak).sum()))
-                llama_cpp.llama_batch_free(batch)
-                batch = None
-                out.append(total)
+                out.append(self._logprob(tokens, first, cancel))
                 if cancel is not None and cancel.is_set():
                     raise Cancelled()
         except (Cancelled, GenerationError):
@@ -247,12 +215,51 @@ class LlamaGenerator:
                 raise Cancelled() from exc
             raise GenerationError(f"The model failed while scoring: {exc.__class__.__name__}: {exc}") from exc
         finally:
-            if batch is not None:
-                llama_cpp.llama_batch_free(batch)
             self._cancel = None
             llm.reset()
             llm._ctx.kv_cache_seq_rm(-1, 0, -1)
         return out, len(cont), read
+
+    def _scored_tokens(self, context: str, cont: list[int]) -> tuple[list[int], int]:
+        """The tokens of ``context`` then ``cont`` (the context cut from the front to fit one batch), and the
+        position whose logits predict the continuation's first token."""
+        ctx_tokens = self.llm.tokenize(context.encode("utf-8"), add_bos=True, special=False)
+        room = min(self.batch, self.context_size) - len(cont)
+        if room < 2:
+            raise GenerationError(f"The question ({len(cont)} tokens) is too long to score against a passage.",
+                                  hint="Ask a shorter question, or set answer_rerank = off.")  # fmt: skip
+        if len(ctx_tokens) > room:  # keep the start token and the end of the context (the template's cue)
+            ctx_tokens = ctx_tokens[:1] + ctx_tokens[len(ctx_tokens) - (room - 1):]
+        return ctx_tokens + cont, len(ctx_tokens) - 1
+
+    def _logprob(self, tokens: list[int], first: int, cancel) -> float:
+        """The summed log-probability of ``tokens[first + 1:]`` given what precedes each, in one llama_decode."""
+        import llama_cpp
+        import numpy as np
+
+        llm = self.llm
+        llm.reset()
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        batch = llama_cpp.llama_batch_init(len(tokens), 0, 1)
+        try:
+            for i, tok in enumerate(tokens):
+                batch.token[i], batch.pos[i], batch.n_seq_id[i] = tok, i, 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = first <= i < len(tokens) - 1
+            batch.n_tokens = len(tokens)
+            if llama_cpp.llama_decode(llm._ctx.ctx, batch) != 0:
+                if cancel is not None and cancel.is_set():  # stopped mid-batch at our request
+                    raise Cancelled()
+                raise GenerationError("The model failed while scoring a question against a passage.")
+            n_vocab = llm.n_vocab()
+            total = 0.0
+            for i in range(first, len(tokens) - 1):
+                logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, i), shape=(n_vocab,))
+                peak = float(logits.max())
+                total += float(logits[tokens[i + 1]]) - peak - float(np.log(np.exp(logits - peak).sum()))
+            return total
+        finally:
+            llama_cpp.llama_batch_free(batch)
 
 
 def _grammar_accepted(llm, compiled) -> bool:

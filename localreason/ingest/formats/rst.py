@@ -47,9 +47,6 @@ _HIDDEN = frozenset("role default-role index toctree highlight sectionauthor mod
                     "meta".split())  # fmt: skip
 _LITERAL = frozenset("code-block sourcecode code doctest testcode testoutput productionlist "
                      "parsed-literal".split())  # fmt: skip
-_VERSION_LABELS = {"versionadded": "New in version {}", "versionchanged": "Changed in version {}",
-                   "deprecated": "Deprecated since version {}", "versionremoved": "Removed in version {}"}  # fmt: skip
-_TITLED = {"seealso": "See also", "impl-detail": "CPython implementation detail:"}
 _ADMONITIONS = {"attention": "Attention", "caution": "Caution", "danger": "Danger", "error": "Error", "hint": "Hint",
                 "important": "Important", "note": "Note", "tip": "Tip", "warning": "Warning"}  # fmt: skip
 _NESTED = frozenset("only ifconfig hlist glossary centered container compound tabs tab".split())
@@ -58,14 +55,6 @@ _BUILTIN = frozenset("table csv-table list-table image figure topic sidebar rubr
                      "line-block compound container math replace unicode date title admonition attention caution "
                      "danger error hint important note tip warning".split())  # fmt: skip
 # ("role" and "default-role" are hidden instead: docutils' would change its roles for the whole process.)
-# Object descriptions: the word Sphinx shows before the name, and whether the module prefix is added.
-_PREFIXES = {"class": "class ", "exception": "exception ", "classmethod": "classmethod ", "staticmethod": "static ",
-             "coroutinefunction": "coroutine ", "coroutinemethod": "coroutine ", "abstractmethod": "abstractmethod ",
-             "awaitablefunction": "awaitable ", "awaitablemethod": "awaitable ", "decorator": "@",
-             "decoratormethod": "@", "c:struct": "struct ", "c:union": "union ", "c:enum": "enum ",
-             "c:macro": "", "c:type": "type "}  # fmt: skip
-_MODULE_LEVEL = frozenset("function class exception data decorator coroutinefunction awaitablefunction".split())
-_CLASS_LIKE = frozenset(("class", "exception"))
 _INFO_FIELDS = {"param": "Parameters", "parameter": "Parameters", "arg": "Parameters", "argument": "Parameters",
                 "key": "Parameters", "keyword": "Parameters", "type": "", "raises": "Raises", "raise": "Raises",
                 "except": "Raises", "exception": "Raises", "var": "Variables", "ivar": "Variables",
@@ -254,180 +243,27 @@ def _install() -> None:
         _installed = True
 
 
-_CLASSES: dict[str, type] = {}
-
-
 def _directive(name: str):
     """The directive class for ``name``, or None to let docutils use its own."""
     if name in _BUILTIN:
         return None
-    if not _CLASSES:
-        _CLASSES.update(_directive_classes())
+    from . import rst_directives as kinds  # imports docutils: only once a reST file is read
+
     if name in _HIDDEN:
-        return _CLASSES["hidden"]
+        return kinds.Hidden
     if name in _LITERAL:
-        return _CLASSES["literal"]
-    if name in _VERSION_LABELS or name == "deprecated-removed":
-        return _CLASSES["version"]
+        return kinds.Literal
+    if name in kinds.VERSION_LABELS or name == "deprecated-removed":
+        return kinds.Version
     if name in _NESTED:
-        return _CLASSES["nested"]
+        return kinds.Nested
     if name in ("module", "py:module"):
-        return _CLASSES["module"]
+        return kinds.Module
     if name in ("availability", "audit-event"):
-        return _CLASSES["sentence"]
-    if name in _TITLED:
-        return _CLASSES["titled"]
-    return _CLASSES["object"]
-
-
-class _AnyOptions(dict):
-    """Every ``:option: value`` a directive is given is accepted (and ignored)."""
-
-    def __missing__(self, key):
-        return lambda value: value
-
-    def __bool__(self) -> bool:
-        return True
-
-
-def _directive_classes() -> dict[str, type]:
-    from docutils import nodes
-    from docutils.parsers.rst import Directive
-
-    class Base(Directive):
-        required_arguments = 0
-        optional_arguments = 1
-        final_argument_whitespace = True
-        has_content = True
-        option_spec = _AnyOptions()
-
-        @property
-        def argument(self) -> str:
-            return self.arguments[0] if self.arguments else ""
-
-        def body(self, into) -> None:
-            if self.content:
-                self.state.nested_parse(self.content, self.content_offset, into)
-
-        def inline(self, text: str) -> list:
-            found, _ = self.state.inline_text(text, self.lineno)
-            return found
-
-    class Hidden(Base):
-        def run(self):
-            return []
-
-    class Literal(Base):
-        def run(self):
-            if "hide" in self.options:  # a doctest kept out of the page (":hide:")
-                return []
-            text = "\n".join(self.content)
-            return [nodes.literal_block(text, text)] if text.strip() else []
-
-    class Nested(Base):
-        def run(self):
-            box = nodes.container()
-            if self.argument and self.name in ("centered",):
-                box += nodes.paragraph("", "", *self.inline(self.argument))
-            self.body(box)
-            return [box]
-
-    class Version(Base):
-        optional_arguments = 2
-        final_argument_whitespace = True
-
-        def run(self):
-            version, rest = (" ".join(self.arguments).split(None, 1) + ["", ""])[:2]
-            if self.name == "deprecated-removed":
-                removed, rest = (rest.split(None, 1) + ["", ""])[:2]
-                label = f"Deprecated since version {version}, will be removed in version {removed}"
-            else:
-                label = _VERSION_LABELS[self.name].format(version)
-            box = nodes.container()
-            self.body(box)
-            para = nodes.paragraph()
-            first = box[0] if len(box) and isinstance(box[0], nodes.paragraph) else None
-            if rest.strip() or first is not None:
-                para += nodes.Text(label + ": ")
-                para.extend(self.inline(rest.strip()) if rest.strip() else [])
-                if first is not None:
-                    if rest.strip():
-                        para += nodes.Text(" ")
-                    para.extend(first.children)
-                    box.remove(first)
-            else:
-                para += nodes.Text(label + ".")
-            return [para, *box.children]
-
-    class Titled(Base):
-        def run(self):
-            box = nodes.container()
-            if self.name == "impl-detail" and self.argument:
-                box += nodes.paragraph("", "", nodes.Text(_TITLED[self.name] + " "), *self.inline(self.argument))
-            else:
-                box += nodes.paragraph("", _TITLED[self.name])
-                if self.argument:
-                    box += nodes.paragraph("", "", *self.inline(self.argument))
-            self.body(box)
-            return [box]
-
-    class Sentence(Base):
-        optional_arguments = 3
-        final_argument_whitespace = True
-
-        def run(self):
-            text = " ".join(self.arguments)
-            if self.name == "availability":
-                shown = f"Availability: {text}"
-            else:  # audit-event:: name args [target]
-                event = self.arguments[0] if self.arguments else ""
-                args = [a.strip() for a in (self.arguments[1] if len(self.arguments) > 1 else "").split(",")]
-                args = [a for a in args if a.strip("\"'")]
-                shown = f"Raises an auditing event {event} with " + (
-                    f"argument{'s' if len(args) > 1 else ''} {', '.join(args)}." if args else "no arguments.")
-            box = nodes.container()
-            box += nodes.paragraph("", "", *self.inline(shown))
-            self.body(box)
-            return [box]
-
-    class Module(Base):
-        def run(self):
-            self.state.document.settings.localreason_module = self.argument.strip()
-            box = nodes.container()
-            self.body(box)
-            return [box]
-
-    class Object(Base):
-        """A signature (one per argument line) and its description, as Sphinx lays out an object."""
-
-        def run(self):
-            settings = self.state.document.settings
-            if self.name in ("currentmodule", "py:currentmodule"):
-                settings.localreason_module = self.argument.strip()
-                return []
-            kind = self.name.split(":")[-1] if self.name.startswith("py:") else self.name
-            in_class = getattr(settings, "localreason_class_depth", 0) > 0
-            module = getattr(settings, "localreason_module", "")
-            box = nodes.container()
-            for line in self.argument.split("\n"):
-                line = line.strip().rstrip("\\").strip()
-                if not line:
-                    continue
-                name = line
-                if module and not in_class and kind in _MODULE_LEVEL and not line.startswith(module + "."):
-                    name = f"{module}.{line}"
-                shown = _PREFIXES.get(kind, "") + name
-                box += nodes.paragraph(shown, shown)
-            settings.localreason_class_depth = getattr(settings, "localreason_class_depth", 0) + (
-                kind in _CLASS_LIKE)
-            try:
-                self.body(box)
-            finally:
-                settings.localreason_class_depth -= kind in _CLASS_LIKE
-            return [box]
-
-    return {"hidden": Hidden, "literal": Literal, "nested": Nested, "version": Version, "titled": Titled,
-            "sentence": Sentence, "module": Module, "object": Object}  # fmt: skip
+        return kinds.Sentence
+    if name in kinds.TITLED:
+        return kinds.Titled
+    return kinds.Object
 
 
 # ---------------------------------------------------------------- doctree -> blocks
