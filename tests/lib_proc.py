@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import FakeEmbedder, FakeGenerator  # noqa: E402
+from fakes import FakeEmbedder, FakeGenerator  # noqa: E402
 
 import localreason.ingest.pipeline as pipeline  # noqa: E402
 from localreason.config import load_settings  # noqa: E402
