@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from .config import CI_ENV, DEBUG_ENV
 from .errors import Interrupted, LocalReasonError
 
 DEMO_QUESTION = "Where did the Black Death originate?"
@@ -654,21 +655,24 @@ def models(obj: _Ctx, as_json) -> int:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option("--markdown", is_flag=True,
+              help="Describe every setting and environment variable as Markdown tables (nothing is loaded).")
 @click.pass_obj
-def config(obj: _Ctx, as_json) -> int:
-    """Show the settings in force and where each can be changed."""
-    from dataclasses import asdict
+def config(obj: _Ctx, as_json, markdown) -> int:
+    """Show the settings in force, where each came from, and the other environment variables read."""
+    from .config import config_text, environment_in_force, markdown_reference, settings_and_sources
 
-    from .config import load_settings
-
-    settings = load_settings(obj.home)
-    values = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(settings).items()}
-    if as_json:
-        _emit_json({"settings": values, "configFile": str(settings.config_path)})
+    if markdown:
+        click.echo(markdown_reference(), nl=False)
         return 0
-    click.echo(f"Settings (file: {settings.config_path}; environment: LOCALREASON_<NAME>):")
-    for key, value in values.items():
-        click.echo(f"  {key} = {value}")
+    settings, sources = settings_and_sources(obj.home)
+    if as_json:
+        values = {name: getattr(settings, name) for name in ("home", *sources)}
+        values = {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
+        _emit_json({"settings": values, "configFile": str(settings.config_path), "sources": sources,
+                    "environment": environment_in_force()})  # fmt: skip
+        return 0
+    click.echo(config_text(settings, sources))
     return 0
 
 
@@ -698,7 +702,7 @@ def demo(obj: _Ctx, as_json, tui) -> int:
     answer = svc.reason(DEMO_QUESTION)
     print_answer(answer, out)
     if tui is None:
-        tui = sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("CI")
+        tui = sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get(CI_ENV)
     if tui:
         from .session import Scope, Turn
         from .tui import run
@@ -789,10 +793,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("Interrupted.", err=True)
         code = 130
     except Exception as exc:  # a bug: say so plainly, keep the traceback for those who ask
-        if os.environ.get("LOCALREASON_DEBUG"):
+        if os.environ.get(DEBUG_ENV):
             raise
         click.echo(f"Internal error: {exc.__class__.__name__}: {exc}\n"
-                   "This is a bug in localreason. Run again with LOCALREASON_DEBUG=1 to see the traceback.",
+                   f"This is a bug in localreason. Run again with {DEBUG_ENV}=1 to see the traceback.",
                    err=True)  # fmt: skip
         code = 70
     sys.exit(code if isinstance(code, int) else 0)

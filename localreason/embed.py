@@ -27,6 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .config import set_own_environment
 from .errors import ModelError
 from .models import EmbeddingModelInfo
 from .openvino_runtime import load_openvino
@@ -61,10 +62,7 @@ class Embedder(Protocol):
 
 def _offline_env() -> None:
     """Belt and braces: even a name that slipped through must not reach a hub."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    set_own_environment()  # HF_HUB_OFFLINE=1 and the rest of config.ENVIRONMENT's ``sets``
 
 
 def _broken_folder(info: EmbeddingModelInfo, exc: BaseException) -> ModelError:

@@ -24,7 +24,7 @@ def use_fake_models() -> None:
     global _installed
     if _installed:
         return
-    from conftest import FakeEmbedder, FakeGenerator
+    from fakes import FakeEmbedder, FakeGenerator
 
     from localreason.library import Library
 

@@ -1,38 +1,94 @@
 """A library in a separate process, for crash and concurrency tests (fake embedder: fast and deterministic).
 
-    python tests/lib_proc.py HOME ingest PATH COLLECTION [--prune]
-    python tests/lib_proc.py HOME remove TARGET
-    python tests/lib_proc.py HOME sync
-    python tests/lib_proc.py HOME reindex
+    python tests/lib_proc.py HOME [--stall-in POINT] ingest PATH COLLECTION [--prune]
+    python tests/lib_proc.py HOME [--stall-in POINT] remove TARGET
+    python tests/lib_proc.py HOME [--stall-in POINT] sync
+    python tests/lib_proc.py HOME [--stall-in POINT] reindex
     python tests/lib_proc.py HOME search QUERY
     python tests/lib_proc.py HOME serve        # reads "search Q" / "ask Q" lines, answers one JSON line each
+    python tests/lib_proc.py HOME [--stall-in POINT] cli ARGS ...   # the real `localreason ARGS` (real models)
 
-Progress is printed one line per finished file (``file STATUS PATH``) and flushed,
-so a test can kill the process at a chosen point.
+Progress is printed one line per finished file (``file STATUS PATH``) and flushed. With ``--stall-in``,
+the process announces itself from inside the chosen write and then waits there to be killed (stall_in),
+so a test kills it while that write is in progress and can check from outside that it is.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
-from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import FakeEmbedder, FakeGenerator  # noqa: E402
+from fakes import FakeEmbedder, FakeGenerator  # noqa: E402
 
 import localreason.ingest.pipeline as pipeline  # noqa: E402
 from localreason.config import load_settings  # noqa: E402
 from localreason.errors import LocalReasonError  # noqa: E402
 from localreason.library import Library  # noqa: E402
+from localreason.store.db import Store  # noqa: E402
 
 pipeline.EMBED_GROUP = 8  # commit often, so kills land between and inside many transactions
 
 
+STALL_SECONDS = 300
+"""How long a stalled write waits to be killed before the process gives up (the test failed to kill it)."""
+
+
 def say(*parts) -> None:
     print(*parts, flush=True)
+
+
+def _stall(*announcement) -> None:
+    """Announce where this process stands, then wait there to be killed."""
+    say("stalled", *announcement)
+    time.sleep(STALL_SECONDS)
+    raise SystemExit(f"stalled for {STALL_SECONDS} s and nobody killed this process")
+
+
+def stall_in(point: str) -> None:
+    """Make this process stop inside its ``N``-th write of a kind (``POINT`` is ``KIND:N``) until it is killed.
+
+    ``write:N``: the N-th database write that changes chunks or vectors (a document written, documents or a
+    collection deleted, a reindex), inside its transaction after its last statement, which is where
+    Store.bump_generation runs; it announces ``stalled write N GENERATION`` with the committed generation
+    the write started from. ``publish:N``: the N-th vector index file written for other processes, after the
+    file is on disk and before vectors.json names it; it announces ``stalled publish N FILE_NAME``. The
+    package has no hook for this: the two methods are wrapped here, in the process the test started.
+    """
+    kind, _, nth = point.partition(":")
+    target, seen = int(nth), 0
+    if kind == "write":
+        bump = Store.bump_generation
+
+        def bump_then_stall(self):
+            nonlocal seen
+            before, after = bump(self)
+            seen += 1
+            if seen == target and self.db.in_transaction:
+                _stall("write", seen, before)
+            return before, after
+
+        Store.bump_generation = bump_then_stall
+    elif kind == "publish":
+        import faiss
+
+        write_index = faiss.write_index
+
+        def write_then_stall(index, path):
+            nonlocal seen
+            write_index(index, path)
+            seen += 1
+            if seen == target:
+                _stall("publish", seen, Path(path).name)
+
+        faiss.write_index = write_then_stall
+    else:
+        raise SystemExit(f"unknown stall point {point}")
 
 
 def open_library(home: str) -> Library:
@@ -68,7 +124,15 @@ def serve(lib: Library) -> None:
 
 
 def main(argv: list[str]) -> int:
-    home, command, *args = argv
+    home, *rest = argv
+    if rest[0] == "--stall-in":
+        stall_in(rest[1])
+        rest = rest[2:]
+    command, *args = rest
+    if command == "cli":
+        from localreason import cli
+
+        cli.main(["--home", home, *args])  # exits with the command's code
     lib = open_library(home)
     lib.notice = lambda message: say("notice", message)
     progress = lambda p: say("file", p.status, p.path)  # noqa: E731

@@ -10,7 +10,7 @@ import pytest
 from localreason.config import load_settings
 from localreason.library import Library
 
-from conftest import FakeEmbedder
+from fakes import FakeEmbedder
 from files import make_docx, make_pdf
 
 

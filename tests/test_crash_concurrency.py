@@ -1,7 +1,13 @@
-"""Real processes: kill -9 at many points, writers side by side, readers while a writer works.
+"""Real processes: kill -9 inside writes, writers side by side, readers while a writer works.
 
 These start Python subprocesses (tests/lib_proc.py, with the fake embedder, and the real CLI),
 so they take a while; they are marked ``slow`` and CI runs them.
+
+A kill is aimed at a write, not at a moment: the process stops inside the write it was told to
+(lib_proc.py --stall-in: inside a database transaction, or after a vector index file is written and
+before it is published) and says so; the test checks from outside that the write is in progress (the
+database's write lock is held and its change not committed; the index file exists but is not named),
+kills it there, and then checks that the write left no trace and the library works.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -43,13 +50,57 @@ def corpus(tmp_path: Path, n: int = 30) -> Path:
     return root
 
 
-def kill_after_lines(proc: subprocess.Popen, lines: int) -> None:
-    """SIGKILL ``proc`` once it has printed ``lines`` progress lines (or at once if 0)."""
-    for _ in range(lines):
-        if not proc.stdout.readline():
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
+def committed_generation(home: Path) -> int:
+    """The database generation other processes see (every committed write that changes chunks bumps it)."""
+    db = sqlite3.connect(home / "library.sqlite3", timeout=0, isolation_level=None)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        db.close()
+
+
+def assert_writing(home: Path, before: int) -> None:
+    """A process is inside a write transaction: the write lock is held and its change is not committed."""
+    assert committed_generation(home) == before, "the stalled write is not committed"
+    db = sqlite3.connect(home / "library.sqlite3", timeout=0, isolation_level=None)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            db.execute("BEGIN IMMEDIATE")
+    finally:
+        db.close()
+
+
+def assert_publishing(home: Path, name: str) -> None:
+    """A process has written the vector index file ``name`` and not yet published it in vectors.json."""
+    assert (home / name).is_file()
+    meta = home / "vectors.json"
+    assert not meta.exists() or json.loads(meta.read_text())["file"] != name
+
+
+def kill_in_write(proc: subprocess.Popen, home: Path) -> tuple[str, int, str]:
+    """SIGKILL ``proc`` (started with --stall-in) once it says it stands inside its write and the library shows
+    that write in progress; returns what it announced: (kind, which one, generation or file name)."""
+    try:
+        line = next((line for line in proc.stdout if line.startswith("stalled ")), None)
+        assert line is not None, f"the process ended before the write: {proc.stderr.read()[-3000:]}"
+        _, kind, nth, what = line.split()
+        if kind == "write":
+            assert_writing(home, int(what))
+        else:
+            assert_publishing(home, what)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL, "killed, not ended of its own accord"
+    return kind, int(nth), what
+
+
+def assert_undone(home: Path, killed: tuple[str, int, str]) -> None:
+    """The killed write left no trace: a database write rolled back to the generation it started from."""
+    kind, _, what = killed
+    if kind == "write":
+        assert committed_generation(home) == int(what)
 
 
 def clean_counts(tmp_path: Path, root: Path) -> tuple[int, int]:
@@ -74,42 +125,50 @@ def check_after_crash(home: Path, expect: tuple[int, int] | None = None) -> None
     lib.close()
 
 
-KILLS = {"early": 0, "middle": 12, "late": 27}
+KILLS = {"first document": "write:1", "middle": "write:13", "last document": "write:30", "publishing": "publish:2"}
+"""Where an ingest of 30 notes into a new library is killed: inside the transaction writing its 1st, 13th or
+30th document, or while it publishes the vector index after them (the 1st publication is the empty index
+the new library opens with)."""
 
 
 @pytest.mark.parametrize("when", KILLS)
-def test_ingest_killed_at_any_point_reruns_to_the_clean_counts(tmp_path, when):
+def test_ingest_killed_in_a_write_reruns_to_the_clean_counts(tmp_path, when):
     root = corpus(tmp_path)
     expect = clean_counts(tmp_path, root)
     home = tmp_path / "home"
-    kill_after_lines(start(home, "ingest", str(root), "work"), KILLS[when])
+    killed = kill_in_write(start(home, "--stall-in", KILLS[when], "ingest", str(root), "work"), home)
     check_after_crash(home)
+    assert_undone(home, killed)
+    lib = open_lib(home)
+    written = len(lib.documents())
+    lib.close()
+    assert written == (expect[0] if killed[0] == "publish" else killed[1] - 1), "the writes before it stand"
     code, out, err = run(home, "ingest", str(root), "work")
     assert code == 0, err
     check_after_crash(home, expect)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2, 0.5, 1.0])
-def test_remove_sync_and_reindex_killed_mid_way_leave_a_working_library(tmp_path, delay):
+@pytest.mark.parametrize("point", ["write:1", "publish:1"])
+def test_remove_sync_and_reindex_killed_in_a_write_leave_a_working_library(tmp_path, point):
     root = corpus(tmp_path, 20)
     home = tmp_path / "home"
     assert run(home, "ingest", str(root), "work")[0] == 0
     expect = (20, open_lib(home).store.paragraph_count())
     for args in (("reindex",), ("remove", "work")):
-        proc = start(home, *args)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
+        killed = kill_in_write(start(home, "--stall-in", point, *args), home)
         check_after_crash(home)
+        assert_undone(home, killed)
+        if killed[0] == "write":
+            check_after_crash(home, expect)
     assert run(home, "ingest", str(root), "work")[0] == 0
     check_after_crash(home, expect)
     for f in sorted(root.iterdir())[:5]:
         f.unlink()
-    proc = start(home, "sync")
-    time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
+    killed = kill_in_write(start(home, "--stall-in", point, "sync"), home)
     check_after_crash(home)
+    assert_undone(home, killed)
+    if killed[0] == "write":
+        check_after_crash(home, expect)
     code, out, err = run(home, "sync")
     assert code == 0, err
     lib = open_lib(home)
@@ -195,17 +254,15 @@ def test_the_real_cli_killed_mid_ingest_reruns_cleanly(tmp_path):
     from localreason.demo import samples_dir
 
     home = tmp_path / "home"
+    args = ["ingest", str(samples_dir()), "-c", "samples", "--exclude", "LICENSES*", "--exclude", "README*"]
+    killed = kill_in_write(start(home, "--stall-in", "write:3", "cli", *args), home)  # the real models, 3rd document
+    assert_undone(home, killed)
+    lib = open_lib(home)
+    assert len(lib.documents()) == 2, "the two documents written before it stand"
+    lib.close()
     env = {**os.environ, "LOCALREASON_HOME": str(home)}
-    cmd = [sys.executable, "-m", "localreason", "ingest", str(samples_dir()), "-c", "samples", "--exclude",
-           "LICENSES*", "--exclude", "README*"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 120
-    while time.time() < deadline and not (home / "library.sqlite3").exists():
-        time.sleep(0.05)
-    time.sleep(4)  # the model is loaded and the first documents are being written
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "localreason", *args], env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     from localreason.library import Library
 

@@ -1,8 +1,11 @@
-"""Arbitrary input never escapes as anything but a ValidationError, and packets and grammars stay well formed.
+"""Arbitrary input never escapes as anything but a ValidationError; answers to any question and any model
+output keep the spec's contract; packets and grammars stay well formed.
 
-Hypothesis drives the validators, the search operations (on a real store with the fake
-embedder), the packet builder and the grammar builder; the grammar is compiled by llama.cpp's
-own GBNF parser. Example counts are kept small so the file runs in seconds.
+Hypothesis drives the validators, the search operations and reason (on a real store with the fake
+embedder; the model's output is fuzzed too, good and bad references mixed, and the answer is checked
+against the verification rule of shared/spec/reasoning.md), the packet builder and the grammar builder;
+the grammar is compiled by llama.cpp's own GBNF parser. Example counts are kept small so the file runs in
+seconds.
 """
 
 from __future__ import annotations
@@ -12,18 +15,18 @@ import json
 import re
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from localreason import search
 from localreason.errors import ValidationError
 from localreason.ids import check_id
 from localreason.quotes import Quote
-from localreason.reason import LIMITATION_CHOICES, build_grammar, parse_output, reason
+from localreason.reason import LIMITATION_CHOICES, NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
 from localreason.tokens import count_tokens
 from localreason.types import Evidence, EvidencePacket, SearchHit
 
-from conftest import FakeGenerator
+from fakes import FakeGenerator, grammar_statements
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -107,16 +110,17 @@ def test_control_characters_become_spaces_and_right_to_left_text_is_kept():
 # ------------------------------------------------------------ search operations on a real store
 
 
+ROUTER = ("# Router manual\n\n## Warranty\n\nThe router warranty lasts two years.\n\n"
+          "## Reset\n\nPress the reset button for ten seconds.\n")
+NOTES = f"Caf\u00e9 notes.\n\n{HEBREW}. The warranty claim & refund <form> was sent on Monday.\n"
+BOILER = "# Boiler leaflet\n\n## Warranty\n\nThe boiler warranty lasts seven years from the day it is installed.\n"
+"""In collection ``other``: answers scoped to ``work`` never have it as evidence, so citing it is a forgery."""
+
+
 @pytest.fixture
-def searchable(lib, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "router.md").write_text("# Router manual\n\n## Warranty\n\nThe router warranty lasts two years.\n\n"
-                                    "## Reset\n\nPress the reset button for ten seconds.\n")  # fmt: skip
-    (docs / "notes.txt").write_text(f"Caf\u00e9 notes.\n\n{HEBREW}. The warranty claim & refund <form> was sent on "
-                                    "Monday.\n")  # fmt: skip
-    lib.ingest([docs], "work")
-    return lib
+def searchable(library_of):
+    library_of({"boiler.md": BOILER}, "other")
+    return library_of({"router.md": ROUTER, "notes.txt": NOTES}, "work")
 
 
 @FAST
@@ -144,8 +148,10 @@ def test_search_operations_return_results_or_refuse(searchable, query, limit):
 @pytest.mark.parametrize("query", ["warranty\x00 length\x1b", HEBREW, ARABIC, "_" * 40, '"warranty" OR NEAR(a b)*'])
 def test_odd_but_valid_queries_search_and_answer(searchable, query):
     assert isinstance(search.deep_search(searchable.index, query), list)
-    a = reason(searchable, query, generator=FakeGenerator(), collection_id=searchable.collection("work").id)
+    work = searchable.collection("work").id
+    a = reason(searchable, query, generator=FakeGenerator(), collection_id=work)
     assert a.answer
+    assert_good_answer(searchable, a, evidence_ids(searchable, query, collection_id=work))
 
 
 def test_a_query_that_is_not_utf8_is_refused_before_any_work(searchable):
@@ -153,6 +159,167 @@ def test_a_query_that_is_not_utf8_is_refused_before_any_work(searchable):
     with pytest.raises(ValidationError, match="not valid UTF-8"):
         reason(searchable, "caf\udce9 warranty", generator=gen)
     assert gen.calls == 0
+
+
+# ------------------------------------------------------------ answers: what a good answer to any input is
+
+
+CITATION_TOKEN = re.compile(r"\[\[(chk_[a-z2-7]{16})\]\]")
+NONCE = "zqxjv"
+"""A word in no document: a quotation or text that contains it is the model's, never the evidence's."""
+SPACES = " \t\n\r\x0b\x0c\x85\u00a0\u2003\u2028\u3000"
+"""Whitespace (str.isspace): a run of it is one space when quotations are compared."""
+ASKED = st.one_of(QUERIES, st.sampled_from([
+    "How long is the router warranty?", "How do I reset the router?", "When was the warranty claim sent?",
+    "How long is the boiler warranty?", "Caf\u00e9 notes", HEBREW, "warranty", "ten seconds reset button",
+]))  # fmt: skip
+"""Fuzzed queries, and questions the library answers (so that the model is called)."""
+
+
+def collapse(text: str) -> str:
+    """The spec's comparison form: whitespace runs collapsed, both ends trimmed."""
+    return " ".join(text.split())
+
+
+def assert_good_answer(lib, answer, evidence_ids: set[str]) -> None:
+    """What every answer must be, whatever was asked and whatever the model wrote (shared/spec/reasoning.md):
+    each citation a chunk of the library that was in the evidence; each quotation in its chunk (whitespace
+    collapsed) at its offsets; the ``[[chunkId]]`` tokens exactly the cited chunks; gaps strings; meta
+    consistent; the no-evidence answer without citations."""
+    cited = [c.chunk_id for c in answer.citations]
+    assert isinstance(answer.answer, str) and answer.answer.strip()
+    assert all(isinstance(g, str) and g.strip() for g in answer.gaps), answer.gaps
+    assert answer.citations_dropped >= 0 and answer.chunks_gathered >= len(set(cited)) and answer.latency_ms >= 0
+    assert len(cited) == len(set(cited)), "each cited chunk once"
+    assert set(CITATION_TOKEN.findall(answer.answer)) == set(cited), answer.answer
+    assert "[[" not in CITATION_TOKEN.sub("", answer.answer), "no broken citation token"
+    assert {r.chunk_id for s in answer.statements for r in s.references} == set(cited)
+    assert NONCE not in answer.answer, "nothing the evidence does not say"
+    for c in answer.citations:
+        chunk = lib.chunk(c.chunk_id)  # NotFoundError for a chunk the library does not hold
+        assert c.chunk_id in evidence_ids, "cited, but not in the evidence gathered for this question"
+        assert (c.document_id, c.document_title) == (chunk.document_id, lib.document(chunk.document_id).title)
+    for s in answer.statements:
+        assert s.references and s.text.strip()
+        for r in s.references:
+            chunk = lib.chunk(r.chunk_id)
+            assert r.document_id == chunk.document_id
+            assert collapse(r.quotation) and collapse(r.quotation) in collapse(chunk.text), r.quotation
+            assert lib.document_text(r.document_id)[r.start:r.end] == r.quotation
+    if answer.answer == NO_EVIDENCE_ANSWER:
+        assert answer.no_evidence and not answer.citations and not answer.statements
+        assert answer.citations_dropped == 0
+    else:
+        assert not answer.no_evidence
+
+
+class Scribe(FakeGenerator):
+    """A careless or hostile model: for each request it writes statements from hypothesis's choices, each
+    reference good (an offered quotation as is, re-spaced, or a run of its words) or bad (a word added, a
+    chunk outside the evidence, an id no chunk has), and records how many of each it wrote."""
+
+    def __init__(self, data, foreign: list[tuple[str, str]]) -> None:
+        super().__init__(self.write)
+        self.data, self.foreign = data, foreign
+        self.bad = self.withheld = 0
+        self.any_good = False
+
+    def reference(self, offered: list[dict]) -> tuple[dict, bool]:
+        """One reference and whether it must verify."""
+        ref = self.data.draw(st.sampled_from(offered))["references"][0]
+        words = ref["quotation"].split()
+        kind = self.data.draw(st.sampled_from(["exact", "spaced", "part", "added", "foreign", "unknown"]))
+        if kind == "spaced":
+            gaps = self.data.draw(st.lists(st.text(SPACES, min_size=1, max_size=3), min_size=len(words) + 1,
+                                           max_size=len(words) + 1))  # fmt: skip
+            spaced = gaps[0] + "".join(w + g for w, g in zip(words, gaps[1:]))
+            return {"quotation": spaced, "chunkId": ref["chunkId"]}, True
+        if kind == "part":
+            start = self.data.draw(st.integers(0, len(words) - 1))
+            end = self.data.draw(st.integers(start + 1, len(words)))
+            return {"quotation": " ".join(words[start:end]), "chunkId": ref["chunkId"]}, True
+        if kind == "added":
+            at = self.data.draw(st.integers(0, len(words)))
+            return {"quotation": " ".join(words[:at] + [NONCE] + words[at:]), "chunkId": ref["chunkId"]}, False
+        if kind == "foreign":
+            chunk_id, text = self.data.draw(st.sampled_from(self.foreign))
+            return {"quotation": text, "chunkId": chunk_id}, False
+        if kind == "unknown":
+            return {"quotation": ref["quotation"], "chunkId": self.data.draw(CHUNK_IDS)}, False
+        return dict(ref), True
+
+    def write(self, messages, grammar) -> str:
+        offered = grammar_statements(grammar)
+        statements = []
+        for _ in range(self.data.draw(st.integers(0, 4))):
+            refs = [self.reference(offered) for _ in range(self.data.draw(st.integers(0, 3)))]
+            good = [r for r, ok in refs if ok]
+            self.bad += len(refs) - len(good)
+            self.withheld += not good
+            self.any_good = self.any_good or bool(good)
+            quoted = " ".join(r["quotation"] for r in good) or "The warranty"
+            text = self.data.draw(st.sampled_from(["", quoted, f"The warranty lasts {NONCE} years."]))
+            statements.append({"references": [r for r, _ in refs], "text": text})
+        limitations = self.data.draw(st.lists(st.sampled_from(list(LIMITATION_CHOICES)), max_size=2))
+        return json.dumps({"statements": statements, "limitations": limitations})
+
+
+def evidence_ids(lib, query, **scope) -> set[str]:
+    """The chunks progressive search gathers for ``query`` (what reason may cite), found on its own."""
+    return {h.chunk_id for h in search.progressive_search(lib.index, query, **scope).hits}
+
+
+@FAST
+@given(query=ASKED, data=st.data())
+@example(query="How long is the router warranty?", data=None)
+def test_any_question_and_any_model_output_give_a_good_answer(searchable, query, data):
+    lib, work = searchable, searchable.collection("work").id
+    foreign = [(c.id, c.text) for d in lib.documents(lib.collection("other").id) for c in lib.chunks(d.id, 2)]
+    gen = Scribe(data, foreign) if data is not None else FakeGenerator()
+    try:
+        answer = reason(lib, query, generator=gen, collection_id=work)
+    except ValidationError as exc:
+        assert exc.message and gen.calls == 0
+        with pytest.raises(ValidationError):
+            search.clean_query(query)
+        return
+    assert_good_answer(lib, answer, evidence_ids(lib, query, collection_id=work))
+    event("the model wrote" if gen.calls else "no model call")  # --hypothesis-show-statistics shows the mix
+    if not isinstance(gen, Scribe) or gen.calls == 0:
+        assert gen.calls == 0 or answer.statements, "an obedient model's answer stands"
+        return
+    event(f"references that must fail: {min(gen.bad, 3)}{'+' if gen.bad > 3 else ''}")
+    assert answer.citations_dropped == gen.bad, "every reference that fails verification is counted, no other"
+    assert bool(answer.statements) == gen.any_good, "a statement with a verified reference is kept"
+    withheld = [g for g in answer.gaps if g.endswith("statement(s) withheld: none of their quotations could be "
+                                                    "verified in the evidence.")]  # fmt: skip
+    assert withheld == ([f"{gen.withheld} statement(s) withheld: none of their quotations could be verified in "
+                         "the evidence."] if gen.withheld else [])  # fmt: skip
+
+
+def test_the_fuzzed_answers_reach_the_model_and_cite(searchable):
+    """The property above is not vacuous: its questions are answered, with citations, by the model."""
+    a = reason(searchable, "How long is the router warranty?", generator=(gen := FakeGenerator()),
+               collection_id=searchable.collection("work").id)  # fmt: skip
+    assert gen.calls == 1 and a.citations and a.statements and not a.no_evidence
+    assert_good_answer(searchable, a, evidence_ids(searchable, "How long is the router warranty?",
+                                                   collection_id=searchable.collection("work").id))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(SPACES, max_size=12))
+def test_a_blank_question_is_refused_before_any_work(searchable, query):
+    gen = FakeGenerator()
+    with pytest.raises(ValidationError, match="blank"):
+        reason(searchable, query, generator=gen)
+    assert gen.calls == 0
+
+
+def test_no_evidence_comes_with_no_citations(searchable):
+    gen = FakeGenerator()
+    a = reason(searchable, "quantum gluon chromodynamics", generator=gen)
+    assert a.answer == NO_EVIDENCE_ANSWER and gen.calls == 0
+    assert_good_answer(searchable, a, evidence_ids(searchable, "quantum gluon chromodynamics"))
 
 
 # ------------------------------------------------------------ the packet

@@ -13,7 +13,7 @@ from localreason.errors import Interrupted, LibraryError, NotFoundError, Validat
 from localreason.library import Library
 from localreason.store import db as dbmod
 
-from conftest import FakeEmbedder
+from fakes import FakeEmbedder
 
 MANUAL = "# Inverter manual\n\n## Warranty\n\nThe inverter warranty lasts five years from purchase.\n\n" \
          "## Reset\n\nHold the reset button for ten seconds to restart the inverter.\n"  # fmt: skip

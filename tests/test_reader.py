@@ -42,14 +42,8 @@ class FakeReader:
 
 
 @pytest.fixture
-def library(lib, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "vendor.md").write_text(VENDOR)
-    (docs / "shop.md").write_text(SHOP)
-    (docs / "bridge.md").write_text(BRIDGE)
-    lib.ingest([docs], "work")
-    return lib
+def library(library_of):
+    return library_of({"vendor.md": VENDOR, "shop.md": SHOP, "bridge.md": BRIDGE})
 
 
 def quotations(answer) -> list[str]:

@@ -21,13 +21,8 @@ SHOP = "# Router offer (shop)\n\n## Warranty\n\nThe router warranty lasts five y
 
 
 @pytest.fixture
-def library(lib, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "vendor.md").write_text(VENDOR)
-    (docs / "shop.md").write_text(SHOP)
-    lib.ingest([docs], "work")
-    return lib
+def library(library_of):
+    return library_of({"vendor.md": VENDOR, "shop.md": SHOP})
 
 
 def doc(lib, title_start):

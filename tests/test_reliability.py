@@ -26,7 +26,7 @@ from localreason.library import Library
 from localreason.store import lock as write_lock
 from localreason.store.db import Store
 
-from conftest import FakeEmbedder
+from fakes import FakeEmbedder
 
 
 def open_lib(home: Path, **overrides) -> Library:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FakeGenerator
+from fakes import FakeGenerator
 from localreason.config import load_settings
 from localreason.errors import ValidationError
 from localreason.quotes import Quote
@@ -35,12 +35,8 @@ class LikelyFake(FakeGenerator):
 
 
 @pytest.fixture
-def mill(lib, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "mill.md").write_text(MILL)
-    lib.ingest([docs], "village")
-    return lib
+def mill(library_of):
+    return library_of({"mill.md": MILL}, "village")
 
 
 def quotes_of(answer):

@@ -20,17 +20,10 @@ INVERTER = "# Inverter guide\n\n## Warranty\n\nThe inverter warranty lasts five 
 
 
 @pytest.fixture
-def library(lib, tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "router.md").write_text(ROUTER)
-    (work / "inverter.md").write_text(INVERTER)
-    home = tmp_path / "home-docs"
-    home.mkdir()
-    (home / "recipes.md").write_text("# Recipes\n\n## Bread\n\nKnead the sourdough for ten minutes, then rest it.\n")
-    lib.ingest([work], "work")
-    lib.ingest([home], "home")
-    return lib
+def library(library_of):
+    library_of({"router.md": ROUTER, "inverter.md": INVERTER}, "work")
+    return library_of({"recipes.md": "# Recipes\n\n## Bread\n\nKnead the sourdough for ten minutes, then rest it.\n"},
+                      "home")  # fmt: skip
 
 
 def doc_id(lib, title):

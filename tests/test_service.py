@@ -13,7 +13,7 @@ from localreason.library import Library
 from localreason.service import Service
 from localreason.stages import STEPS, Stage
 
-from conftest import FakeEmbedder, FakeGenerator
+from fakes import FakeEmbedder, FakeGenerator
 
 
 def write_note(folder, name: str, text: str):

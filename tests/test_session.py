@@ -11,7 +11,7 @@ from localreason.errors import NotFoundError, ValidationError
 from localreason.service import ReadWriteLock
 from localreason.session import Session
 
-from conftest import FakeGenerator
+from fakes import FakeGenerator
 
 
 def test_writer_waits_for_readers_and_blocks_new_ones():
@@ -45,11 +45,8 @@ def test_writer_waits_for_readers_and_blocks_new_ones():
     assert events == ["r1 in", "r1 out", "writer in", "writer out", "r2 in", "r2 out"]
 
 
-def test_scope_history_and_export(lib, tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# Router\n\nThe router warranty lasts two years from the date of purchase.\n")
-    lib.ingest([docs], "work")
+def test_scope_history_and_export(library_of, tmp_path):
+    lib = library_of({"a.md": "# Router\n\nThe router warranty lasts two years from the date of purchase.\n"})
     lib._generator = FakeGenerator()
     s = Session(lib)
     with pytest.raises(ValidationError):

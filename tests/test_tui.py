@@ -18,7 +18,7 @@ from localreason.tui.screens import (AddScreen, ConfirmScreen, ErrorScreen, Expo
                                      ReportScreen, SourceScreen)  # fmt: skip
 from localreason.tui.widgets import AnswerView, LibraryTree, RefItem
 
-from conftest import FakeEmbedder, FakeGenerator
+from fakes import FakeEmbedder, FakeGenerator, WaitsForCancel
 from files import make_pdf
 
 SIZE = (100, 32)
@@ -388,26 +388,8 @@ async def test_remove_a_document_after_confirming_and_resync_restores_it(tui_lib
         assert [d.title for d in tui_lib.documents("notes")] == ["Router"]
 
 
-class SlowGenerator(FakeGenerator):
-    """Writes until cancelled (like a long generation), then behaves as the real model does."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.started = threading.Event()
-
-    def complete(self, messages, grammar, max_tokens, prefix="", cancel=None):
-        from localreason.errors import Cancelled
-
-        self.started.set()
-        for _ in range(500):
-            if cancel is not None and cancel.is_set():
-                raise Cancelled()
-            threading.Event().wait(0.01)
-        return super().complete(messages, grammar, max_tokens, prefix, cancel)
-
-
 async def test_escape_cancels_a_running_question_and_stages_are_shown(tui_lib):
-    gen = SlowGenerator()
+    gen = WaitsForCancel(hold=5.0)  # writes until cancelled, like a long generation
     tui_lib._generator = gen
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:

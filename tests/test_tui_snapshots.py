@@ -22,7 +22,7 @@ from localreason.library import Library
 from localreason.session import Scope, Turn
 from localreason.tui.app import LocalReasonApp
 
-from conftest import FakeEmbedder, FakeGenerator
+from fakes import FakeEmbedder, FakeGenerator
 
 BASE = Path("/tmp/localreason-snapshots")
 QUESTION = "Where did the Black Death originate?"

@@ -13,7 +13,7 @@ from localreason.library import Library
 from localreason.store import vectors as vectors_mod
 from localreason.store.vectors import VectorIndex, ivf_lists, wanted_kind
 
-from conftest import FakeEmbedder
+from fakes import FakeEmbedder
 
 
 def notes(root: Path, n: int, start: int = 0) -> Path:

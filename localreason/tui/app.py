@@ -26,6 +26,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
+from ..config import TUI_TRACE_ENV
 from ..errors import Cancelled, Interrupted, LocalReasonError
 from ..session import Session, Turn, default_export_name, elapsed_text
 from ..stages import Stage
@@ -82,7 +83,7 @@ class LocalReasonApp(App):
         """The search whose results are on screen (equal to search_seq once the last one is shown)."""
         self._search_timer = None
         self._tick = None
-        self._trace_path = trace or os.environ.get("LOCALREASON_TUI_TRACE")
+        self._trace_path = trace or os.environ.get(TUI_TRACE_ENV)
         self.sub_title = str(library.home)
 
     # ------------------------------------------------------------ layout
