@@ -23,11 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from squad import load_squad, write_corpus  # noqa: E402
+from bench.data.squad import load_squad, write_corpus
 
 HELD_OUT_COUNT = 8
 

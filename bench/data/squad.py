@@ -12,7 +12,7 @@ from pathlib import Path
 
 def squad_path(data_dir: Path) -> Path:
     """The cached SQuAD dev JSON, downloading and extracting it the first time."""
-    from qa_sets import member
+    from bench.data.qa_sets import member
 
     return member(data_dir, "squaddev_v1.1.json")
 

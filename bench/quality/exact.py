@@ -40,14 +40,12 @@ import argparse
 import random
 import re
 import shutil
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ingest import fetch_corpus  # noqa: E402
+from bench.data.debian_docs import fetch_corpus
 
 SENTENCE = ("Where is {} described?", "What does the documentation say about {}?")
 

@@ -35,14 +35,12 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_reason import unanswered  # noqa: E402
-from trace_reason import ObedientModel  # noqa: E402
+from bench.quality.reason import unanswered
+from bench.trace import ObedientModel
 
 DEBIAN_FIELDS = {
     "Maintainer": ["Who maintains {p}?", "Who is the maintainer of the {p} package?"],

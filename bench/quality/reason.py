@@ -37,14 +37,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import qa_sets  # noqa: E402
-from trace_reason import ObedientModel  # noqa: E402
+from bench.data import qa_sets
+from bench.trace import ObedientModel
 
 def unanswered(ans) -> bool:
     """The answer says the question was not answered: no evidence, or a gap that says so (reason's own

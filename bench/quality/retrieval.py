@@ -21,15 +21,13 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from squad import load_squad, write_corpus  # noqa: E402
+from bench.data.squad import load_squad, write_corpus
 
 
 def metrics(ranks: list[int | None]) -> dict[str, float]:

@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import ROOT
+
 QUESTION = "Where did the Black Death originate?"
 
 ASK_CHILD = """
@@ -83,7 +85,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
-    samples = Path(__file__).resolve().parent.parent / "localreason" / "samples"
+    samples = ROOT / "localreason" / "samples"
     home = Path(tempfile.mkdtemp(prefix="lr-cold-"))
     base = {**os.environ, "LOCALREASON_HOME": str(home), "TOKENIZERS_PARALLELISM": "false"}
     local = {**base, "LOCALREASON_HANDOFF": "0"}

@@ -24,17 +24,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ingest import fetch_corpus  # noqa: E402
-from bench_retrieval import doc_rank, metrics  # noqa: E402
-from squad import load_squad, write_corpus  # noqa: E402
+from bench.data.debian_docs import fetch_corpus
+from bench.data.squad import load_squad, write_corpus
+from bench.quality.retrieval import doc_rank, metrics
 
 
 def embedders():

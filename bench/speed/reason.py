@@ -24,11 +24,10 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench.data.squad import load_squad, write_corpus
 
 
 def build(home: Path, corpus: Path, titles: list[str], embedder):
@@ -46,7 +45,6 @@ def build(home: Path, corpus: Path, titles: list[str], embedder):
 
 def norm(text: str) -> str:
     return " ".join(text.lower().split())
-from squad import load_squad, write_corpus  # noqa: E402
 
 
 def pct(xs: list[float], p: int) -> float:

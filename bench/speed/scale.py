@@ -43,8 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qa_sets import member  # noqa: E402
+from bench.data.qa_sets import member
 
 SOURCES = ("squaddev_v1.1.json", "nyt_v1.0.json", "reddit_v1.0.json", "amazon_reviews_v1.0.json")
 PER_DOC = 50

@@ -40,17 +40,14 @@ import json
 import math
 import random
 import shutil
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(ROOT))
-import qa_sets  # noqa: E402
+from bench import ROOT
+from bench.data import qa_sets
 
 from localreason.reader import FORMAT, MAX_LENGTH, batch_arrays, load_tokenizer, pair_text, sigmoid  # noqa: E402
 from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402

@@ -12,14 +12,12 @@ costs no model time.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import qa_sets  # noqa: E402
+from bench.data import qa_sets
 
 
 def measure(lib, embed, questions, budget: int) -> tuple[float, float, float]:

@@ -24,14 +24,12 @@ import argparse
 import hashlib
 import inspect
 import pickle
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import qa_sets  # noqa: E402
+from bench.data import qa_sets
 
 K = 4
 

@@ -29,16 +29,13 @@ import hashlib
 import itertools
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(ROOT))
-import qa_sets  # noqa: E402
+from bench import ROOT
+from bench.data import qa_sets
 
 CALIBRATION = ["coqa-race", "coqa-science"]
 BLENDS = (0.0, 0.5, 1.0, 2.0)

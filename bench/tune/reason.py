@@ -30,13 +30,11 @@ from __future__ import annotations
 import argparse
 import math
 import pickle
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import qa_sets  # noqa: E402
+from bench.data import qa_sets
 
 BUDGET = 1000
 
