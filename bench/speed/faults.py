@@ -3,9 +3,11 @@
     python scripts/bench_faults.py                  # everything (a few minutes on two cores)
     python scripts/bench_faults.py --kills 40       # more kill points
 
-Each part uses the real store, FAISS index and parsing process with the fake
-embedder of the test suite (tests/conftest.py), in real processes
-(tests/lib_proc.py), so a figure here is the same check the tests make, repeated.
+Each part uses the real store, FAISS index and parsing process with a fake
+embedder, in real processes (bench/speed/fake_library.py: this benchmark's copy of
+the test suite's fake embedder, tests/conftest.py, and process, tests/lib_proc.py),
+so a figure here is the same check the tests make, repeated; the fuzz part runs two
+of the test files with pytest.
 It prints one table per part and exits non-zero if any check failed.
 """
 
@@ -25,11 +27,8 @@ import time
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from test_crash_concurrency import check_after_crash, corpus, kill_after_lines, run, start  # noqa: E402
-from test_reliability import folder_of, open_lib  # noqa: E402
+from bench import ROOT
+from bench.speed.fake_library import check_after_crash, corpus, folder_of, kill_after_lines, open_lib, run, start
 
 
 def kills(work: Path, n: int, seed: int) -> tuple[int, int]:
@@ -64,12 +63,28 @@ def kills(work: Path, n: int, seed: int) -> tuple[int, int]:
     return survived + same, n + 1
 
 
+def make_docx(path: Path, title: str, sections: list[tuple[str, list[str]]]) -> Path:
+    """A DOCX with a Title paragraph, then Heading 1 sections of body paragraphs, and a small table (as
+    tests/files.py's)."""
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph(title, style="Title")
+    for heading, paragraphs in sections:
+        document.add_heading(heading, level=1)
+        for text in paragraphs:
+            document.add_paragraph(text)
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Part", "Warranty"
+    table.cell(1, 0).text, table.cell(1, 1).text = "Inverter", "five years"
+    document.save(str(path))
+    return path
+
+
 def _docx_bomb(path: Path, paragraphs: int) -> None:
     body = "".join(f"<w:p><w:r><w:t>p{i}</w:t></w:r></w:p>" for i in range(paragraphs))
     xml = ('<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/'
            f'wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>')  # fmt: skip
-    from files import make_docx
-
     make_docx(path.with_suffix(".seed.docx"), "Seed", [("One", ["text"])])
     buf = io.BytesIO()
     with zipfile.ZipFile(path.with_suffix(".seed.docx")) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
