@@ -301,3 +301,70 @@ def sample(domain: Domain, kind: str, n: int, half: str = "eval", seed: int = 1)
     pool = [q for q in domain.questions if q.kind == kind and q.half == half]
     rng = random.Random(f"{domain.name}-{kind}-{half}-{seed}")
     return rng.sample(pool, min(n, len(pool)))
+
+
+# ---------------------------------------------------------------- self-check (python -m bench.data.qa_sets --check)
+
+
+def _articles(n: int) -> list[dict]:
+    """``n`` small SQuAD-format articles of three paragraphs, one phrase ("the harbour") shared by many."""
+    out = []
+    for a in range(n):
+        paragraphs = []
+        for p in range(3):
+            fact = f"fact{a}x{p}"
+            shared = "the harbour" if p == 0 else f"place{a}y{p}"  # "the harbour" occurs in many paragraphs
+            paragraphs.append({"context": f"Article {a} paragraph {p} says {fact} near {shared}. More text here.",
+                               "qas": [{"question": f"What does paragraph {p} of article {a} say?",
+                                        "answers": [{"text": fact}]},
+                                       {"question": f"Where is paragraph {p} of article {a}?",
+                                        "answers": [{"text": shared}]}]})  # fmt: skip
+        out.append({"title": f"Article {a}", "paragraphs": paragraphs})
+    return out
+
+
+def check_squad_sets() -> None:
+    """A near-miss question's answer is in no document of its library, an off-topic question's article is not
+    in it, an answerable one's answer is, and a fit domain's halves are disjoint."""
+    domain = _squad("squad-wiki", "test", "fit", _articles(30))
+    library = " ".join(norm(text) for _, _, text in domain.documents)
+    near = [q for q in domain.questions if q.kind == "near-miss"]
+    off = [q for q in domain.questions if q.kind == "off-topic"]
+    assert near and off
+    for q in near:
+        assert not any(f" {norm(g)} " in f" {library} " for g in q.golds), q
+    titles = {c for c, _, _ in domain.documents}
+    assert all(q.text.split(" of ")[-1].rstrip("?").replace("article", "Article") not in titles for q in off)
+    answerable = [q for q in domain.questions if q.kind == "answerable"]
+    assert all(any(f" {norm(g)} " in f" {library} " for g in q.golds) for q in answerable)
+    fit = {q.text for q in domain.questions if q.half == "fit"}
+    assert fit and fit.isdisjoint({q.text for q in domain.questions if q.half == "eval"})
+
+
+def check_held_by() -> None:
+    """held_by reads the gold text, or most of the rationale's content words."""
+    q = Question("Who created Mickey?", "answerable", ["Walt Disney"], "A man called Walt Disney made a mouse")
+    assert q.held_by("A man called Walt Disney made a cartoon mouse.")
+    assert not q.held_by("Mickey was a clean mouse.")
+    r = Question("Did he do silly things?", "answerable", [], "people did not want Mickey to do silly things")
+    assert r.held_by("They said that people did not want Mickey to do silly things.")
+    assert not r.held_by("Mickey made some mistakes.")
+
+
+def main() -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="The evaluation sets keep their promises (no data needed).")
+    ap.add_argument("--check", action="store_true", help="check the sets' rules on small made-up articles")
+    args = ap.parse_args()
+    if not args.check:
+        ap.print_help()
+        return 2
+    for name, check in (("squad sets", check_squad_sets), ("held_by", check_held_by)):
+        check()
+        print(f"{name}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
