@@ -141,28 +141,13 @@ def main() -> None:
 
 
 def once_part(args) -> None:
-    from localreason import search
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
     from localreason.library import Library
     from localreason.models import resolve_embedding_model
 
     rng = random.Random(args.seed)
-    files, _ = fetch_corpus(args.data_dir)
-    pages = [f for f in files if "/_sources/library/" in str(f)][:args.files]
-    work = Path(tempfile.mkdtemp(prefix="lr-exact-"))
-    staged = work / "pages"
-    staged.mkdir()
-    text = ""
-    for f in pages:
-        shutil.copy(f, staged / f.name)
-        text += f.read_text(encoding="utf-8", errors="replace")
-    codes = unique_codes(rng, text, args.per_kind // 2)
-    targets = rng.sample(sorted(staged.iterdir()), len(codes)) if len(codes) <= len(pages) else None
-    assert targets, "fewer pages than codes: raise --files"
-    for (kind, code, line), page in zip(codes, targets):
-        with page.open("a", encoding="utf-8") as out:
-            out.write(f"\n\n{line}\n")
+    pages, work, staged, codes = stage_once(args, rng)
     settings = load_settings(work / "home")
     embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
     lib = Library(settings=settings, embedder=embedder)
@@ -178,6 +163,36 @@ def once_part(args) -> None:
                                                 rng, args.per_kind)]  # fmt: skip
     queries += [("phrase", p) for p in phrases(chunks, rng, args.per_kind)]
     queries += [("role", t) for t in role_terms(sorted(staged.iterdir()), rng, args.per_kind)]
+    table = once_table(lib, embedder, chunks, queries, rng, args.misses)
+    once_report(table, queries)
+    lib.close()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def stage_once(args, rng: random.Random) -> tuple[list[Path], Path, Path, list[tuple[str, str, str]]]:
+    """(pages, work folder, staged folder, codes): the library pages copied, a code line appended to some."""
+    files, _ = fetch_corpus(args.data_dir)
+    pages = [f for f in files if "/_sources/library/" in str(f)][:args.files]
+    work = Path(tempfile.mkdtemp(prefix="lr-exact-"))
+    staged = work / "pages"
+    staged.mkdir()
+    text = ""
+    for f in pages:
+        shutil.copy(f, staged / f.name)
+        text += f.read_text(encoding="utf-8", errors="replace")
+    codes = unique_codes(rng, text, args.per_kind // 2)
+    targets = rng.sample(sorted(staged.iterdir()), len(codes)) if len(codes) <= len(pages) else None
+    assert targets, "fewer pages than codes: raise --files"
+    for (kind, code, line), page in zip(codes, targets):
+        with page.open("a", encoding="utf-8") as out:
+            out.write(f"\n\n{line}\n")
+    return pages, work, staged, codes
+
+
+def once_table(lib, embedder, chunks: dict[int, str], queries: list[tuple[str, str]], rng: random.Random,
+               misses: bool) -> dict[tuple[str, str, str], list[tuple[bool, bool]]]:  # fmt: skip
+    """{(method, kind, form): [(found@1, found@3)]}: each query bare and in a sentence, now and before."""
+    from localreason import search
 
     def asked(kind: str, term: str, form: str) -> str:
         bare = f'"{term}"' if kind == "phrase" else term
@@ -203,9 +218,13 @@ def once_part(args) -> None:
                 hits = top3(q, method)
                 ok = [term in " ".join(chunks[r].split()) if kind == "phrase" else term in chunks[r] for r in hits]
                 table[(method, kind, form)].append((bool(ok[:1] and ok[0]), any(ok)))
-                if args.misses and method == "now" and not (ok and ok[0]):
+                if misses and method == "now" and not (ok and ok[0]):
                     first = " ".join(chunks[hits[0]].split())[:150] if hits else "(nothing)"
                     print(f"  miss [{kind}] {q!r}: first is {first!r}")
+    return table
+
+
+def once_report(table: dict, queries: list[tuple[str, str]]) -> None:
     kinds = list(dict.fromkeys(k for k, _ in queries))
     print(f"\n{'kind':<11} {'asked':<9} {'n':>4}  {'found@1':>8} {'found@3':>8}   {'before @1':>9} {'before @3':>9}")
     totals = defaultdict(list)
@@ -220,8 +239,6 @@ def once_part(args) -> None:
     print(f"{'all':<11} {'':<9} {len(now):>4}  {rate(now, 0):>8.3f} {rate(now, 1):>8.3f}   "
           f"{rate(before, 0):>9.3f} {rate(before, 1):>9.3f}")  # fmt: skip
     print("\nTargets: every kind found@3 >= 0.95 and found@1 >= 0.90 (role names: found@3 >= 0.95).")
-    lib.close()
-    shutil.rmtree(work, ignore_errors=True)
 
 
 REPEATED_FORMS = (("bare", "{}"), ("common words", "Marker token {}"), ("what does", "what does {} mean"),
@@ -229,14 +246,30 @@ REPEATED_FORMS = (("bare", "{}"), ("common words", "Marker token {}"), ("what do
 
 
 def repeated_part(args) -> None:
-    from localreason import search
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
     from localreason.library import Library
     from localreason.models import resolve_embedding_model
-    from localreason.search.ranking import distinct
 
     rng = random.Random(args.seed + 1)
+    pages, work, staged, copies, holders = stage_repeated(args, rng)
+    settings = load_settings(work / "home")
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
+    lib = Library(settings=settings, embedder=embedder)
+    t = time.perf_counter()
+    lib.ingest([staged], "pages")
+    lib.ingest([copies], "copies")
+    print(f"\nRepeated codes: {len(pages)} pages and {len(list(copies.iterdir()))} copies, "
+          f"{lib.store.paragraph_count()} passages, ingested in {time.perf_counter() - t:.0f} s", flush=True)
+    table = repeated_table(lib, embedder, holders, args.misses)
+    repeated_report(table)
+    lib.close()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def stage_repeated(args, rng: random.Random) -> tuple[list[Path], Path, Path, Path, dict[str, int]]:
+    """(pages, work folder, pages folder, copies folder, {code: passages holding it}): 60 pages with their own
+    marker, some copied or near-copied, some codes written into 5 or 10 pages."""
     files, _ = fetch_corpus(args.data_dir)
     pages = [f for f in files if "/_sources/library/" in str(f)][:60]
     work = Path(tempfile.mkdtemp(prefix="lr-exact-repeated-"))
@@ -263,14 +296,14 @@ def repeated_part(args) -> None:
         if 10 <= i < 20:  # a near copy: another version of the page, its first paragraph cut
             parts = text.split("\n\n")
             (copies / f"v2-{f.name}").write_text("\n\n".join(parts[:1] + parts[2:]), encoding="utf-8")
-    settings = load_settings(work / "home")
-    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
-    lib = Library(settings=settings, embedder=embedder)
-    t = time.perf_counter()
-    lib.ingest([staged], "pages")
-    lib.ingest([copies], "copies")
-    print(f"\nRepeated codes: {len(pages)} pages and {len(list(copies.iterdir()))} copies, "
-          f"{lib.store.paragraph_count()} passages, ingested in {time.perf_counter() - t:.0f} s", flush=True)
+    return pages, work, staged, copies, holders
+
+
+def repeated_table(lib, embedder, holders: dict[str, int], misses: bool) -> dict:
+    """{(method, passages, form): [(found@1, found@3)]}: each code in each form, now and before."""
+    from localreason import search
+    from localreason.search.ranking import distinct
+
     scope = search.ResolvedScope()
     asked = [(code, form, pattern.format(code)) for code in holders for form, pattern in REPEATED_FORMS]
     vecs = dict(zip([q for _, _, q in asked], embedder.embed([q for _, _, q in asked])))
@@ -282,8 +315,12 @@ def repeated_part(args) -> None:
         for method, hits in (("now", now), ("before", before)):
             ok = [code in h.content for h in hits]
             table[(method, holders[code], form)].append((bool(ok[:1] and ok[0]), any(ok)))
-            if args.misses and method == "now" and not any(ok):
+            if misses and method == "now" and not any(ok):
                 print(f"  miss [{holders[code]} passages] {query!r}: first is {' '.join(hits[0].content.split())[-100:]!r}")
+    return table
+
+
+def repeated_report(table: dict) -> None:
     print(f"\n{'passages':>8} {'asked':<13} {'n':>4}  {'found@1':>8} {'found@3':>8}   {'before @1':>9} {'before @3':>9}")
     for n in (1, 2, 3, 5, 10):
         rows_now, rows_before = [], []
@@ -296,8 +333,6 @@ def repeated_part(args) -> None:
         print(f"{n:>8} {'all':<13} {len(rows_now):>4}  {rate(rows_now, 0):>8.3f} {rate(rows_now, 1):>8.3f}   "
               f"{rate(rows_before, 0):>9.3f} {rate(rows_before, 1):>9.3f}")  # fmt: skip
     print("\nTargets: found@3 >= 0.95 in every group up to 5 passages, >= 0.90 at 10.")
-    lib.close()
-    shutil.rmtree(work, ignore_errors=True)
 
 
 def rate(rows: list[tuple[bool, bool]], i: int) -> float:

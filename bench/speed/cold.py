@@ -94,41 +94,59 @@ def main() -> None:
     run([*cli, "search", QUESTION, "--json"], local)  # files in the page cache, OpenVINO export made
     run([*cli, "search", QUESTION, "--json"], {**local, "LOCALREASON_EMBEDDING_BACKEND": "torch"})
 
+    search, ask, cli_ask = measure_alone(cli, local, home, args.runs)
+    handed, handed_ask = measure_handed(cli, base, args.runs)
+    report_search(search, handed, args.runs)
+    report_ask(ask, cli_ask, handed_ask, args.runs)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def measure_alone(cli: list[str], local: dict, home: Path, runs: int) -> tuple[dict, dict, list]:
+    """New processes with no server: searches on each backend, asks on each backend, the CLI's ask."""
     search = {"openvino (default)": [], "torch (before)": []}
-    for _ in range(args.runs):  # interleaved, so both meet the same machine
+    for _ in range(runs):  # interleaved, so both meet the same machine
         search["openvino (default)"].append(run([*cli, "search", QUESTION, "--json"], local)[0])
         search["torch (before)"].append(
             run([*cli, "search", QUESTION, "--json"], {**local, "LOCALREASON_EMBEDDING_BACKEND": "torch"})[0])
     ask = {"openvino (default)": [], "torch (before)": []}
     cli_ask = []
-    for _ in range(args.runs):
+    for _ in range(runs):
         for name, env in (("openvino (default)", local), ("torch (before)",
                                                           {**local, "LOCALREASON_EMBEDDING_BACKEND": "torch"})):
             wall, out = run([sys.executable, "-c", ASK_CHILD, str(home), QUESTION], env)
             ask[name].append({**json.loads(out.strip().splitlines()[-1]), "wall": wall})
         wall, out = run([*cli, "ask", QUESTION, "--json"], local)
         cli_ask.append((wall, json.loads(out)["data"]["meta"]["latencyMs"] / 1000))
+    return search, ask, cli_ask
 
+
+def measure_handed(cli: list[str], base: dict, runs: int) -> tuple[list, list]:
+    """Searches and asks handed to a running `localreason serve` of the same library."""
     server, url = start_server(base)
     try:
         run([*cli, "ask", QUESTION, "--json"], base)  # the server's models are loaded
-        handed = [run([*cli, "search", QUESTION, "--json"], base)[0] for _ in range(args.runs)]
+        handed = [run([*cli, "search", QUESTION, "--json"], base)[0] for _ in range(runs)]
         handed_ask = []
-        for _ in range(args.runs):
+        for _ in range(runs):
             wall, out = run([*cli, "ask", QUESTION, "--json"], base)
             handed_ask.append((wall, json.loads(out)["data"]["meta"]["latencyMs"] / 1000))
     finally:
         server.terminate()
         server.wait(timeout=30)
+    return handed, handed_ask
 
-    print(f"\nCold `localreason search --json`, median of {args.runs} new processes (target < 2 s)")
+
+def report_search(search: dict, handed: list, runs: int) -> None:
+    print(f"\nCold `localreason search --json`, median of {runs} new processes (target < 2 s)")
     for name, xs in search.items():
         print(f"  {name:<22} {median(xs):5.2f} s   runs: {', '.join(f'{x:.2f}' for x in xs)}")
     print(f"  {'handed to serve':<22} {median(handed):5.2f} s   runs: {', '.join(f'{x:.2f}' for x in handed)}")
     ratio = median(search["torch (before)"]) / median(search["openvino (default)"])
     print(f"  torch / openvino: {ratio:.1f}x; torch / handed off: {median(search['torch (before)']) / median(handed):.1f}x")
 
-    print(f"\nCold ask, median of {args.runs} (overhead = wall from spawn minus the answer itself; target < 3 s)")
+
+def report_ask(ask: dict, cli_ask: list, handed_ask: list, runs: int) -> None:
+    print(f"\nCold ask, median of {runs} (overhead = wall from spawn minus the answer itself; target < 3 s)")
     for name, rows in ask.items():
         over = [r["wall"] - r["answer"] for r in rows]
         parts = {k: median([r[k] for r in rows]) for k in ("import", "library_and_embedder", "generator", "answer")}
@@ -142,7 +160,6 @@ def main() -> None:
     over = [w - a for w, a in handed_ask]
     print(f"  {'handed to serve':<22} wall {median([w for w, _ in handed_ask]):5.2f} s, answer "
           f"{median([a for _, a in handed_ask]):.2f} s, the rest {median(over):.2f} s")  # fmt: skip
-    shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -126,16 +126,8 @@ def part_retrieval(args, pairs) -> None:
         t = time.perf_counter()
         qvecs[name] = emb.embed([q for q, _ in qs])
         print(f"{name}: {len(qs)} questions embedded in {time.perf_counter() - t:.1f} s", flush=True)
-    cos = np.sum(qvecs["torch"] * qvecs["openvino"], axis=1)
     torch_lib, ov_lib = libs["torch"], libs["openvino"]
-    sql = "SELECT rowid, text FROM chunks WHERE level = 2"
-    by_text = {t: r for r, t in ov_lib.store.db.execute(sql)}
-    common = [(r, by_text[t]) for r, t in torch_lib.store.db.execute(sql) if t in by_text]
-    a = torch_lib.store.vectors_of([r for r, _ in common])
-    b = ov_lib.store.vectors_of([r for _, r in common])
-    pcos = np.array([float(np.dot(a[r], b[o])) for r, o in common])
-    print(f"\nvector agreement, cosine torch vs OpenVINO: questions min {cos.min():.5f} mean {cos.mean():.6f}; "
-          f"paragraphs min {pcos.min():.5f} mean {pcos.mean():.6f}")  # fmt: skip
+    vector_agreement(torch_lib, ov_lib, qvecs)
 
     scope = search.ResolvedScope()
     rows = {}
@@ -148,7 +140,27 @@ def part_retrieval(args, pairs) -> None:
         hybrid = [doc_rank([h.rowid for h in search.hybrid(lib.index, q, 30, scope, qvec=v)], chunk_doc, gold)
                   for (q, gold), v in zip(qs, vecs)]  # fmt: skip
         rows[label] = (metrics(dense), metrics(hybrid))
-    print(f"\nSQuAD v1.1 dev paragraph retrieval, {len(qs)} questions")
+    retrieval_table(rows, len(qs))
+    for lib in libs.values():
+        shutil.rmtree(lib.home, ignore_errors=True)
+        lib.close()
+
+
+def vector_agreement(torch_lib, ov_lib, qvecs: dict) -> None:
+    """The cosine of the two backends' vectors: of the questions, and of the paragraphs both libraries hold."""
+    cos = np.sum(qvecs["torch"] * qvecs["openvino"], axis=1)
+    sql = "SELECT rowid, text FROM chunks WHERE level = 2"
+    by_text = {t: r for r, t in ov_lib.store.db.execute(sql)}
+    common = [(r, by_text[t]) for r, t in torch_lib.store.db.execute(sql) if t in by_text]
+    a = torch_lib.store.vectors_of([r for r, _ in common])
+    b = ov_lib.store.vectors_of([r for _, r in common])
+    pcos = np.array([float(np.dot(a[r], b[o])) for r, o in common])
+    print(f"\nvector agreement, cosine torch vs OpenVINO: questions min {cos.min():.5f} mean {cos.mean():.6f}; "
+          f"paragraphs min {pcos.min():.5f} mean {pcos.mean():.6f}")  # fmt: skip
+
+
+def retrieval_table(rows: dict, n_questions: int) -> None:
+    print(f"\nSQuAD v1.1 dev paragraph retrieval, {n_questions} questions")
     print(f"{'':<34} {'dense R@1':>9} {'R@5':>6} {'MRR@10':>7}   {'hybrid R@1':>10} {'R@5':>6} {'MRR@10':>7}")
     base = rows["torch (today)"]
     for label, (d, h) in rows.items():
@@ -159,9 +171,6 @@ def part_retrieval(args, pairs) -> None:
             print(f"  {label}: hybrid R@5 {h['R@5'] - base[1]['R@5']:+.4f}, MRR@10 {h['MRR@10'] - base[1]['MRR@10']:+.4f};"
                   f" dense R@5 {d['R@5'] - base[0]['R@5']:+.4f}, MRR@10 {d['MRR@10'] - base[0]['MRR@10']:+.4f}"
                   " (target: within 0.005)")  # fmt: skip
-    for lib in libs.values():
-        shutil.rmtree(lib.home, ignore_errors=True)
-        lib.close()
 
 
 def part_export() -> None:
