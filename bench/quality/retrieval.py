@@ -61,33 +61,9 @@ def main() -> None:
     args = ap.parse_args()
 
     from localreason import search
-    from localreason.config import load_settings
-    from localreason.embed import SentenceTransformerEmbedder
-    from localreason.library import Library
-    from localreason.models import resolve_embedding_model
 
-    articles = load_squad(args.data_dir)
-    corpus = (args.data_dir / "corpus").resolve()  # documents are stored by absolute path
-    write_corpus(articles, corpus)
-    home = Path(tempfile.mkdtemp(prefix="lr-squad-"))
-    settings = load_settings(home)
-    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
-    lib = Library(settings=settings, embedder=embedder)
-    t = time.perf_counter()
-    for art in articles:
-        lib.ingest([corpus / art["title"]], art["title"][:80])
-    print(f"ingested {len(lib.documents())} paragraphs as documents, {lib.store.paragraph_count()} chunks, "
-          f"in {time.perf_counter() - t:.0f} s", flush=True)  # fmt: skip
-
-    path_doc = {d.source_path: d.id for d in lib.documents()}
-    chunk_doc = {r[0]: r[1] for r in lib.store.db.execute("SELECT rowid, document_id FROM chunks WHERE level = 2")}
-    qs = []
-    for art in articles:
-        for i, para in enumerate(art["paragraphs"]):
-            gold = path_doc[str(corpus / art["title"] / f"{i:03d}.txt")]
-            qs += [(qa["question"], gold) for qa in para["qas"]]
-    if args.questions:
-        qs = random.Random(1234).sample(qs, args.questions)
+    lib, embedder, settings, articles, corpus = squad_library(args.data_dir)
+    qs, path_doc, chunk_doc = squad_questions(lib, articles, corpus, args.questions)
     t = time.perf_counter()
     qvecs = embedder.embed([q for q, _ in qs])
     print(f"{len(qs)} questions embedded in {time.perf_counter() - t:.0f} s", flush=True)
@@ -101,6 +77,66 @@ def main() -> None:
     def evaluate(rank_fn, idx) -> dict[str, float]:
         return metrics([doc_rank(rank_fn(i), chunk_doc, qs[i][1]) for i in idx])
 
+    rows = method_rows(lib, qs, qvecs, dense_l, lex_l, evaluate)
+    half = len(qs) // 2
+    dev, test = range(half), range(half, len(qs))
+    weight_sweep(dense_l, lex_l, evaluate, dev, test)
+
+    print(f"\nSQuAD v1.1 dev paragraph retrieval, {len(qs)} questions, {len(path_doc)} paragraphs")
+    print(f"{'method':<52} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
+    for name, m in rows.items():
+        print(f"{name:<52} {m['R@1']:>6.3f} {m['R@5']:>6.3f} {m['R@10']:>6.3f} {m['MRR@10']:>7.3f}")
+    rarity_sweep(lib, qs, dense_l, evaluate, dev, test)
+
+    from bench.speed.retrieval import latency_part
+
+    latency_part(lib, settings, embedder, [q for q, _ in qs], args.latency_queries)
+
+
+def squad_library(data_dir: Path):
+    """(library, embedder, settings, articles, corpus folder): each SQuAD dev paragraph a document, one collection
+    per article, ingested into a new temporary library."""
+    from localreason.config import load_settings
+    from localreason.embed import SentenceTransformerEmbedder
+    from localreason.library import Library
+    from localreason.models import resolve_embedding_model
+
+    articles = load_squad(data_dir)
+    corpus = (data_dir / "corpus").resolve()  # documents are stored by absolute path
+    write_corpus(articles, corpus)
+    home = Path(tempfile.mkdtemp(prefix="lr-squad-"))
+    settings = load_settings(home)
+    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
+    lib = Library(settings=settings, embedder=embedder)
+    t = time.perf_counter()
+    for art in articles:
+        lib.ingest([corpus / art["title"]], art["title"][:80])
+    print(f"ingested {len(lib.documents())} paragraphs as documents, {lib.store.paragraph_count()} chunks, "
+          f"in {time.perf_counter() - t:.0f} s", flush=True)  # fmt: skip
+    return lib, embedder, settings, articles, corpus
+
+
+def squad_questions(lib, articles: list[dict], corpus: Path, n: int):
+    """([(question, gold document id)], {source path: document id}, {chunk rowid: document id}); ``n`` > 0: a fixed
+    random sample of that many questions."""
+    path_doc = {d.source_path: d.id for d in lib.documents()}
+    chunk_doc = {r[0]: r[1] for r in lib.store.db.execute("SELECT rowid, document_id FROM chunks WHERE level = 2")}
+    qs = []
+    for art in articles:
+        for i, para in enumerate(art["paragraphs"]):
+            gold = path_doc[str(corpus / art["title"] / f"{i:03d}.txt")]
+            qs += [(qa["question"], gold) for qa in para["qas"]]
+    if n:
+        qs = random.Random(1234).sample(qs, n)
+    return qs, path_doc, chunk_doc
+
+
+def method_rows(lib, qs, qvecs, dense_l, lex_l, evaluate) -> dict[str, dict[str, float]]:
+    """{method: metrics} on every question: lexical, dense, RRF, the product's hybrid (today's and the previous
+    rarity rule)."""
+    from localreason import search
+
+    scope = search.ResolvedScope()
     everything = range(len(qs))
     rows = {
         "lexical (FTS5 BM25)": evaluate(lambda i: [r for r, _ in lex_l[i]], everything),
@@ -114,9 +150,12 @@ def main() -> None:
     rows["  ... with the previous rarity rule (a lift only at 1 passage)"] = evaluate(
         lambda i: [h.rowid for h in search.hybrid(lib.index, qs[i][0], 10 * 3, scope, qvec=qvecs[i], rarity="step")],
         everything)  # fmt: skip
+    return rows
 
-    half = len(qs) // 2
-    dev, test = range(half), range(half, len(qs))
+
+def weight_sweep(dense_l, lex_l, evaluate, dev, test) -> None:
+    from localreason import search
+
     print("\nDense-weight sweep (z-score sum): tuned on the first half, checked on the second")
     print(f"{'weight':>8} {'dev R@5':>8} {'dev MRR':>8} {'test R@5':>9} {'test MRR':>9}")
     for w in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6):
@@ -124,13 +163,12 @@ def main() -> None:
         d, te = evaluate(fn, dev), evaluate(fn, test)
         print(f"{w:>8} {d['R@5']:>8.3f} {d['MRR@10']:>8.3f} {te['R@5']:>9.3f} {te['MRR@10']:>9.3f}")
 
-    print(f"\nSQuAD v1.1 dev paragraph retrieval, {len(qs)} questions, {len(path_doc)} paragraphs")
-    print(f"{'method':<52} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
-    for name, m in rows.items():
-        print(f"{name:<52} {m['R@1']:>6.3f} {m['R@5']:>6.3f} {m['R@10']:>6.3f} {m['MRR@10']:>7.3f}")
 
+def rarity_sweep(lib, qs, dense_l, evaluate, dev, test) -> None:
+    from localreason import search
     from localreason.search import ranking
 
+    scope = search.ResolvedScope()
     print("\nRarity slope sweep (RARITY_END; the product's is marked): tuned on the first half, checked on the second")
     print(f"{'end':>8} {'dev R@5':>8} {'dev MRR':>8} {'test R@5':>9} {'test MRR':>9}")
     chosen = ranking.RARITY_END
@@ -142,86 +180,6 @@ def main() -> None:
         mark = "  <- RARITY_END" if end == chosen else ""
         print(f"{end:>8} {d['R@5']:>8.3f} {d['MRR@10']:>8.3f} {te['R@5']:>9.3f} {te['MRR@10']:>9.3f}{mark}", flush=True)
     ranking.RARITY_END = chosen
-
-
-    sample = random.Random(7).sample([q for q, _ in qs], min(args.latency_queries, len(qs)))
-    print()
-    latency(lib, sample, f"deep_search latency, {lib.store.paragraph_count()} chunks")
-    lib.close()
-    grow(settings.db_path, target=20_000)
-    big = Library(settings=settings, embedder=embedder)
-    latency(big, sample, f"deep_search latency, {big.store.paragraph_count()} chunks")
-    big.close()
-
-
-def latency(lib, queries: list[str], label: str) -> None:
-    from localreason import search
-    from localreason.search.ranking import distinct_search
-
-    lib.deep_search(queries[0])  # warm: index loaded, caches filled
-    times = []
-    for q in queries:
-        t = time.perf_counter()
-        lib.deep_search(q, limit=10)
-        times.append((time.perf_counter() - t) * 1000)
-    q = statistics.quantiles(times, n=20)
-    print(f"{label}: p50 {statistics.median(times):.1f} ms, p95 {q[18]:.1f} ms over {len(times)} queries "
-          f"(target p50 < 50 ms at 20,000 chunks)")  # fmt: skip
-    # The search alone (query vectors computed first): the previous deep_search (the 10 best, a lift only for a word in
-    # one passage, no folding of copies) and today's, alternating, in the same run.
-    scope, vecs = search.ResolvedScope(), lib.embedder.embed(queries)
-    ways = {"previous": lambda q, v: lib.store.hits([r.rowid for r in search.hybrid(lib.index, q, 10, scope, qvec=v,
-                                                                                     rarity="step")]),
-            "today": lambda q, v: distinct_search(lib.index, q, 10, scope, qvec=v)}  # fmt: skip
-    spent: dict[str, list[float]] = {name: [] for name in ways}
-    for _ in range(2):
-        for name, fn in ways.items():
-            for q, v in zip(queries, vecs):
-                t = time.perf_counter()
-                fn(q, v)
-                spent[name].append((time.perf_counter() - t) * 1000)
-    p50 = {name: statistics.median(ts) for name, ts in spent.items()}
-    print(f"  search alone, p50: previous {p50['previous']:.1f} ms, today {p50['today']:.1f} ms "
-          f"(ratio {p50['today'] / p50['previous']:.2f})")  # fmt: skip
-
-
-def grow(db_path: Path, target: int) -> None:
-    """Copy the library's documents (with their stored vectors, under new ids) until it holds ``target`` chunks.
-
-    Only for timing: the copies are real rows, indexed by FTS5 and FAISS like any other.
-    """
-    import sqlite3
-
-    from localreason.ids import derived_id
-
-    db = sqlite3.connect(db_path)
-    n = db.execute("SELECT COUNT(*) FROM chunks WHERE level = 2").fetchone()[0]
-    copies = max(0, -(-target // n) - 1)
-    docs = db.execute("SELECT * FROM documents").fetchall()
-    cols = [r[1] for r in db.execute("PRAGMA table_info(documents)")]
-    ccols = [r[1] for r in db.execute("PRAGMA table_info(chunks)") if r[1] != "rowid"]
-    db.execute("BEGIN")
-    for c in range(1, copies + 1):
-        for doc in docs:
-            row = dict(zip(cols, doc))
-            new_doc = derived_id("doc", row["id"], str(c))
-            new_row = {**row, "id": new_doc, "source_path": f"{row['source_path']}#copy{c}"}
-            db.execute(f"INSERT INTO documents ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
-                       [new_row[k] for k in cols])  # fmt: skip
-            chunk_rows = db.execute(f"SELECT {','.join(chr(34) + k + chr(34) for k in ccols)} FROM chunks "
-                                    "WHERE document_id = ?", (row["id"],)).fetchall()  # fmt: skip
-            ids = {r[0]: derived_id("chk", r[0], str(c)) for r in chunk_rows}
-            for r in chunk_rows:
-                rec = dict(zip(ccols, r))
-                rec["id"] = ids[rec["id"]]
-                rec["document_id"] = new_doc
-                rec["parent_id"] = ids.get(rec["parent_id"], new_doc)
-                db.execute(f"INSERT INTO chunks ({','.join(chr(34) + k + chr(34) for k in ccols)}) "
-                           f"VALUES ({','.join('?' * len(ccols))})", [rec[k] for k in ccols])  # fmt: skip
-    gen = int((db.execute("SELECT value FROM meta WHERE key='generation'").fetchone() or ["0"])[0]) + 1
-    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (str(gen),))
-    db.execute("COMMIT")
-    db.close()
 
 
 if __name__ == "__main__":

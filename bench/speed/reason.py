@@ -137,10 +137,16 @@ def main() -> None:
     reason(lib, qs[0][0], generator=gen, max_tokens=500, reader=reader)  # warm up the models
     if args.reader:
         reader_cost(lib, gen, reader, qs, settings.answer_budget)
+    budget_table(lib, gen, reader, qs, args.budgets)
+
+
+def budget_table(lib, gen, reader, qs, budgets: list[int]) -> None:
+    """At each evidence budget: support, end-to-end latency split by stage, against the pure llama.cpp cost."""
+    from localreason.reason import reason
 
     print(f"\n{'budget':>6} {'support':>8} {'e2e p50':>8} {'e2e p95':>8} {'search':>7} {'packet':>7} {'prompt':>7} "
           f"{'gen':>6} {'verify':>7} {'pure':>7} {'ratio':>6} {'prompt tok':>10} {'out tok':>7}")  # fmt: skip
-    for budget in args.budgets:
+    for budget in budgets:
         rows = []
         support = 0
         for q, golds in qs:
