@@ -86,12 +86,9 @@ def seed(data_dir: Path):
 def build(home: Path, size: int, texts: list[str], vecs: np.ndarray, embedder) -> None:
     """A library of ``size`` passages under ``home`` (reused if already built the same way)."""
     from localreason.config import load_settings
-    from localreason.ids import random_id
     from localreason.ingest.pipeline import model_meta
     from localreason.library import Library
-    from localreason.store.db import now
     from localreason.tokens import count_tokens
-    from localreason.types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk
 
     stamp = home / ".complete"
     tag = f"{FORMAT} {size} {len(texts)} {embedder.fingerprint}"
@@ -119,23 +116,8 @@ def build(home: Path, size: int, texts: list[str], vecs: np.ndarray, embedder) -
                 rng.shuffle(order)
                 copy += 1
             take = order[written % len(texts):written % len(texts) + min(PER_DOC, size - written)]
-            doc_id = random_id("doc")
-            noise = rng.standard_normal((len(take), vecs.shape[1])).astype(np.float32)
-            moved = vecs[take] + NOISE * noise / np.linalg.norm(noise, axis=1, keepdims=True)
-            moved /= np.linalg.norm(moved, axis=1, keepdims=True)
-            body = "\n\n".join(texts[i] for i in take)
-            section = Chunk(random_id("chk"), doc_id, LEVEL_SECTION, doc_id, 0, (), sum(tokens[i] for i in take),
-                            body, 0, len(body))  # fmt: skip
-            chunks, pos = [section], 0
-            for j, i in enumerate(take):
-                chunks.append(Chunk(random_id("chk"), doc_id, LEVEL_PARAGRAPH, section.id, j, (), tokens[i],
-                                    texts[i], pos, pos + len(texts[i])))  # fmt: skip
-                pos += len(texts[i]) + 2
-            title = f"Passages {written + 1}-{written + len(take)} (copy {copy})"
-            doc = {"id": doc_id, "collection_id": col.id, "title": title, "source_path": f"/scale/{doc_id}.txt",
-                   "format": "text", "content_hash": doc_id, "size_bytes": len(body), "mtime": 0.0,
-                   "char_count": len(body), "token_count": section.token_count, "text": body, "updated_at": now(),
-                   "embedding": moved[0].tobytes()}  # fmt: skip
+            doc, chunks, moved = one_document(rng, texts, tokens, vecs, take, col.id, f"Passages {written + 1}-"
+                                              f"{written + len(take)} (copy {copy})")  # fmt: skip
             store.replace_document(doc, chunks, moved)
             written += len(take)
             bar.update(len(take))
@@ -144,6 +126,33 @@ def build(home: Path, size: int, texts: list[str], vecs: np.ndarray, embedder) -
     lib.close()
     print(f"  vector index built and saved in {time.perf_counter() - t:.0f} s", flush=True)
     stamp.write_text(tag)
+
+
+def one_document(rng, texts: list[str], tokens: list[int], vecs: np.ndarray, take: np.ndarray, collection_id: str,
+                 title: str) -> tuple[dict, list, np.ndarray]:  # fmt: skip
+    """(document row, chunks, vectors) of one document of the passages ``take``: a section chunk holding them all,
+    one paragraph chunk each, each vector moved by a random step of length NOISE."""
+    from localreason.ids import random_id
+    from localreason.store.db import now
+    from localreason.types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk
+
+    doc_id = random_id("doc")
+    noise = rng.standard_normal((len(take), vecs.shape[1])).astype(np.float32)
+    moved = vecs[take] + NOISE * noise / np.linalg.norm(noise, axis=1, keepdims=True)
+    moved /= np.linalg.norm(moved, axis=1, keepdims=True)
+    body = "\n\n".join(texts[i] for i in take)
+    section = Chunk(random_id("chk"), doc_id, LEVEL_SECTION, doc_id, 0, (), sum(tokens[i] for i in take),
+                    body, 0, len(body))  # fmt: skip
+    chunks, pos = [section], 0
+    for j, i in enumerate(take):
+        chunks.append(Chunk(random_id("chk"), doc_id, LEVEL_PARAGRAPH, section.id, j, (), tokens[i],
+                            texts[i], pos, pos + len(texts[i])))  # fmt: skip
+        pos += len(texts[i]) + 2
+    doc = {"id": doc_id, "collection_id": collection_id, "title": title, "source_path": f"/scale/{doc_id}.txt",
+           "format": "text", "content_hash": doc_id, "size_bytes": len(body), "mtime": 0.0,
+           "char_count": len(body), "token_count": section.token_count, "text": body, "updated_at": now(),
+           "embedding": moved[0].tobytes()}  # fmt: skip
+    return doc, chunks, moved
 
 
 def disk_mb(home: Path) -> float:
@@ -250,10 +259,8 @@ def open_costs(home: Path, row: dict) -> None:
 def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, grow: int) -> dict:
     import faiss
 
-    from localreason import search
     from localreason.config import load_settings
     from localreason.library import Library
-    from localreason.search import ranking
     from localreason.store import vectors as vectors_mod
 
     qtexts = [q for q, _ in questions]
@@ -271,6 +278,24 @@ def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, g
     row["index"] = lib.index_info()
     lib.deep_search(qtexts[0])  # the model is warm
     sample = list(range(100, 300))
+    time_deep_search(lib, questions, sample, row)
+    time_parts(lib, qtexts, sample, row)
+    time_dense(vectors, qvecs, row)
+    row["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    row["disk_mb"] = disk_mb(home)
+
+    # 1,000 more documents, as files through the real ingest (the new wiki articles of SQuAD-shifts).
+    if grow:
+        grow_and_shrink(lib, data_dir, grow, row)
+    lib.close()
+    return row
+
+
+def time_deep_search(lib, questions, sample: list[int], row: dict) -> None:
+    """deep_search p50/p95 and found@10 with the product's lexical postings budget, and with every word scored."""
+    from localreason.search import ranking
+
+    qtexts = [q for q, _ in questions]
     budget = ranking.LEXICAL_POSTINGS
     for label, postings in (("", budget), ("_unbounded", 10**12)):  # the product; every query word scored
         ranking.LEXICAL_POSTINGS = postings
@@ -283,6 +308,12 @@ def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, g
         row[f"deep_search{label}_p50_ms"], row[f"deep_search{label}_p95_ms"] = (1000 * x for x in percentiles(times))
         row[f"found_at_10{label}"] = found / len(sample)
     ranking.LEXICAL_POSTINGS = budget
+
+
+def time_parts(lib, qtexts: list[str], sample: list[int], row: dict) -> None:
+    """p50 of a search's parts: embedding the question, the dense ranking, the lexical ranking."""
+    from localreason import search
+
     parts = {"embed": [], "dense": [], "lexical": []}
     scope = search.ResolvedScope()
     for i in sample[:100]:
@@ -297,6 +328,11 @@ def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, g
         parts["lexical"].append(time.perf_counter() - t)
     row["parts_p50_ms"] = {k: 1000 * statistics.median(v) for k, v in parts.items()}
 
+
+def time_dense(vectors, qvecs, row: dict) -> None:
+    """Recall of the chosen index against exact search, and the dense search's p50 with each."""
+    from localreason import search
+
     exact, q = recall(vectors, qvecs, row)
     exact_t, chosen_t = [], []
     for v in q[:100]:
@@ -309,26 +345,23 @@ def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, g
     row["dense_exact_p50_ms"] = 1000 * statistics.median(exact_t)
     row["dense_chosen_p50_ms"] = 1000 * statistics.median(chosen_t)
     del exact
-    row["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    row["disk_mb"] = disk_mb(home)
 
-    # 1,000 more documents, as files through the real ingest (the new wiki articles of SQuAD-shifts).
-    if grow:
-        extra = Path(tempfile.mkdtemp(prefix="lr-grow-"))
-        data = json.loads(member(data_dir, "new_wiki_v1.0.json").read_text())["data"]
-        paras = [p["context"] for a in data for p in a["paragraphs"]][:grow]
-        for i, text in enumerate(paras):
-            (extra / f"{i:04d}.txt").write_text(text + "\n", encoding="utf-8")
-        t = time.perf_counter()
-        report = lib.ingest([extra], "grown")
-        row["grow_s"] = time.perf_counter() - t
-        row["grow_docs"] = report.counts["added"]
-        t = time.perf_counter()
-        lib.remove("grown")  # the library is left as built, for the next run
-        row["shrink_s"] = time.perf_counter() - t
-        shutil.rmtree(extra, ignore_errors=True)
-    lib.close()
-    return row
+
+def grow_and_shrink(lib, data_dir: Path, grow: int, row: dict) -> None:
+    """Ingest ``grow`` new documents as files, then remove them (the library is left as built)."""
+    extra = Path(tempfile.mkdtemp(prefix="lr-grow-"))
+    data = json.loads(member(data_dir, "new_wiki_v1.0.json").read_text())["data"]
+    paras = [p["context"] for a in data for p in a["paragraphs"]][:grow]
+    for i, text in enumerate(paras):
+        (extra / f"{i:04d}.txt").write_text(text + "\n", encoding="utf-8")
+    t = time.perf_counter()
+    report = lib.ingest([extra], "grown")
+    row["grow_s"] = time.perf_counter() - t
+    row["grow_docs"] = report.counts["added"]
+    t = time.perf_counter()
+    lib.remove("grown")  # the library is left as built, for the next run
+    row["shrink_s"] = time.perf_counter() - t
+    shutil.rmtree(extra, ignore_errors=True)
 
 
 def main() -> None:
