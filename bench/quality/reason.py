@@ -136,30 +136,12 @@ def bare_rates(model) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--domains", nargs="*", default=list(qa_sets.DOMAINS))
-    ap.add_argument("--answerable", type=int, default=40, help="answerable questions per domain")
-    ap.add_argument("--near-miss", type=int, default=20, help="near-miss questions per domain")
-    ap.add_argument("--off-topic", type=int, default=20, help="off-topic questions per domain")
-    ap.add_argument("--half", default="eval", choices=("eval", "fit"), help="which half of the fit domains to ask")
-    ap.add_argument("--model", default="real", choices=("real", "obedient", "ablate"))
-    ap.add_argument("--rerank", default="off", choices=("likelihood", "off", "both"),
-                    help="the model's re-ordering of the best sentences (answer_rerank, off by default); both: each "
-                    "question twice")  # fmt: skip
-    ap.add_argument("--reader", default="auto", choices=("auto", "off", "both"),
-                    help="the trained reader (the reader setting, auto by default); both: each question twice")
-    ap.add_argument("--backend", default="torch", choices=("torch", "auto"),
-                    help="how questions are embedded: torch (as the earlier runs) or the default backend (OpenVINO, as "
-                    "users run it; the vectors are interchangeable)")
-    ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
-    args = ap.parse_args()
+    args = arguments()
 
-    from localreason.config import Settings, load_settings
+    from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder
     from localreason.generate import LlamaGenerator
     from localreason.models import resolve_embedding_model, resolve_gguf
-    from localreason.reason import reason
 
     settings = load_settings(args.data_dir / "libs")
     from localreason.embed import make_embedder
@@ -181,6 +163,37 @@ def main() -> None:
     models = [((label if mode == "off" else f"{label}, reranked") + rlabel, model, mode, reader)
               for label, model in models for mode in modes for rlabel, reader in readers]  # fmt: skip
     rates = bare_rates(real) if args.model != "obedient" else None
+    results = ask_all(args, embedder, models)
+    report(results, args, rates)
+    ablations(results)
+
+
+def arguments() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
+    ap.add_argument("--domains", nargs="*", default=list(qa_sets.DOMAINS))
+    ap.add_argument("--answerable", type=int, default=40, help="answerable questions per domain")
+    ap.add_argument("--near-miss", type=int, default=20, help="near-miss questions per domain")
+    ap.add_argument("--off-topic", type=int, default=20, help="off-topic questions per domain")
+    ap.add_argument("--half", default="eval", choices=("eval", "fit"), help="which half of the fit domains to ask")
+    ap.add_argument("--model", default="real", choices=("real", "obedient", "ablate"))
+    ap.add_argument("--rerank", default="off", choices=("likelihood", "off", "both"),
+                    help="the model's re-ordering of the best sentences (answer_rerank, off by default); both: each "
+                    "question twice")  # fmt: skip
+    ap.add_argument("--reader", default="auto", choices=("auto", "off", "both"),
+                    help="the trained reader (the reader setting, auto by default); both: each question twice")
+    ap.add_argument("--backend", default="torch", choices=("torch", "auto"),
+                    help="how questions are embedded: torch (as the earlier runs) or the default backend (OpenVINO, as "
+                    "users run it; the vectors are interchangeable)")
+    ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
+    return ap.parse_args()
+
+
+def ask_all(args, embedder, models) -> dict[str, dict[str, list]]:
+    """{model label: {domain: one record per question}}, written as JSON lines to --out too."""
+    from localreason.config import Settings
+    from localreason.reason import reason
+
     out = args.out.open("w") if args.out else None
     results: dict[str, dict[str, list]] = defaultdict(dict)
     t0 = time.perf_counter()
@@ -200,6 +213,12 @@ def main() -> None:
                     out.write(json.dumps({"domain": name, "model": label, **rec}) + "\n")
             results[label][name] = records
         print(f"  {name}: {len(asked)} questions, {time.perf_counter() - t0:.0f} s so far", flush=True)
+    return results
+
+
+def report(results: dict, args, rates) -> None:
+    """Per model: the table per domain and group; with the real model, its latency against bare llama.cpp."""
+    from localreason.config import Settings
 
     for label, by_domain in results.items():
         print(f"\nreason, default settings (answer budget {Settings.answer_budget}), model: {label}, "
@@ -211,20 +230,29 @@ def main() -> None:
                 rows[f"[{role}]"] = group_mean([rows[n] for n in members])
         print_table(rows)
         if label.startswith("real"):
-            answered = [r for recs in by_domain.values() for r in recs if not r["noEvidence"]]
-            every = [r for recs in by_domain.values() for r in recs]
-            if answered and rates:
-                pure = [(r["promptTokens"] + r["rerankTokens"]) / rates[0] + r["completionTokens"] / rates[1]
-                        for r in answered]  # fmt: skip
-                print(f"\nlatency p50 {statistics.median(r['latencyMs'] for r in every) / 1000:.2f} s over all "
-                      f"questions, {statistics.median(r['latencyMs'] for r in answered) / 1000:.2f} s over answered "
-                      f"ones; the model reads p50 {statistics.median(r['promptTokens'] for r in answered):.0f} tokens "
-                      f"to write and {statistics.median(r['rerankTokens'] for r in answered):.0f} to re-order "
-                      f"({statistics.median(r['rerankMs'] for r in answered) / 1000:.2f} s), and writes "
-                      f"{statistics.median(r['completionTokens'] for r in answered):.0f}")  # fmt: skip
-                print(f"bare llama.cpp here, now: {rates[0]:.0f} prompt tokens/s, {rates[1]:.0f} output tokens/s; "
-                      f"answered request / pure llama.cpp cost of its tokens: p50 "
-                      f"{statistics.median(r['latencyMs'] / 1000 / p for r, p in zip(answered, pure)):.2f}x")  # fmt: skip
+            latency_lines(by_domain, rates)
+
+
+def latency_lines(by_domain: dict, rates) -> None:
+    """p50 latency and tokens, and the answered requests' time against the pure llama.cpp cost of their tokens."""
+    answered = [r for recs in by_domain.values() for r in recs if not r["noEvidence"]]
+    every = [r for recs in by_domain.values() for r in recs]
+    if answered and rates:
+        pure = [(r["promptTokens"] + r["rerankTokens"]) / rates[0] + r["completionTokens"] / rates[1]
+                for r in answered]  # fmt: skip
+        print(f"\nlatency p50 {statistics.median(r['latencyMs'] for r in every) / 1000:.2f} s over all "
+              f"questions, {statistics.median(r['latencyMs'] for r in answered) / 1000:.2f} s over answered "
+              f"ones; the model reads p50 {statistics.median(r['promptTokens'] for r in answered):.0f} tokens "
+              f"to write and {statistics.median(r['rerankTokens'] for r in answered):.0f} to re-order "
+              f"({statistics.median(r['rerankMs'] for r in answered) / 1000:.2f} s), and writes "
+              f"{statistics.median(r['completionTokens'] for r in answered):.0f}")  # fmt: skip
+        print(f"bare llama.cpp here, now: {rates[0]:.0f} prompt tokens/s, {rates[1]:.0f} output tokens/s; "
+              f"answered request / pure llama.cpp cost of its tokens: p50 "
+              f"{statistics.median(r['latencyMs'] / 1000 / p for r, p in zip(answered, pure)):.2f}x")  # fmt: skip
+
+
+def ablations(results: dict) -> None:
+    """How many answers changed between two models run on the same questions (--model ablate, --rerank both)."""
     for one, other, what in (("real", "obedient", "the model's own writing"),
                              ("real, reranked", "real", "the model's re-ordering"),
                              ("obedient, reranked", "obedient", "the model's re-ordering")):  # fmt: skip
