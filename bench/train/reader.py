@@ -379,6 +379,39 @@ def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: di
 
 
 def main() -> None:
+    args = arguments()
+    chosen, train = training_data(args)
+
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    from localreason.config import load_settings
+    from localreason.models import resolve_embedding_model
+
+    hf_logging.set_verbosity_error()
+    torch.manual_seed(SEED)
+    torch.set_num_threads(args.threads)
+    base = resolve_embedding_model(load_settings(args.data_dir / "libs")).path
+    model = frozen_model(torch, base)
+    tok = load_tokenizer(base)
+    if args.export_only:
+        model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
+        figures = {"steps": None, "validation": validation(model, tok, chosen, torch)}
+        print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+        export(model, base, args.out, chosen, figures, args, torch)
+        return
+    steps = train_model(args, model, tok, train, torch)
+    figures = {"steps": steps, "validation": validation(model, tok, chosen, torch)}
+    print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+    if args.pilot:
+        return
+    ckpt = args.data_dir / "reader" / "checkpoint"
+    ckpt.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), ckpt / "reader.pt")
+    export(model, base, args.out, chosen, figures, args, torch)
+
+
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
     ap.add_argument("--out", type=Path, default=ROOT / "localreason" / "models" / "reader")
@@ -395,8 +428,11 @@ def main() -> None:
                     "shipped constants' run: 1164)")
     ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="no training: validate and export a "
                     "checkpoint this script saved (.cache/squad/reader/checkpoint/reader.pt)")
-    args = ap.parse_args()
+    return ap.parse_args()
 
+
+def training_data(args) -> tuple[list[dict], list[dict]]:
+    """(the chosen examples, those of them for training), seeded; what they are is printed."""
     random.seed(SEED)
     np.random.seed(SEED)
     t0 = time.perf_counter()
@@ -410,54 +446,27 @@ def main() -> None:
           f"{sum(e['split'] == 'val' for e in chosen)} pairs")  # fmt: skip
     for (src, kind), n in sorted(kinds.items()):
         print(f"  {src:<16} {kind:<15} {n}")
+    return chosen, train
 
-    import torch
-    from transformers.utils import logging as hf_logging
 
-    from localreason.config import load_settings
-    from localreason.models import resolve_embedding_model
-
-    hf_logging.set_verbosity_error()
-    torch.manual_seed(SEED)
-    torch.set_num_threads(args.threads)
-    base = resolve_embedding_model(load_settings(args.data_dir / "libs")).path
+def frozen_model(torch, base: Path):
+    """The cross-encoder on ``base``, its embeddings and lowest FROZEN_LAYERS layers frozen."""
     model = cross_encoder(torch, base)
     for p in model.encoder.embeddings.parameters():
         p.requires_grad = False
     for layer in model.encoder.encoder.layer[:FROZEN_LAYERS]:
         for p in layer.parameters():
             p.requires_grad = False
-    tok = load_tokenizer(base)
-    if args.export_only:
-        model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
-        figures = {"steps": None, "validation": validation(model, tok, chosen, torch)}
-        print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
-        export(model, base, args.out, chosen, figures, args, torch)
-        return
+    return model
+
+
+def train_model(args, model, tok, train: list[dict], torch) -> int:
+    """Train ``model`` on ``train`` (in place); the steps taken."""
     encoded = tok.encode_batch([(e["q"], pair_text(e["s"], e["p"])) for e in train])
     labels = np.array([e["y"] for e in train], dtype=np.float32)
     qids = np.array([e["qid"] for e in train])
-    plan = []
-    for epoch in range(math.ceil(args.epochs)):
-        plan += batches(train, [len(e.ids) for e in encoded], args.batch, random.Random(SEED + epoch))
-    plan = plan[:max(1, int(len(plan) * args.epochs / math.ceil(args.epochs)))]
-    if args.pilot:
-        plan = plan[:args.pilot_steps]
-    elif args.steps:
-        plan = plan[:args.steps]
-    params = [p for p in model.parameters() if p.requires_grad]
-    body = [p for p in model.encoder.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": model.head.parameters(), "lr": HEAD_LR}],
-                            weight_decay=0.01)  # fmt: skip
-    # The schedule spans the steps that fit in --minutes (re-estimated from the speed of the first steps), so a
-    # run stopped by the clock has decayed its learning rate, not been cut off at its peak.
-    total = {"steps": len(plan), "warm": max(1, min(len(plan), 1500) // 16)}
-
-    def rate(s: int) -> float:
-        warm, steps = total["warm"], total["steps"]
-        return min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm)))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, rate)
+    plan = training_plan(args, train, encoded)
+    params, opt, sched, total = optimiser(args, model, plan, torch)
     loss_fn = torch.nn.BCEWithLogitsLoss()
     model.train()
     start, seen, running = time.perf_counter(), 0, []
@@ -493,14 +502,38 @@ def main() -> None:
         if elapsed > args.minutes * 60 * 1.1 and not args.steps:
             print(f"Stopped after {args.minutes} minutes, at step {steps} of {len(plan)}.")
             break
-    figures = {"steps": steps, "validation": validation(model, tok, chosen, torch)}
-    print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+    return steps
+
+
+def training_plan(args, train: list[dict], encoded) -> list:
+    """The batches, in order, for --epochs, cut to --pilot-steps or --steps."""
+    plan = []
+    for epoch in range(math.ceil(args.epochs)):
+        plan += batches(train, [len(e.ids) for e in encoded], args.batch, random.Random(SEED + epoch))
+    plan = plan[:max(1, int(len(plan) * args.epochs / math.ceil(args.epochs)))]
     if args.pilot:
-        return
-    ckpt = args.data_dir / "reader" / "checkpoint"
-    ckpt.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), ckpt / "reader.pt")
-    export(model, base, args.out, chosen, figures, args, torch)
+        plan = plan[:args.pilot_steps]
+    elif args.steps:
+        plan = plan[:args.steps]
+    return plan
+
+
+def optimiser(args, model, plan: list, torch):
+    """(trained parameters, AdamW, its schedule, the schedule's {steps, warm}, which training may shorten)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    body = [p for p in model.encoder.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": model.head.parameters(), "lr": HEAD_LR}],
+                            weight_decay=0.01)  # fmt: skip
+    # The schedule spans the steps that fit in --minutes (re-estimated from the speed of the first steps), so a
+    # run stopped by the clock has decayed its learning rate, not been cut off at its peak.
+    total = {"steps": len(plan), "warm": max(1, min(len(plan), 1500) // 16)}
+
+    def rate(s: int) -> float:
+        warm, steps = total["warm"], total["steps"]
+        return min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, rate)
+    return params, opt, sched, total
 
 
 if __name__ == "__main__":
