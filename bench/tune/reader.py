@@ -334,18 +334,7 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
             ranked = read.read(reader, q.text, ranked, k).quotes
         return ranked
 
-    def reordered(hits, ranked):
-        first = list(dict.fromkeys(x.chunk_id for x in ranked))
-        by_id = {h.chunk_id: h for h in hits}
-        placed = set(first)
-        return tuple(by_id[c] for c in first) + tuple(h for h in hits if h.chunk_id not in placed)
-
-    # name: (passages re-ordered before the cut, reader, sentences the reader reads when re-ordering)
-    variants = {"packet": (None, False, 0), "gathered": ("gathered", False, 0),
-                "gathered+pool20": ("gathered+pool20", False, 0), "pool20": ("pool20", False, 0)}
-    if reader is not None:
-        variants = {"packet": (None, False, 0), "packet+reader": (None, True, 0),
-                    "gathered+reader 8": ("gathered", True, 8), "gathered+reader 16": ("gathered", True, 16)}
+    variants = widen_variants(reader)
     print(f"\nitem 4(c) experiment ({half} half, {n} answerable per domain): top1 / top3 / top8 / in packet / ms")
     print(f"{'domain':<16}" + "".join(f"{v:>34}" for v in variants))
     total = {v: [] for v in variants}
@@ -376,21 +365,43 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
                     ev = replace(evidence, hits=reordered(hits, first))
                 packet = P.pack_evidence(ev, BUDGET)
                 ranked = ranking(q, [(c.chunk_id, c.content) for c in packet.chunks], ev.hits, with_reader)
-                ms = (time.perf_counter() - t) * 1000
-                hs = [q.held_by(x.text) for x in ranked]
-                rows[v].append((any(hs[:1]), any(hs[:3]), any(hs[:8]), any(passage_holds(q, c.content) for c in packet.chunks),
-                                ms))  # fmt: skip
-        line = f"{name:<16}"
+                rows[v].append(widen_row(q, ranked, packet, (time.perf_counter() - t) * 1000))
         for v in variants:
-            m = np.mean(rows[v], axis=0)
-            total[v].append(m)
-            line += f"{m[0]:>8.3f}{m[1]:>6.3f}{m[2]:>6.3f}{m[3]:>7.3f}{m[4]:>7.0f}"
-        print(line, flush=True)
-    line = f"{'[mean]':<16}"
-    for v in variants:
-        m = np.mean(total[v], axis=0)
+            total[v].append(np.mean(rows[v], axis=0))
+        print(widen_line(name, {v: total[v][-1] for v in variants}), flush=True)
+    print(widen_line("[mean]", {v: np.mean(total[v], axis=0) for v in variants}))
+
+
+def widen_variants(reader) -> dict[str, tuple]:
+    """name: (passages re-ordered before the cut, reader, sentences the reader reads when re-ordering)."""
+    variants = {"packet": (None, False, 0), "gathered": ("gathered", False, 0),
+                "gathered+pool20": ("gathered+pool20", False, 0), "pool20": ("pool20", False, 0)}
+    if reader is not None:
+        variants = {"packet": (None, False, 0), "packet+reader": (None, True, 0),
+                    "gathered+reader 8": ("gathered", True, 8), "gathered+reader 16": ("gathered", True, 16)}
+    return variants
+
+
+def reordered(hits, ranked):
+    """``hits`` in the order of their best sentence in ``ranked``; those with no ranked sentence after them."""
+    first = list(dict.fromkeys(x.chunk_id for x in ranked))
+    by_id = {h.chunk_id: h for h in hits}
+    placed = set(first)
+    return tuple(by_id[c] for c in first) + tuple(h for h in hits if h.chunk_id not in placed)
+
+
+def widen_row(q, ranked, packet, ms: float) -> tuple:
+    """(top-1, top-3, top-8 of ``ranked`` holds the answer, the packet holds it, milliseconds)."""
+    hs = [q.held_by(x.text) for x in ranked]
+    return (any(hs[:1]), any(hs[:3]), any(hs[:8]), any(passage_holds(q, c.content) for c in packet.chunks), ms)
+
+
+def widen_line(label: str, means: dict) -> str:
+    """One row of the widen table: top1 / top3 / top8 / in packet / ms of each variant."""
+    line = f"{label:<16}"
+    for m in means.values():
         line += f"{m[0]:>8.3f}{m[1]:>6.3f}{m[2]:>6.3f}{m[3]:>7.3f}{m[4]:>7.0f}"
-    print(line)
+    return line
 
 
 def table(data: dict, configs: dict[str, dict]) -> None:
@@ -412,7 +423,7 @@ def table(data: dict, configs: dict[str, dict]) -> None:
             print(f"{name:<24}"[:24] + " ".join(f"{s[c]:>10.3f}" for c in COLUMNS + ("leans",)))
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
     ap.add_argument("--reader", type=Path, default=ROOT / "localreason" / "models" / "reader")
@@ -430,7 +441,26 @@ def main() -> None:
                     "their best sentence before the budget cut, by today's features or with the reader")
     ap.add_argument("--reach", action="store_true", help="only where the answer is before the sentences are ranked: "
                     "packet, gathered passages, retrieval's best 100 (no reader needed)")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def build_libraries(data_dir: Path, embedder) -> None:
+    for name in qa_sets.DOMAINS:
+        t = time.perf_counter()
+        qa_sets.build_library(qa_sets.load(data_dir, name), data_dir, embedder)
+        print(f"  {name}: library ready ({time.perf_counter() - t:.0f} s)", flush=True)
+
+
+def reading_counts(data: dict) -> None:
+    """The best setting for each number of sentences the reader reads (its cost grows with them)."""
+    for k in (4, 8, 12, 16, 20):  # how many sentences the reader reads: its cost grows with them
+        best_k = choose(data, (k,))
+        s = group(data, CALIBRATION, "fit", best_k)
+        print(f"  reading {k:>2}: objective {objective(s):.3f}  " + " ".join(f"{c} {s[c]:.3f}" for c in COLUMNS))
+
+
+def main() -> None:
+    args = arguments()
 
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder, make_embedder
@@ -447,10 +477,7 @@ def main() -> None:
     if args.cached_only:
         embedder = None
     if args.build_only:
-        for name in qa_sets.DOMAINS:
-            t = time.perf_counter()
-            qa_sets.build_library(qa_sets.load(args.data_dir, name), args.data_dir, embedder)
-            print(f"  {name}: library ready ({time.perf_counter() - t:.0f} s)", flush=True)
+        build_libraries(args.data_dir, embedder)
         return
     if args.widen:
         reader = Reader(args.reader) if args.widen == "reader" else None
@@ -473,11 +500,7 @@ def main() -> None:
     read_ms = [r["readMs"] for recs in data.values() for r in recs if "readMs" in r]
     print(f"\nreader time per question (this run's CPU): p50 {statistics.median(read_ms):.0f} ms, "
           f"p90 {np.percentile(read_ms, 90):.0f} ms over {len(read_ms)} questions")  # fmt: skip
-
-    for k in (4, 8, 12, 16, 20):  # how many sentences the reader reads: its cost grows with them
-        best_k = choose(data, (k,))
-        s = group(data, CALIBRATION, "fit", best_k)
-        print(f"  reading {k:>2}: objective {objective(s):.3f}  " + " ".join(f"{c} {s[c]:.3f}" for c in COLUMNS))
+    reading_counts(data)
     chosen = choose(data, (8, 12), BLENDS)
     print(f"\nchosen on {', '.join(CALIBRATION)} (fit half): {json.dumps(chosen)}")
     shipped = {"rank": "combined", "k": read.READ_CANDIDATES, "rw": read.READER_WEIGHT, "fw": read.FEATURE_WEIGHT,
