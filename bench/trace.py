@@ -92,7 +92,7 @@ def main() -> None:
     from localreason.reason import reason
 
     if args.lib_all is None or args.lib_part is None:  # build the default libraries once (bench_reason's helper)
-        from bench_reason import build
+        from bench.speed.reason import build
 
         articles = load_squad(args.data_dir)
         titles = [a["title"] for a in articles]
