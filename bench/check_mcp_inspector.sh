@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Drive `localreason mcp` with the MCP Inspector's headless CLI mode: a client other than ours.
 #
-#   scripts/check_mcp_inspector.sh            # a fresh temporary library of the bundled samples
-#   scripts/check_mcp_inspector.sh ~/library  # an existing library folder (LOCALREASON_HOME)
+#   bench/check_mcp_inspector.sh            # a fresh temporary library of the bundled samples
+#   bench/check_mcp_inspector.sh ~/library  # an existing library folder (LOCALREASON_HOME)
 #
 # Needs node and npx; the first run downloads the inspector (INSPECTOR=... to use another version;
 # 2.12.0 asks for Node 22 but works on Node 20 with engine warnings). Each step starts a new server.

@@ -1,18 +1,22 @@
 """Record exactly what `reason` sends to the model for a fixed set of SQuAD questions, to prove a
 refactor changed nothing.
 
-For each of 300 questions (the samples, libraries and evidence budget of eval_reason.py before it
+For each of 300 questions (the samples, libraries and evidence budget of bench/quality/reason.py before it
 covered several kinds of text; the libraries lib-all and lib-without-8 in --data-dir are built on
 first use) this writes one JSON line: the chat messages, the grammar and the forced prefix handed to
 the model, and the answer built from an obedient reply (the forced statements and
 nothing more). The real model's tokenizer and context size are used, so the packet fitting runs
 as in a real request; only the completion is replaced. llama.cpp at temperature 0 is a function of
 (messages, grammar, prefix), so two code versions whose traces are identical give identical real
-answers, support and refusals, at a small fraction of eval_reason.py's cost.
+answers, support and refusals, at a small fraction of bench/quality/reason.py's cost.
 
-    python scripts/trace_reason.py --data-dir /tmp/squad-cache --out /tmp/after.jsonl
-    PYTHONPATH=/path/to/old/checkout python scripts/trace_reason.py --data-dir ... --out /tmp/before.jsonl
+    python -m bench.trace --data-dir /tmp/squad-cache --out /tmp/after.jsonl
+    PYTHONPATH=/path/to/old/checkout:$PWD python -P -m bench.trace --data-dir ... --out /tmp/before.jsonl
     cmp /tmp/before.jsonl /tmp/after.jsonl && echo identical
+
+(From the repository root. ``-P`` keeps the current folder off sys.path, so localreason is imported from the old
+checkout, the first entry of PYTHONPATH, and bench from this one; a plain ``python -m`` would put this
+checkout's localreason first. The first line printed names the localreason that runs.)
 
 Run against copies of the libraries when comparing versions with different schemas (a newer
 version migrates the library on open, and an older one then refuses it): --lib-all / --lib-part.
@@ -63,7 +67,7 @@ class ObedientModel:
 
 
 def questions(data_dir: Path, answerable: int, unanswerable: int):
-    """eval_reason.py's samples: (set, question) pairs in its order."""
+    """bench/quality/reason.py's samples: (set, question) pairs in its order."""
     articles = load_squad(data_dir)
     titles = [a["title"] for a in articles]
     held_out = sorted(random.Random(2026).sample(titles, HELD_OUT_COUNT))
@@ -77,20 +81,22 @@ def questions(data_dir: Path, answerable: int, unanswerable: int):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--lib-all", type=Path, default=None, help="default: DATA_DIR/lib-all (built by eval_reason.py)")
+    ap.add_argument("--lib-all", type=Path, default=None, help="default: DATA_DIR/lib-all (built by bench.speed.reason)")
     ap.add_argument("--lib-part", type=Path, default=None, help=f"default: DATA_DIR/lib-without-{HELD_OUT_COUNT}")
     ap.add_argument("--answerable", type=int, default=200)
     ap.add_argument("--unanswerable", type=int, default=100)
-    ap.add_argument("--max-tokens", type=int, default=1000, help="evidence budget (eval_reason.py's default)")
+    ap.add_argument("--max-tokens", type=int, default=1000, help="evidence budget (bench/quality/reason.py's default)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
+    import localreason
     from localreason.config import load_settings
     from localreason.generate import LlamaGenerator
     from localreason.library import Library
     from localreason.models import resolve_gguf
     from localreason.reason import reason
 
+    print(f"localreason from {Path(localreason.__file__).parent}", flush=True)
     if args.lib_all is None or args.lib_part is None:  # build the default libraries once (bench_reason's helper)
         from bench.speed.reason import build
 

@@ -1,7 +1,7 @@
 """Question sets for calibrating and evaluating `reason` on more than one kind of text.
 
 Every set comes from the `bigbench==1.0.0` source archive on PyPI (fetched once, cached in
---data-dir, see squad.py):
+--data-dir, see bench/data/squad.py):
 
 - SQuAD format (squad_shifts/): SQuAD v1.1 dev (Wikipedia), and the SQuAD-shifts sets written the
   same way on New York Times articles, Reddit posts and Amazon reviews. One document per paragraph,

@@ -2,7 +2,7 @@
 """Exact terms: codes, identifiers and rare phrases that occur in one passage are found.
 
 Corpus: the library reference pages of Debian's python3.11-doc (reST sources), fetched
-as scripts/bench_ingest.py does. Into some pages one line is appended with a code that
+as bench/data/debian_docs.py does. Into some pages one line is appended with a code that
 occurs nowhere else; the rest of the queries are names and phrases that the corpus
 itself holds in exactly one passage. Kinds:
 
@@ -30,8 +30,8 @@ the other pages, and 8 into 10 of them. Each code is asked bare, with the marker
 the first k results of deep_search (copies of one passage shown once). "before": the previous rarity rule
 (a lift only for a word in one passage) and no folding of copies, in the same run on the same library.
 
-    python scripts/bench_exact.py                  # both parts: 80 library pages, then the repeated codes
-    python scripts/bench_exact.py --part once --files 200
+    python -m bench.quality.exact                  # both parts: 80 library pages, then the repeated codes
+    python -m bench.quality.exact --part once --files 200
 """
 
 from __future__ import annotations

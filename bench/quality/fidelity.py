@@ -28,8 +28,8 @@ mostly (over half) a table of contents is reported apart and not in the figures.
 mostly table-of-contents entries (dot leaders or a trailing page number) are counted apart in the per-page
 figures. Code is kept by every reader (no exclusion).
 
-    python scripts/bench_fidelity.py                    # 40 + 10 reST pages, the rest as listed
-    python scripts/bench_fidelity.py --rst-files 100 --before   # also the reader of the last commit (git stash)
+    python -m bench.quality.fidelity                    # 40 + 10 reST pages, the rest as listed
+    python -m bench.quality.fidelity --rst-files 100    # more reST pages
 """
 
 from __future__ import annotations

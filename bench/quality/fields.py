@@ -1,7 +1,7 @@
 """Evaluate `reason` on facts written as fields and table rows, not as sentences.
 
 Manuals, data sheets, notes and reference pages state many facts as ``Label: value`` lines or table
-rows ("Weight: 11 kg", "smallint | 2 bytes | small-range integer"). scripts/eval_reason.py's sets
+rows ("Weight: 11 kg", "smallint | 2 bytes | small-range integer"). bench/quality/reason.py's sets
 (SQuAD, CoQA) are all prose, so they cannot see whether such a fact can be quoted. Two real sources,
 neither written for this project, each its own library:
 
@@ -20,10 +20,11 @@ neither written for this project, each its own library:
 The questions are made by templates, so they are more regular than a person's; they are fixed by a
 seed, and nothing in localreason was fitted on them. Reported per source: support, first statement,
 refused, marked (answered with a gap saying it is not answered), near-miss handled, words per answer.
-Run it on two checkouts to compare them (PYTHONPATH=<checkout>); the libraries are built once and
-shared, as ingestion is the same.
+Run it on two checkouts to compare them (from this checkout's root: PYTHONPATH=<other checkout>:$PWD
+python -P -m bench.quality.fields, as bench/trace.py explains); the libraries are built once and shared, as
+ingestion is the same.
 
-    python scripts/eval_fields.py --data-dir /tmp/fields-cache --model obedient
+    python -m bench.quality.fields --data-dir /tmp/fields-cache --model obedient
 """
 
 from __future__ import annotations

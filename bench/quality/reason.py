@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Evaluate `reason` with its default settings on several kinds of text (scripts/qa_sets.py).
+"""Evaluate `reason` with its default settings on several kinds of text (bench/data/qa_sets.py).
 
 Every domain is its own library. Its questions come in three kinds: answerable, near-miss (the
 library keeps the article or story but not the passage that states the answer) and off-topic
@@ -27,9 +27,9 @@ the answer as the ranking and the re-ordering decide it, in a fraction of the ti
 model's own writing changes. ``--rerank both`` asks every question without and with the model's
 re-ordering (``answer_rerank = likelihood``, off by default), in the same run: what that decision changes.
 
-    python scripts/eval_reason.py --data-dir /tmp/squad-cache                     # real model
-    python scripts/eval_reason.py --data-dir /tmp/squad-cache --model obedient --answerable 150
-    python scripts/eval_reason.py --model obedient --reader both      # with and without the trained reader
+    python -m bench.quality.reason --data-dir /tmp/squad-cache                    # real model
+    python -m bench.quality.reason --data-dir /tmp/squad-cache --model obedient --answerable 150
+    python -m bench.quality.reason --model obedient --reader both     # with and without the trained reader
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def main() -> None:
 
     modes = ["off", "likelihood"] if args.rerank == "both" else [args.rerank]
     if args.reader != "off" and not shipped():
-        raise SystemExit("This build has no reader weights: run scripts/train_reader.py first, or use --reader off.")
+        raise SystemExit("This build has no reader weights: run python -m bench.train.reader first, or use --reader off.")
     readers = {"auto": [("", "reader")], "off": [(", no reader", None)],
                "both": [(", no reader", None), ("", "reader")]}[args.reader]  # fmt: skip
     packaged = Reader() if args.reader != "off" else None

@@ -12,8 +12,9 @@ hybrid's dense weight on the first half of the questions with its score on the
 second half; then deep_search latency p50/p95 (model loaded) on this library and on
 a 20,000-chunk library.
 
-    python scripts/bench_retrieval.py                       # all questions
-    python scripts/bench_retrieval.py --questions 2000      # a fixed sample, quicker
+    python -m bench.quality.retrieval                       # all questions
+    python -m bench.quality.retrieval --questions 2000      # a fixed sample, quicker
+    python -m bench.speed.retrieval                         # the latency part alone
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 text wrapped at 72-80 columns.
 
 Corpus: the reST sources of the Debian package python3.11-doc (DATA/usr/share/doc/python3.11/html/_sources,
-staged as bench_ingest.py does), and the same pages' rendered HTML turned by pandoc into Markdown and into
+staged as bench/data/debian_docs.py does), and the same pages' rendered HTML turned by pandoc into Markdown and into
 plain text wrapped at 76 columns (``pandoc -t gfm|plain --columns=76``, cached beside the data), so the
 three formats carry the same prose. Each file is read by localreason's reader for its format, and its text
 blocks cut into quotable sentences (quotes.candidates) as reason does.
@@ -16,7 +16,7 @@ also counts C signatures, code lines and identifiers that start a block, as in "
 rules: "every line break ends one" (text._soft_wrap off, the oldest behaviour) and "now".
 Target: mid-sentence starts <= 0.02 on every format.
 
-    python scripts/bench_sentences.py --data .cache/bench-ingest/unpacked --files 200
+    python -m bench.quality.sentences --data .cache/bench-ingest/unpacked --files 200
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ def main() -> None:
     html = args.data / "usr/share/doc/python3.11/html"
     sources = sorted((html / "_sources").rglob("*.rst.txt"))[: args.files]
     if not sources:
-        raise SystemExit(f"No reST sources under {html / '_sources'}: stage python3.11-doc as bench_ingest.py does.")
+        raise SystemExit(f"No reST sources under {html / '_sources'}: stage python3.11-doc as "
+                         "bench/data/debian_docs.py does.")
     pages = [p for p in (html / s.relative_to(html / "_sources").with_suffix("").with_suffix(".html")
                          for s in sources) if p.exists()]  # fmt: skip
     cache = args.data.parent / "wrapped76"

@@ -13,8 +13,8 @@ wall time from spawn to exit (the page cache is warm: the files were read before
   same process, is subtracted). Target: overhead < 3 s. The CLI's `localreason ask` wall time is shown
   beside it, and the time with a running `serve`.
 
-    python scripts/bench_cold.py
-    python scripts/bench_cold.py --runs 7
+    python -m bench.speed.cold
+    python -m bench.speed.cold --runs 7
 """
 
 from __future__ import annotations

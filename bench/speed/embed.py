@@ -4,19 +4,19 @@
 Two parts, each comparing torch (sentence-transformers, the baseline) with OpenVINO (the same
 all-MiniLM-L6-v2 exported from its package; the product's default) in the same run:
 
-- ``ingest``: the python3.11-doc corpus (reST sources and HTML pages, as scripts/bench_ingest.py
+- ``ingest``: the python3.11-doc corpus (reST sources and HTML pages, as bench/data/debian_docs.py
   fetches it) ingested into a fresh library with each backend in turn, the order alternating
   over ``--rounds``; files/s, chunks/s and the ratio of the two, plus each model alone on the same
   chunk texts. Target: OpenVINO ingest >= 2x torch's.
-- ``retrieval``: SQuAD v1.1 dev as paragraph retrieval (as scripts/bench_retrieval.py), one
+- ``retrieval``: SQuAD v1.1 dev as paragraph retrieval (as bench/quality/retrieval.py), one
   library per backend, questions embedded by both. R@1/R@5/MRR@10 for dense only and for the
   product's hybrid, for torch, OpenVINO, and a torch-built library queried with OpenVINO vectors
   (what a library made before the switch sees). Target: within 0.005 of torch's R@5 and MRR@10.
   Also the agreement of the two backends' vectors (cosine).
 
-    python scripts/bench_embed.py                          # both parts, whole corpus
-    python scripts/bench_embed.py --part ingest --fraction 0.25
-    python scripts/bench_embed.py --part retrieval
+    python -m bench.speed.embed                            # both parts, whole corpus
+    python -m bench.speed.embed --part ingest --fraction 0.25
+    python -m bench.speed.embed --part retrieval
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Fault figures: kills survived, hostile files tried, fuzz examples run, concurrent requests held.
 
-    python scripts/bench_faults.py                  # everything (a few minutes on two cores)
-    python scripts/bench_faults.py --kills 40       # more kill points
+    python -m bench.speed.faults                    # everything (a few minutes on two cores)
+    python -m bench.speed.faults --kills 40         # more kill points
 
 Each part uses the real store, FAISS index and parsing process with a fake
 embedder, in real processes (bench/speed/fake_library.py: this benchmark's copy of

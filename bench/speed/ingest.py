@@ -10,8 +10,8 @@ embedding model alone takes to embed the same chunk texts, and the ratio of the 
 (target <= 1.15), then the time of a re-ingest of the unchanged corpus (target < 5%
 of the first ingest).
 
-    python scripts/bench_ingest.py                 # full corpus (about 25 minutes on 2 cores)
-    python scripts/bench_ingest.py --fraction 0.1  # every 10th file, for a quick look
+    python -m bench.speed.ingest                   # full corpus (about 25 minutes on 2 cores)
+    python -m bench.speed.ingest --fraction 0.1    # every 10th file, for a quick look
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """Latency of `reason` with the default models, against the pure llama.cpp cost in the same run.
 
 For a fixed sample of SQuAD v1.1 dev questions (library: all 48 articles, built by
-eval_reason.py's cache or here), at each evidence budget (maxTokens 1000, 2000, 4000,
+bench/quality/reason.py's cache or here), at each evidence budget (maxTokens 1000, 2000, 4000,
 8000) this reports p50/p95 of the end-to-end latency split into search, packet
 (packet + quotation ranking + grammar), prompt evaluation, generation and
 verification; and, for the same prompt and output token counts, the pure llama.cpp
@@ -14,9 +14,9 @@ The reader (localreason/reader.py, ``reader = auto``) is what ``reason`` runs by
 at the default budget and question by question in alternating order, ``reason`` without it (today's ranking
 of retrieval features) and with it: the p50 of each, the reader's own time, and the ratio.
 
-    python scripts/bench_reason.py                   # 20 questions x 4 budgets (~25 minutes)
-    python scripts/bench_reason.py --questions 8 --budgets 1000 2000
-    python scripts/bench_reason.py --questions 30 --budgets --reader    # the reader's cost alone
+    python -m bench.speed.reason                     # 20 questions x 4 budgets (~25 minutes)
+    python -m bench.speed.reason --questions 8 --budgets 1000 2000
+    python -m bench.speed.reason --questions 30 --budgets --reader      # the reader's cost alone
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ def main() -> None:
     ap.add_argument("--budgets", type=int, nargs="*", default=[1000, 2000, 4000, 8000])
     ap.add_argument("--reader", action="store_true", help="also: the reader's cost at the default budget")
     ap.add_argument("--library", type=Path, default=None,
-                    help="an existing library of the SQuAD dev articles (e.g. eval_reason.py's .cache/squad/libs/squad-wiki) "
+                    help="an existing library of the SQuAD dev articles (e.g. bench.quality.reason's "
+                    ".cache/squad/libs/squad-wiki) "
                     "instead of building lib-all")  # fmt: skip
     args = ap.parse_args()
 
@@ -132,7 +133,7 @@ def main() -> None:
     from localreason.reader import Reader, shipped
 
     if args.reader and not shipped():
-        raise SystemExit("This build has no reader weights: run scripts/train_reader.py first, or leave out --reader.")
+        raise SystemExit("This build has no reader weights: run python -m bench.train.reader first, or leave out --reader.")
     reader = Reader() if shipped() else None  # what reason uses by default when the package has one
     reason(lib, qs[0][0], generator=gen, max_tokens=500, reader=reader)  # warm up the models
     if args.reader:

@@ -21,9 +21,9 @@ For each size it reports, in one run:
 - the size on disk, and the time to ingest 1,000 more documents (real files, real ingest).
 Targets at 1M: deep_search p50 < 100 ms, first query < 3 s, memory < 3 GB, recall@10 >= 0.98.
 
-    python scripts/bench_scale.py                      # 100k and 1M (about 25 minutes the first time)
-    python scripts/bench_scale.py --sizes 100000       # one size
-    python scripts/bench_scale.py --sizes 1000000 --quick   # only open costs and recall of a built library
+    python -m bench.speed.scale                        # 100k and 1M (about 25 minutes the first time)
+    python -m bench.speed.scale --sizes 100000         # one size
+    python -m bench.speed.scale --sizes 1000000 --quick     # only open costs and recall of a built library
 """
 
 from __future__ import annotations

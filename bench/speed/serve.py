@@ -14,9 +14,9 @@ One run, one library, models loaded everywhere before timing:
   concurrent clients: threads in process, threads with one keep-alive HTTP connection each for REST,
   concurrent tool calls on the one stdio session for MCP (that is how MCP clients call).
 
-    python scripts/bench_serve.py                          # a temporary library of the bundled samples
-    python scripts/bench_serve.py --home ~/lib --questions 20 --ask "What is the warranty?"
-    python scripts/bench_serve.py --questions 2 --seconds 3   # a smoke run
+    python -m bench.speed.serve                            # a temporary library of the bundled samples
+    python -m bench.speed.serve --home ~/lib --questions 20 --ask "What is the warranty?"
+    python -m bench.speed.serve --questions 2 --seconds 3     # a smoke run
 
 Run it on an otherwise idle machine: the three interfaces share its cores.
 """

@@ -8,7 +8,7 @@ Each runs alone, then while another program keeps one core busy (a Python busy l
 compiler, a browser tab or a second localreason). What the ``threads`` setting is for: with every core
 asked for and one of them taken, llama.cpp's threads wait for each other.
 
-    python scripts/bench_threads.py
+    python -m bench.speed.threads
 """
 
 from __future__ import annotations

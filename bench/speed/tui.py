@@ -10,7 +10,7 @@ for that question had been drawn. The script then asks a question twice: the fir
 Baseline in the same run: a minimal Textual app (one Static, no localreason) started the same way,
 so "first paint" is also reported as a ratio to what Textual itself costs on this machine.
 
-    python scripts/bench_tui.py --runs 5
+    python -m bench.speed.tui --runs 5
 """
 
 from __future__ import annotations

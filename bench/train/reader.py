@@ -2,7 +2,7 @@
 """Train the reader (localreason/reader.py): a cross-encoder that reads a question with one sentence and
 the sentence before it, and estimates the chance that the sentence holds the answer.
 
-Data, offline, from the ``bigbench==1.0.0`` source archive the evaluation uses (scripts/qa_sets.py), only
+Data, offline, from the ``bigbench==1.0.0`` source archive the evaluation uses (bench/data/qa_sets.py), only
 sources whose licences allow shipping derived weights (SOURCES says which, with the licence):
 - SQuAD-shifts' new Wikipedia set (new_wiki): every question; 8% of its articles are kept apart for validation;
 - SQuAD v1.1 dev: the answerable questions of the fit half only (qa_sets' split; the evaluation asks the other half);
@@ -26,11 +26,11 @@ candidates, the answering sentence the target); AdamW with a linear warm-up and 
 do; batches of whole questions of similar lengths, padded to their longest pair; fixed seed. Exported to
 OpenVINO IR (fp16) with the tokenizer and reader.json into --out.
 
-    python scripts/train_reader.py --pilot                 # a few hundred steps: speed and loss
-    python scripts/train_reader.py                         # the full run (70 min), writes localreason/models/reader
-    python scripts/train_reader.py --steps 1164            # exactly the steps of the run the constants were chosen for
-    python scripts/train_reader.py --steps 1914            # the longer run of docs/benchmarks.md's third session
-    python scripts/train_reader.py --export-only .cache/squad/reader/checkpoint/reader.pt   # export a saved run
+    python -m bench.train.reader --pilot                   # a few hundred steps: speed and loss
+    python -m bench.train.reader                           # the full run (70 min), writes localreason/models/reader
+    python -m bench.train.reader --steps 1164              # exactly the steps of the run the constants were chosen for
+    python -m bench.train.reader --steps 1914              # the longer run of docs/benchmarks.md's third session
+    python -m bench.train.reader --export-only .cache/squad/reader/checkpoint/reader.pt     # export a saved run
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Does a larger evidence budget help reason find the answering sentence? For each domain of
-scripts/qa_sets.py (fit domains: their fit half; held-out domains: their evaluation questions) and each
+bench/data/qa_sets.py (fit domains: their fit half; held-out domains: their evaluation questions) and each
 budget: the share of answerable questions whose packet holds an answering sentence at all (the ceiling
 of any sentence ranking), the shipped ranking's top-1 (quotes.rank_quotes), and the time of progressive
 search, packing and ranking per question. The model reads only the offered sentences, so the budget
 costs no model time.
 
-    python scripts/tune_budget.py --data-dir /tmp/squad-cache
+    python -m bench.tune.budget --data-dir /tmp/squad-cache
 """
 
 from __future__ import annotations

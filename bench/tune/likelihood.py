@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Question likelihood (Sachan et al. 2022) as a re-ranker of reason's best quotable sentences and as a
-signal for the relevance gate, measured on the fit and held-out domains of scripts/qa_sets.py.
+signal for the relevance gate, measured on the fit and held-out domains of bench/data/qa_sets.py.
 
 For each question: reason's own evidence (progressive search, the answer budget's packet) and its
 ranking (quotes.rank_quotes); the K best sentences are then read by the packaged GGUF model, which
@@ -15,7 +15,7 @@ Rows are cached in DATA_DIR/ql-rows-<domain>-<n>-<K>.pkl with what they were com
 the library, the scoring, ranking and gate code, the GGUF file); a cache computed from anything else is
 recomputed.
 
-    python scripts/tune_likelihood.py --data-dir /tmp/squad-cache
+    python -m bench.tune.likelihood --data-dir /tmp/squad-cache
 """
 
 from __future__ import annotations

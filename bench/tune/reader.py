@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Where the reader (localreason/reader.py) decides, chosen on fit domains and reported on held-out ones.
 
-For every question (scripts/qa_sets.py) this runs reason's own stages up to the choice of quotations
+For every question (bench/data/qa_sets.py) this runs reason's own stages up to the choice of quotations
 (progressive search, the 1,000-token packet, the retrieval ranking of quotes.rank_quotes, its
 READ_CANDIDATES best) and has the reader read those sentences. From these records it simulates what
 reason answers under each setting (an obedient model: the lead quotations, in order, as statements) and
-prints, per domain and per group, the figures of scripts/eval_reason.py:
+prints, per domain and per group, the figures of bench/quality/reason.py:
 
 - ranking: features only (today's quotes.WEIGHTS), reader only, and combined (READER_WEIGHT x logit +
   FEATURE_WEIGHT x score);
@@ -19,7 +19,7 @@ trained on (school exams and science texts). The reader was trained on Wikipedia
 SQuAD-shifts, CoQA) and literature: their fit halves would flatter it. Reported: the evaluation half of
 every fit domain, and the held-out domains (news, reddit, product reviews), which no fit here used.
 
-    python scripts/tune_reader.py                      # records (cached), choice, tables
+    python -m bench.tune.reader                        # records (cached), choice, tables
 """
 
 from __future__ import annotations
@@ -431,7 +431,7 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--near-miss", type=int, default=40)
     ap.add_argument("--off-topic", type=int, default=40)
     ap.add_argument("--fit-eval", type=int, default=42, help="answerable questions per fit domain's evaluation half")
-    ap.add_argument("--held-out", type=int, default=60, help="answerable questions per held-out domain (eval_reason.py "
+    ap.add_argument("--held-out", type=int, default=60, help="answerable questions per held-out domain (bench.quality.reason "
                     "asks 100)")
     ap.add_argument("--refresh", action="store_true")
     ap.add_argument("--cached-only", action="store_true", help="only the domains whose records are cached")
@@ -470,7 +470,7 @@ def main() -> None:
 
     settings = load_settings(args.data_dir / "libs")
     info = resolve_embedding_model(settings)
-    # The libraries are built with torch (as eval_reason.py builds them); questions are embedded on OpenVINO, as
+    # The libraries are built with torch (as bench.quality.reason builds them); questions are embedded on OpenVINO, as
     # users' are (the vectors are interchangeable, README "embedding_backend").
     embedder = SentenceTransformerEmbedder(info) if args.build_only else make_embedder(info, cache_root=settings.cache_path)
     # (with --cached-only nothing is embedded)

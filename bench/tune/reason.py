@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The calibrations behind `reason`'s defaults, fitted on several kinds of text and checked on others.
 
-Questions: the fit half of each fit domain of scripts/qa_sets.py (Wikipedia from SQuAD and CoQA,
-school exams, science, children's stories, literature). The evaluation (eval_reason.py) asks the
+Questions: the fit half of each fit domain of bench/data/qa_sets.py (Wikipedia from SQuAD and CoQA,
+school exams, science, children's stories, literature). The evaluation (bench/quality/reason.py) asks the
 other half, and the held-out domains (news, reddit, product reviews) are used by no fit here; this
 script prints their figures beside the in-sample ones so that a fit that does not travel shows.
 
@@ -18,7 +18,7 @@ script prints their figures beside the in-sample ones so that a fit that does no
 The rows are cached in DATA_DIR/tune-rows-<domain>-<half>-<n>.pkl with what they were computed from
 (library, questions, budget, feature code); a cache computed from anything else is recomputed.
 
-    python scripts/tune_reason.py --data-dir /tmp/squad-cache
+    python -m bench.tune.reason --data-dir /tmp/squad-cache
 
 The sentence-guard weight is the gate's; the table shows, for each guard, the share of each kind of
 question that falls below it. The ranking's features are computed with the shipped code, so the gate
