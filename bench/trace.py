@@ -14,9 +14,9 @@ answers, support and refusals, at a small fraction of bench/quality/reason.py's 
     PYTHONPATH=/path/to/old/checkout:$PWD python -P -m bench.trace --data-dir ... --out /tmp/before.jsonl
     cmp /tmp/before.jsonl /tmp/after.jsonl && echo identical
 
-(From the repository root. ``-P`` keeps the current folder off sys.path, so localreason is imported from the old
-checkout, the first entry of PYTHONPATH, and bench from this one; a plain ``python -m`` would put this
-checkout's localreason first. The first line printed names the localreason that runs.)
+(From the repository root. ``-P`` keeps the current folder off the import path, so localreason is imported
+from the old checkout, the first entry of PYTHONPATH, and bench from this one; a plain ``python -m`` would put
+this checkout's localreason first. The first line printed names the localreason that runs.)
 
 Run against copies of the libraries when comparing versions with different schemas (a newer
 version migrates the library on open, and an older one then refuses it): --lib-all / --lib-part.
