@@ -1,0 +1,1 @@
+"""How fast: ingest, embedding, search at scale, cold starts, threads, the TUI, the servers, reason, faults."""

