@@ -57,7 +57,7 @@ class _Ctx:
         """What search and ask read through: a running `localreason serve` of this library, unless ``local``."""
         if local:
             return _Reader(self, None)
-        from .handoff import connect
+        from .serve.handoff import connect
 
         return _Reader(self, connect(self.home))
 
@@ -83,7 +83,7 @@ class _Reader:
 
     def _call(self, name: str, *args, **kwargs):
         if self.remote is not None:
-            from .handoff import Fallback
+            from .serve.handoff import Fallback
 
             try:
                 return getattr(self.remote, name)(*args, **kwargs)

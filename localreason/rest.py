@@ -110,10 +110,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import __version__, handoff
+from . import __version__
 from .errors import Cancelled, LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
 from .ids import check_id
 from .search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_limit, clean_max_tokens, clean_query
+from .serve import handoff
 
 MAX_BODY_BYTES = 1_000_000
 """Largest request body accepted (a question is at most 2,000 characters; this leaves room)."""

@@ -1,4 +1,4 @@
-"""The CLI's hand-off to a running `localreason serve` (localreason/handoff.py).
+"""The CLI's hand-off to a running `localreason serve` (localreason/serve/handoff.py).
 
 End to end with real processes: `serve` on an ephemeral loopback port and the command itself, both with
 the fake models (tests/fake_cli.py), over the bundled samples. A handed-off `search` / `ask` prints what
@@ -28,10 +28,11 @@ from pathlib import Path
 
 import pytest
 
-from localreason import __version__, handoff
-from localreason.config import load_settings
+from localreason import __version__
+from localreason.config import API_KEY_ENV, load_settings
 from localreason.demo import samples_dir
 from localreason.library import Library
+from localreason.serve import handoff
 
 from conftest import FakeEmbedder
 
@@ -215,7 +216,7 @@ def test_a_handed_off_command_loads_no_model_library(server):
         return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
 
     search = imported("search", "origin of the Black Death", "--json")
-    assert heavy(search) == set() and "numpy" not in search and "localreason.handoff" in search
+    assert heavy(search) == set() and "numpy" not in search and "localreason.serve.handoff" in search
     ask = imported("ask", QUESTION)
     assert heavy(ask) == set()
     assert {"localreason.library", "faiss"} <= heavy(imported("search", "origin of the Black Death", "--local"))
@@ -519,7 +520,7 @@ def test_a_forged_server_gets_neither_the_request_nor_the_key(server, homes, for
     with Forged(answer) as forged:
         write_record(quiet, {**live, "home": str(quiet.resolve()), "url": forged.url, "apiKey": True})
         try:
-            monkeypatch.setenv(handoff.KEY_ENV, key)
+            monkeypatch.setenv(API_KEY_ENV, key)
             assert handoff.connect(str(quiet)) is None
             out = run(quiet, "search", "origin of the Black Death", "--json", LOCALREASON_API_KEY=key)
         finally:

@@ -19,7 +19,7 @@ import urllib.request
 import pytest
 from starlette.testclient import TestClient
 
-from localreason import __version__, handoff
+from localreason import __version__
 from localreason.config import load_settings
 from localreason.demo import samples_dir
 from localreason.errors import Cancelled, ModelError, ValidationError
@@ -27,6 +27,7 @@ from localreason.generate import GenerationError
 from localreason.library import Library
 from localreason.reason import NO_EVIDENCE_ANSWER
 from localreason.rest import create_app, is_loopback, run
+from localreason.serve import handoff
 from localreason.service import Service
 
 from conftest import FakeEmbedder, FakeGenerator

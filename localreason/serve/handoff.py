@@ -22,7 +22,7 @@ program that listens on a stale file's port (the server gone) cannot learn it by
 it before it says it is answering there.
 
 Anything else (no file, a stale or foreign one, a slow server, an unproven one) gives None, quietly, and the
-command runs in its own process as before. LOCALREASON_HANDOFF=0 turns it off.
+command runs in its own process. LOCALREASON_HANDOFF=0 turns it off.
 
 ``Remote`` then offers the few calls `search` and `ask` make of the service, over the REST endpoints, and
 returns the same values (SearchHit, Answer, Collection) rebuilt from their JSON, so the CLI prints them with
@@ -57,17 +57,18 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .. import __version__
+from ..config import API_KEY_ENV, HANDOFF_ENV
 
 PROTOCOL = 2
 """What the discovery file, /v1/instance and the request fields the CLI sends mean; another number is ignored.
 2: /v1/instance proves the token (``proof``) instead of showing it."""
 FILE_NAME = "serve.json"
+INSTANCE_PATH = "/v1/instance"
+"""Where a server answers the proof (GET, ``?nonce=``); the one request a keyed server takes without its key."""
 CONNECT_TIMEOUT = 0.25
 """Seconds for the connection and the instance check together; a slower server is not waited for."""
 MAX_FILE_BYTES = 65_536
-ENV_SWITCH = "LOCALREASON_HANDOFF"
-KEY_ENV = "LOCALREASON_API_KEY"
 NONCE_BYTES = 16
 BUSY_WAIT_MAX = 30.0
 """Longest wait, in seconds, for a busy server (429) before asking it once more."""
@@ -112,7 +113,7 @@ def code_id() -> str:
     A server records it when it starts; a command whose package differs (upgraded, reinstalled or edited since,
     even under the same version number) does not hand its request to that server. Stat calls only (~60 files).
     """
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the localreason package
     digest = hashlib.sha256()
     try:
         for folder, subfolders, names in os.walk(root):
@@ -168,7 +169,7 @@ def withdraw(path: Path | None, token: str) -> None:
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "").strip().lower() not in _OFF
+    return os.environ.get(HANDOFF_ENV, "").strip().lower() not in _OFF
 
 
 def connect(home: str | None) -> "Remote | None":
@@ -176,7 +177,7 @@ def connect(home: str | None) -> "Remote | None":
     if not enabled():
         return None
     try:
-        from .config import load_settings
+        from ..config import load_settings
 
         settings = load_settings(home)
         mine = Path(settings.home).expanduser().resolve()
@@ -185,7 +186,7 @@ def connect(home: str | None) -> "Remote | None":
     record = _read(discovery_path(mine))
     if record is None or not _agrees(record, mine, settings):
         return None
-    key = (os.environ.get(KEY_ENV, "").strip() or None) if record["apiKey"] else None  # not sent where not wanted
+    key = (os.environ.get(API_KEY_ENV, "").strip() or None) if record["apiKey"] else None  # not sent where not wanted
     if record["apiKey"] and key is None:
         return None
     remote = Remote(record["url"], None, settings.answer_budget)
@@ -269,7 +270,7 @@ class Remote:
                 conn.sock.settimeout(max(0.001, deadline - time.monotonic()))
                 nonce = new_nonce()
                 headers = {"Accept": "application/json", **({"Authorization": f"API-Key {key}"} if send_key else {})}
-                conn.request("GET", f"/v1/instance?nonce={nonce}", headers=headers)
+                conn.request("GET", f"{INSTANCE_PATH}?nonce={nonce}", headers=headers)
                 response = conn.getresponse()
                 status, raw = response.status, response.read(MAX_FILE_BYTES + 1)  # a short answer: read whole
                 if status != 200 or len(raw) > MAX_FILE_BYTES or not _proven(raw, token, nonce, pid):
@@ -325,7 +326,7 @@ class Remote:
         error = answer.get("error") if isinstance(answer, dict) else None
         if status == 400 and isinstance(error, dict) and error.get("code") == "invalid_request" \
                 and isinstance(error.get("message"), str):  # fmt: skip
-            from .errors import ValidationError
+            from ..errors import ValidationError
 
             hint = (error.get("details") or {}).get("hint")
             raise ValidationError(error["message"], hint=hint if isinstance(hint, str) else None)
@@ -335,7 +336,7 @@ class Remote:
 
     def collection(self, name: str):
         """The collection named ``name`` (the CLI resolves a --collection name before searching)."""
-        from .types import Collection
+        from ..types import Collection
 
         status, answer = self.request("GET", "/v1/collections")
         rows = answer.get("data") if status == 200 and isinstance(answer, dict) else None
@@ -345,7 +346,7 @@ class Remote:
         return Collection.from_dict(found[0])
 
     def deep_search(self, query: str, *, limit: object = 10, **scope) -> list:
-        from .types import SearchHit
+        from ..types import SearchHit
 
         body = {"query": query, "limit": _whole(limit), **_scope(scope)}
         data = self._data("/v1/deep_search", body)
@@ -356,7 +357,7 @@ class Remote:
 
     def reason(self, query: str, *, limit: object = 50, max_tokens: object = None, stage=None, **scope):
         """Answer ``query`` on the server (``stage`` is not called: the server reports no stages over REST)."""
-        from .reason.answer import Answer
+        from ..reason.answer import Answer
 
         budget = self.answer_budget if max_tokens is None else _whole(max_tokens)
         body = {"query": query, "limit": _whole(limit), "maxTokens": budget, **_scope(scope),
