@@ -761,7 +761,7 @@ def serve(obj: _Ctx, host, port) -> int:
       curl -s localhost:8765/v1/reason -H 'Content-Type: application/json' -d '{"query": "..."}'
       LOCALREASON_API_KEY=secret localreason serve --host 0.0.0.0
     """
-    from .rest import run
+    from .serve.rest import run
 
     run(obj.home, host=host, port=port)
     return 0

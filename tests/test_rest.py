@@ -1,4 +1,4 @@
-"""The REST API (localreason/rest.py): the contract in process with fakes, then end to end with real models."""
+"""The REST API (localreason/serve/rest.py, http.py, models.py): the contract in process with fakes, then end to end with real models."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from localreason.errors import Cancelled, ModelError, ValidationError
 from localreason.generate import GenerationError
 from localreason.library import Library
 from localreason.reason import NO_EVIDENCE_ANSWER
-from localreason.rest import create_app, is_loopback, run
 from localreason.serve import handoff
+from localreason.serve.http import is_loopback
+from localreason.serve.rest import create_app, run
 from localreason.service import Service
 
 from conftest import FakeEmbedder, FakeGenerator
@@ -273,7 +274,7 @@ def test_openapi_is_served_and_no_page_loads_from_the_internet(client):
 
 
 def test_statements_collections_and_instance_for_the_cli_hand_off(client, service):
-    """What `localreason search` / `ask` use when they hand a request to a running server (handoff.py)."""
+    """What `localreason search` / `ask` use when they hand a request to a running server (serve/handoff.py)."""
     plain = client.post("/v1/reason", json={"query": QUESTION}).json()["data"]
     full = client.post("/v1/reason", json={"query": QUESTION, "includeStatements": True}).json()["data"]
     assert "statements" not in plain and full["statements"] and full["statements"][0]["references"][0]["quotation"]
