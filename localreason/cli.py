@@ -741,7 +741,7 @@ def mcp(obj: _Ctx) -> int:
     Add it to a client as the command `localreason mcp` (with LOCALREASON_HOME set
     to use another library); see the README for configuration snippets.
     """
-    from .mcp_server import run
+    from .serve.mcp import run
 
     run(obj.home)
     return 0
