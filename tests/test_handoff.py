@@ -62,11 +62,19 @@ def run(home: Path, *args: str, python_flags: tuple = (), **env: str) -> subproc
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
-def start_server(home: Path, log: Path, **env: str) -> subprocess.Popen:
-    """`localreason serve --port 0` on ``home``, returned once its discovery file names it and it answers."""
+def patched(prelude: str) -> list[str]:
+    """The command line of FAKE_CLI run after ``prelude`` (Python) has changed something in its process."""
+    return [sys.executable, "-c", f"{prelude}\nimport runpy, sys\nsys.argv = [{FAKE_CLI!r}, *sys.argv[1:]]\n"
+            f"runpy.run_path({FAKE_CLI!r}, run_name='__main__')"]  # fmt: skip
+
+
+def start_server(home: Path, log: Path, prelude: str = "", **env: str) -> subprocess.Popen:
+    """`localreason serve --port 0` on ``home`` (after ``prelude``), returned once its discovery file names it
+    and it answers."""
+    command = patched(prelude) if prelude else [sys.executable, FAKE_CLI]
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, FAKE_CLI, "serve", "--port", "0"], env=clean_env(home, **env),
-                                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        proc = subprocess.Popen([*command, "serve", "--port", "0"], env=clean_env(home, **env), stdout=out,
+                                stderr=subprocess.STDOUT)  # fmt: skip
     end = time.monotonic() + 90
     while not ((record := handoff._read(handoff.discovery_path(home))) and record.get("pid") == proc.pid
                and "Application startup complete" in log.read_text()):  # fmt: skip
@@ -385,11 +393,19 @@ def test_bad_input_gets_the_same_message_and_exit_code(server, args, code, judge
 # ---------------------------------------------------------------- (5) the file goes when the server does
 
 
+IGNORES_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)"
+"""As a process started by a shell script in the background begins: SIGINT ignored (inherited as SIG_IGN)."""
+
+
 @slow
-@pytest.mark.parametrize("how, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_the_server_publishes_its_file_and_removes_it_when_it_stops(tmp_path, how, code):
+@pytest.mark.parametrize("how, code, prelude", [(signal.SIGINT, 130, ""), (signal.SIGTERM, 143, ""),
+                                                (signal.SIGINT, 130, IGNORES_SIGINT)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT, started with SIGINT ignored"])  # fmt: skip
+def test_the_server_publishes_its_file_and_removes_it_when_it_stops(tmp_path, how, code, prelude):
+    """Stopped by a signal, the server exits with 128 + the signal, whatever SIGINT's handling it began with: it
+    stops on SIGINT either way (uvicorn's handler), and an inherited SIG_IGN must not turn that into exit 0."""
     home, log = tmp_path / "empty-home", tmp_path / "serve.log"
-    proc = start_server(home, log)
+    proc = start_server(home, log, prelude)
     path = handoff.discovery_path(home)
     try:
         record = handoff._read(path)
@@ -480,10 +496,8 @@ def get(url: str) -> tuple[int, str, str]:
 
 def run_patched(home: Path, prelude: str, *args: str, **env: str) -> subprocess.CompletedProcess:
     """The command as ``run`` runs it, after ``prelude`` (Python) has changed something in its process."""
-    code = f"{prelude}\nimport runpy, sys\nsys.argv = [{FAKE_CLI!r}, *sys.argv[1:]]\n" \
-           f"runpy.run_path({FAKE_CLI!r}, run_name='__main__')"  # fmt: skip
-    return subprocess.run([sys.executable, "-c", code, *args], env=clean_env(home, **env), capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run([*patched(prelude), *args], env=clean_env(home, **env), capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
 
 
 @slow

@@ -253,12 +253,8 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
     """Serve the library at ``home`` over HTTP until interrupted (blocking): `localreason serve`.
 
     A bind other than loopback needs an API key. The discovery file is published once the socket listens and
-    withdrawn when the server stops, however it stops.
+    withdrawn when the server stops; SIGINT and SIGTERM stop it through the ``finally`` blocks (_stop_signals).
     """
-    import uvicorn
-
-    from ..service import Service
-
     key = api_key_from_env()
     loopback = is_loopback(host)
     if not loopback and key is None:
@@ -266,10 +262,19 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
                               "read your library.",
                               hint=f"Set {API_KEY_ENV} to a long random secret (clients send it as "
                               "Authorization: API-Key <key>), or serve on 127.0.0.1.")  # fmt: skip
+    with _stop_signals():
+        _serve(home, host, port, key, (LOOPBACK_NAMES | {host_name(host)}) if loopback else None)
+
+
+def _serve(home: str | None, host: str, port: int, key: str | None, allowed: frozenset | None) -> None:
+    """Bind, open the library, publish the discovery file and run uvicorn; undo each, however it stops."""
+    import uvicorn
+
+    from ..service import Service
+
     sock = _bind(host, port)
     service = Service.open(home)
     try:
-        allowed = (LOOPBACK_NAMES | {host_name(host)}) if loopback else None
         app = create_app(service, api_key=key, allowed_hosts=allowed)
         config = uvicorn.Config(app, proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
         bound = sock.getsockname()[1]
@@ -280,8 +285,7 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
         token = app.state.instance_token
         published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
         try:
-            with _sigterm_unwinds():
-                uvicorn.Server(config).run(sockets=[sock])
+            uvicorn.Server(config).run(sockets=[sock])
         finally:
             handoff.withdraw(published, token)
     finally:
@@ -290,11 +294,14 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
 
 
 @contextmanager
-def _sigterm_unwinds():
-    """SIGTERM ends the server through the ``finally`` blocks, as Ctrl-C does (exit code 143).
+def _stop_signals():
+    """SIGINT and SIGTERM end the server through the ``finally`` blocks, with exit codes 130 and 143.
 
-    uvicorn shuts down gracefully on SIGTERM and then raises the signal again to the handler in place
-    before it: the default one would end the process there, leaving the discovery file and the library open.
+    uvicorn shuts down gracefully on either signal, then raises it again to the handler that was in place
+    before it. For SIGINT that handler is Python's own here (KeyboardInterrupt: 130) even when the process was
+    started with SIGINT ignored, as a background job of a shell script is: the signal raised again would be
+    dropped and the server, stopped by it, would exit 0. For SIGTERM the default handler would end the process
+    at once, leaving the discovery file and the library open; here it raises SystemExit(143).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -303,11 +310,13 @@ def _sigterm_unwinds():
     def stop(signum, frame):
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, stop)}  # fmt: skip
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _local_url(sock: socket.socket) -> str:
