@@ -288,22 +288,58 @@ def test_a_stale_or_foreign_file_is_ignored_quickly(server, homes):
     handoff.discovery_path(quiet).unlink()
 
 
-def test_a_server_that_does_not_answer_is_not_waited_for(homes):
+def hole_record(quiet: Path, port: int, pid: int) -> dict:
+    """A discovery record for the quiet home that agrees with this process in all but the server it names."""
+    return {"protocol": handoff.PROTOCOL, "url": f"http://127.0.0.1:{port}", "pid": pid,
+            "machine": socket.gethostname(), "home": str(quiet.resolve()), "token": "t" * 24, "apiKey": False,
+            "settings": handoff.settings_view(load_settings(quiet)), "version": __version__,
+            "code": handoff.code_id()}  # fmt: skip
+
+
+def test_a_server_that_does_not_answer_is_waited_for_at_most_connect_timeout(homes, monkeypatch):
+    """A live server is given CONNECT_TIMEOUT (seconds: a busy machine is not mistaken for a hung server), and
+    not longer."""
     quiet = homes[1]
+    monkeypatch.setattr(handoff, "CONNECT_TIMEOUT", 0.25)
     with socket.socket() as hole:  # listens, never accepts: connections queue and nothing answers
         hole.bind(("127.0.0.1", 0))
         hole.listen(1)
-        record = {"protocol": handoff.PROTOCOL, "url": f"http://127.0.0.1:{hole.getsockname()[1]}",
-                  "pid": os.getpid(), "machine": socket.gethostname(), "home": str(quiet.resolve()),
-                  "token": "t" * 24, "apiKey": False, "settings": handoff.settings_view(load_settings(quiet)),
-                  "version": __version__, "code": handoff.code_id()}  # fmt: skip
-        write_record(quiet, record)
+        write_record(quiet, hole_record(quiet, hole.getsockname()[1], os.getpid()))
         try:
             started = time.monotonic()
             assert handoff.connect(str(quiet)) is None
-            assert time.monotonic() - started < 0.3 + 0.2  # CONNECT_TIMEOUT, and a little for a busy machine
+            assert 0.25 <= time.monotonic() - started < 0.25 + 1.0  # and a little for a busy machine
         finally:
             handoff.discovery_path(quiet).unlink()
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/stat"), reason="process states are read in /proc")
+def test_a_stopped_server_is_not_asked(homes, monkeypatch):
+    """A server stopped with Ctrl-Z (SIGSTOP) is alive to os.kill but cannot answer: not asked, not waited for."""
+    quiet = homes[1]
+    monkeypatch.setattr(handoff, "CONNECT_TIMEOUT", 60.0)
+    listener = subprocess.Popen([sys.executable, "-c", "import socket, sys, time\ns = socket.socket()\n"
+                                 "s.bind(('127.0.0.1', 0)); s.listen(1); print(s.getsockname()[1], flush=True)\n"
+                                 "time.sleep(120)"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        port = int(listener.stdout.readline())
+        listener.send_signal(signal.SIGSTOP)
+        end = time.monotonic() + 10
+        while not handoff._stopped(listener.pid):  # sent is not yet acted on
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        write_record(quiet, hole_record(quiet, port, listener.pid))
+        started = time.monotonic()
+        assert handoff.connect(str(quiet)) is None
+        assert time.monotonic() - started < 5
+        listener.send_signal(signal.SIGCONT)
+        while handoff._stopped(listener.pid):  # running again, as a live server is
+            assert time.monotonic() < end
+            time.sleep(0.01)
+    finally:
+        handoff.discovery_path(quiet).unlink(missing_ok=True)
+        listener.kill()
+        listener.wait()
 
 
 @slow

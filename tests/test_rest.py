@@ -519,6 +519,31 @@ def test_loopback_names():
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "localhost.example.com", ""))
 
 
+async def test_each_connection_sends_at_once():
+    """The served socket is TCP to asyncio (IPPROTO_TCP), which sets TCP_NODELAY on each connection: on a
+    kept-alive connection a response's body does not wait ~40 ms behind its headers for the client's ACK
+    (the hand-off's second proof is such a response)."""
+    from localreason.serve.rest import _bind
+
+    sock = _bind("127.0.0.1", 0)
+    loop = asyncio.get_running_loop()
+    accepted = loop.create_future()
+
+    class Keep(asyncio.Protocol):
+        def connection_made(self, transport) -> None:
+            accepted.set_result(transport)
+
+    server = await loop.create_server(Keep, sock=sock)
+    try:
+        _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        transport = await asyncio.wait_for(accepted, 10)
+        assert transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        writer.close()
+        transport.close()
+    finally:
+        server.close()
+
+
 # ---------------------------------------------------------------- end to end: `localreason serve` with real models
 
 

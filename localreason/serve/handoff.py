@@ -11,7 +11,8 @@ process would do itself: the same machine, a live pid of this user, the same res
 settings (config.toml and LOCALREASON_* variables), the same code (protocol, localreason version, and
 ``code_id``: the package's modules as they are on disk now, so a server started before an upgrade or an edit is
 not asked), an API key in LOCALREASON_API_KEY when the server wants one, and a server at ``url`` that proves
-within CONNECT_TIMEOUT that it holds the file's token.
+within CONNECT_TIMEOUT that it holds the file's token. A server process that is stopped (Ctrl-Z, a debugger) is
+not asked: it could not answer.
 
 The proof is a challenge: the CLI sends GET /v1/instance?nonce=<fresh random text>, and the server answers its
 pid, protocol, version and ``proof(token, nonce, ...)`` (HMAC-SHA256 keyed by the token), which the CLI
@@ -21,8 +22,8 @@ program that listens on a stale file's port (the server gone) cannot learn it by
 /v1/instance with the key, which a keyed server checks when a key is sent), so the CLI knows the server takes
 it before it says it is answering there.
 
-Anything else (no file, a stale or foreign one, a slow server, an unproven one) gives None, quietly, and the
-command runs in its own process. LOCALREASON_HANDOFF=0 turns it off.
+Anything else (no file, a stale or foreign one, a server that does not answer in time, an unproven one) gives
+None, quietly, and the command runs in its own process. LOCALREASON_HANDOFF=0 turns it off.
 
 ``Remote`` then offers the few calls `search` and `ask` make of the service, over the REST endpoints, and
 returns the same values (SearchHit, Answer, Collection) rebuilt from their JSON, so the CLI prints them with
@@ -66,8 +67,11 @@ PROTOCOL = 2
 FILE_NAME = "serve.json"
 INSTANCE_PATH = "/v1/instance"
 """Where a server answers the proof (GET, ``?nonce=``); the one request a keyed server takes without its key."""
-CONNECT_TIMEOUT = 0.25
-"""Seconds for the connection and the instance check together; a slower server is not waited for."""
+CONNECT_TIMEOUT = 3.0
+"""Seconds for the connection and the instance check together. An idle server answers in a few milliseconds; on a
+busy machine, or while the server loads its models, it can take hundreds. Running the request here instead costs
+loading the models (seconds) beside the server's, so a live server is given this long; only one that hangs
+costs the wait."""
 MAX_FILE_BYTES = 65_536
 NONCE_BYTES = 16
 BUSY_WAIT_MAX = 30.0
@@ -236,7 +240,18 @@ def _alive(pid: int) -> bool:
         return False  # another user's process (the pid was reused): not the server that wrote the file
     except OSError:
         return False
-    return True
+    return not _stopped(pid)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (Ctrl-Z, a debugger) or a zombie: alive to os.kill, but it cannot answer, and
+    asking would cost CONNECT_TIMEOUT. Linux only (/proc); elsewhere the timeout bounds the wait."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[0]  # after "pid (name)", which may hold spaces
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t", b"Z", b"X")
 
 
 class Remote:

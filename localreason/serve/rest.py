@@ -235,7 +235,9 @@ def _bind(host: str, port: int) -> socket.socket:
         raise ValidationError(f"Port {port!r} is not a port number.",
                               hint="Use --port with 1 to 65535 (0: any free port).")  # fmt: skip
     name = host.strip().strip("[]")
-    sock = socket.socket(socket.AF_INET6 if ":" in name else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, as getaddrinfo would: asyncio sets TCP_NODELAY on the connections of a socket it knows
+    # is TCP, so the body of a response on a kept-alive connection does not wait ~40 ms behind its headers
+    sock = socket.socket(socket.AF_INET6 if ":" in name else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((name, port))
