@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from .config import CI_ENV, DEBUG_ENV
+from .config import API_KEY_ENV, CI_ENV, DEBUG_ENV, HANDOFF_ENV, HOME_ENV
 from .errors import Interrupted, LocalReasonError
 
 DEMO_QUESTION = "Where did the Black Death originate?"
@@ -54,22 +54,23 @@ class _Ctx:
             self._service.library.notice = lambda message: click.echo(message, err=True)
         return self._service
 
-    def reader(self, local: bool) -> "_Reader":
-        """What search and ask read through: a running `localreason serve` of this library, unless ``local``."""
+    def dispatch(self, local: bool) -> "_LocalOrRemote":
+        """Where search and ask send their calls: a running `localreason serve` of this library if there is one,
+        unless ``local``; else this process's service."""
         if local:
-            return _Reader(self, None)
-        from .handoff import connect
+            return _LocalOrRemote(self, None)
+        from .serve.handoff import connect
 
-        return _Reader(self, connect(self.home))
+        return _LocalOrRemote(self, connect(self.home))
 
     def close(self) -> None:
         if self._service is not None:
             self._service.close()
 
 
-class _Reader:
+class _LocalOrRemote:
     """The service calls of search and ask, made to a running server of the same library when there is one
-    (handoff.py: no model loads here), else to this process's service.
+    (serve/handoff.py: no model loads here), else to this process's service.
 
     A request the server cannot be asked faithfully, or that fails there before it is answered
     (handoff.Fallback), runs here, and so does every later one; the server's refusal of bad input is
@@ -80,11 +81,11 @@ class _Reader:
         self.ctx = ctx
         self.remote = remote
         if remote is None:
-            ctx.service()  # made now, as before there was a hand-off: its errors come first
+            ctx.service()  # made now, before any work: a library that cannot be opened is the first error shown
 
     def _call(self, name: str, *args, **kwargs):
         if self.remote is not None:
-            from .handoff import Fallback
+            from .serve.handoff import Fallback
 
             try:
                 return getattr(self.remote, name)(*args, **kwargs)
@@ -103,8 +104,8 @@ class _Reader:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--home", type=click.Path(file_okay=False), envvar="LOCALREASON_HOME",
-              help="Library folder (default: $LOCALREASON_HOME or the per-user data folder).")  # fmt: skip
+@click.option("--home", type=click.Path(file_okay=False), envvar=HOME_ENV,
+              help=f"Library folder (default: ${HOME_ENV} or the per-user data folder).")  # fmt: skip
 @click.version_option(package_name="localreason")
 @click.pass_context
 def cli(ctx: click.Context, home: str | None) -> None:
@@ -434,7 +435,7 @@ def _print_hits(hits, out) -> None:
 
 _SCOPE_HELP = {"collection": "Only this collection (name or col_ id).", "document": "Only this document (doc_ id)."}
 _LOCAL_HELP = ("Load the models here even when a `localreason serve` of this library is running (by default the "
-               "request goes to it; LOCALREASON_HANDOFF=0 also turns that off).")  # fmt: skip
+               f"request goes to it; {HANDOFF_ENV}=0 also turns that off).")  # fmt: skip
 
 
 @cli.command()
@@ -479,7 +480,7 @@ def search(obj: _Ctx, query, collection, document, limit, queries_file, as_json,
     """
     from .errors import ValidationError
 
-    svc = obj.reader(local)
+    svc = obj.dispatch(local)
     scope = _scope_args(svc, collection, document)
     if queries_file is not None:
         if query:
@@ -604,7 +605,7 @@ def ask(obj: _Ctx, question, collection, document, limit, max_tokens, questions_
     """
     from .errors import ValidationError
 
-    svc = obj.reader(local)
+    svc = obj.dispatch(local)
     scope = _scope_args(svc, collection, document)
     if questions_file is not None:
         if question:
@@ -745,7 +746,7 @@ def mcp(obj: _Ctx) -> int:
     Add it to a client as the command `localreason mcp` (with LOCALREASON_HOME set
     to use another library); see the README for configuration snippets.
     """
-    from .mcp_server import run
+    from .serve.mcp import run
 
     run(obj.home)
     return 0
@@ -753,7 +754,7 @@ def mcp(obj: _Ctx) -> int:
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on. Other than loopback needs LOCALREASON_API_KEY.")  # fmt: skip
+              help=f"Address to listen on. Other than loopback needs {API_KEY_ENV}.")  # fmt: skip
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.pass_obj
 def serve(obj: _Ctx, host, port) -> int:
@@ -765,7 +766,7 @@ def serve(obj: _Ctx, host, port) -> int:
       curl -s localhost:8765/v1/reason -H 'Content-Type: application/json' -d '{"query": "..."}'
       LOCALREASON_API_KEY=secret localreason serve --host 0.0.0.0
     """
-    from .rest import run
+    from .serve.rest import run
 
     run(obj.home, host=host, port=port)
     return 0

@@ -195,6 +195,11 @@ class ItemHit(_AsDict):
     collection_id: str | None = None
 
 
+DIRECTIONS = ("up", "down", "previous", "next", "surrounding")
+"""The moves deep_expand makes through a document's tree (an ExpandResult's ``direction``): here, in the vocabulary,
+so that the servers' request schemas name them without importing search (numpy) at their start."""
+
+
 @dataclass(frozen=True)
 class ExpandResult(_AsDict):
     """What a move through the document tree found; empty with a reason when the move leads nowhere."""

@@ -10,7 +10,7 @@ import sys
 
 import localreason
 
-FRONT_END = re.compile(r"localreason\.(tui|cli|__main__|demo|mcp\w*|rest|rest_\w+|restapi\w*|server\w*)(\.|$)")
+FRONT_END = re.compile(r"localreason\.(tui|cli|__main__|demo|mcp\w*|rest|rest_\w+|restapi\w*|serve|server\w*)(\.|$)")
 """Front ends and their subpackages (the TUI, the CLI, the demo, and MCP, REST or other servers)."""
 
 

@@ -1,4 +1,4 @@
-"""The CLI's hand-off to a running `localreason serve` (localreason/handoff.py).
+"""The CLI's hand-off to a running `localreason serve` (localreason/serve/handoff.py).
 
 End to end with real processes: `serve` on an ephemeral loopback port and the command itself, both with
 the fake models (tests/fake_cli.py), over the bundled samples. A handed-off `search` / `ask` prints what
@@ -28,10 +28,11 @@ from pathlib import Path
 
 import pytest
 
-from localreason import __version__, handoff
-from localreason.config import load_settings
+from localreason import __version__
+from localreason.config import API_KEY_ENV, load_settings
 from localreason.demo import samples_dir
 from localreason.library import Library
+from localreason.serve import handoff
 
 from conftest import FakeEmbedder
 
@@ -61,11 +62,19 @@ def run(home: Path, *args: str, python_flags: tuple = (), **env: str) -> subproc
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
-def start_server(home: Path, log: Path, **env: str) -> subprocess.Popen:
-    """`localreason serve --port 0` on ``home``, returned once its discovery file names it and it answers."""
+def patched(prelude: str) -> list[str]:
+    """The command line of FAKE_CLI run after ``prelude`` (Python) has changed something in its process."""
+    return [sys.executable, "-c", f"{prelude}\nimport runpy, sys\nsys.argv = [{FAKE_CLI!r}, *sys.argv[1:]]\n"
+            f"runpy.run_path({FAKE_CLI!r}, run_name='__main__')"]  # fmt: skip
+
+
+def start_server(home: Path, log: Path, prelude: str = "", **env: str) -> subprocess.Popen:
+    """`localreason serve --port 0` on ``home`` (after ``prelude``), returned once its discovery file names it
+    and it answers."""
+    command = patched(prelude) if prelude else [sys.executable, FAKE_CLI]
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, FAKE_CLI, "serve", "--port", "0"], env=clean_env(home, **env),
-                                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        proc = subprocess.Popen([*command, "serve", "--port", "0"], env=clean_env(home, **env), stdout=out,
+                                stderr=subprocess.STDOUT)  # fmt: skip
     end = time.monotonic() + 90
     while not ((record := handoff._read(handoff.discovery_path(home))) and record.get("pid") == proc.pid
                and "Application startup complete" in log.read_text()):  # fmt: skip
@@ -215,7 +224,7 @@ def test_a_handed_off_command_loads_no_model_library(server):
         return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
 
     search = imported("search", "origin of the Black Death", "--json")
-    assert heavy(search) == set() and "numpy" not in search and "localreason.handoff" in search
+    assert heavy(search) == set() and "numpy" not in search and "localreason.serve.handoff" in search
     ask = imported("ask", QUESTION)
     assert heavy(ask) == set()
     assert {"localreason.library", "faiss"} <= heavy(imported("search", "origin of the Black Death", "--local"))
@@ -279,22 +288,58 @@ def test_a_stale_or_foreign_file_is_ignored_quickly(server, homes):
     handoff.discovery_path(quiet).unlink()
 
 
-def test_a_server_that_does_not_answer_is_not_waited_for(homes):
+def hole_record(quiet: Path, port: int, pid: int) -> dict:
+    """A discovery record for the quiet home that agrees with this process in all but the server it names."""
+    return {"protocol": handoff.PROTOCOL, "url": f"http://127.0.0.1:{port}", "pid": pid,
+            "machine": socket.gethostname(), "home": str(quiet.resolve()), "token": "t" * 24, "apiKey": False,
+            "settings": handoff.settings_view(load_settings(quiet)), "version": __version__,
+            "code": handoff.code_id()}  # fmt: skip
+
+
+def test_a_server_that_does_not_answer_is_waited_for_at_most_connect_timeout(homes, monkeypatch):
+    """A live server is given CONNECT_TIMEOUT (seconds: a busy machine is not mistaken for a hung server), and
+    not longer."""
     quiet = homes[1]
+    monkeypatch.setattr(handoff, "CONNECT_TIMEOUT", 0.25)
     with socket.socket() as hole:  # listens, never accepts: connections queue and nothing answers
         hole.bind(("127.0.0.1", 0))
         hole.listen(1)
-        record = {"protocol": handoff.PROTOCOL, "url": f"http://127.0.0.1:{hole.getsockname()[1]}",
-                  "pid": os.getpid(), "machine": socket.gethostname(), "home": str(quiet.resolve()),
-                  "token": "t" * 24, "apiKey": False, "settings": handoff.settings_view(load_settings(quiet)),
-                  "version": __version__, "code": handoff.code_id()}  # fmt: skip
-        write_record(quiet, record)
+        write_record(quiet, hole_record(quiet, hole.getsockname()[1], os.getpid()))
         try:
             started = time.monotonic()
             assert handoff.connect(str(quiet)) is None
-            assert time.monotonic() - started < 0.3 + 0.2  # CONNECT_TIMEOUT, and a little for a busy machine
+            assert 0.25 <= time.monotonic() - started < 0.25 + 1.0  # and a little for a busy machine
         finally:
             handoff.discovery_path(quiet).unlink()
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/stat"), reason="process states are read in /proc")
+def test_a_stopped_server_is_not_asked(homes, monkeypatch):
+    """A server stopped with Ctrl-Z (SIGSTOP) is alive to os.kill but cannot answer: not asked, not waited for."""
+    quiet = homes[1]
+    monkeypatch.setattr(handoff, "CONNECT_TIMEOUT", 60.0)
+    listener = subprocess.Popen([sys.executable, "-c", "import socket, sys, time\ns = socket.socket()\n"
+                                 "s.bind(('127.0.0.1', 0)); s.listen(1); print(s.getsockname()[1], flush=True)\n"
+                                 "time.sleep(120)"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        port = int(listener.stdout.readline())
+        listener.send_signal(signal.SIGSTOP)
+        end = time.monotonic() + 10
+        while not handoff._stopped(listener.pid):  # sent is not yet acted on
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        write_record(quiet, hole_record(quiet, port, listener.pid))
+        started = time.monotonic()
+        assert handoff.connect(str(quiet)) is None
+        assert time.monotonic() - started < 5
+        listener.send_signal(signal.SIGCONT)
+        while handoff._stopped(listener.pid):  # running again, as a live server is
+            assert time.monotonic() < end
+            time.sleep(0.01)
+    finally:
+        handoff.discovery_path(quiet).unlink(missing_ok=True)
+        listener.kill()
+        listener.wait()
 
 
 @slow
@@ -384,11 +429,19 @@ def test_bad_input_gets_the_same_message_and_exit_code(server, args, code, judge
 # ---------------------------------------------------------------- (5) the file goes when the server does
 
 
+IGNORES_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)"
+"""As a process started by a shell script in the background begins: SIGINT ignored (inherited as SIG_IGN)."""
+
+
 @slow
-@pytest.mark.parametrize("how, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_the_server_publishes_its_file_and_removes_it_when_it_stops(tmp_path, how, code):
+@pytest.mark.parametrize("how, code, prelude", [(signal.SIGINT, 130, ""), (signal.SIGTERM, 143, ""),
+                                                (signal.SIGINT, 130, IGNORES_SIGINT)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT, started with SIGINT ignored"])  # fmt: skip
+def test_the_server_publishes_its_file_and_removes_it_when_it_stops(tmp_path, how, code, prelude):
+    """Stopped by a signal, the server exits with 128 + the signal, whatever SIGINT's handling it began with: it
+    stops on SIGINT either way (uvicorn's handler), and an inherited SIG_IGN must not turn that into exit 0."""
     home, log = tmp_path / "empty-home", tmp_path / "serve.log"
-    proc = start_server(home, log)
+    proc = start_server(home, log, prelude)
     path = handoff.discovery_path(home)
     try:
         record = handoff._read(path)
@@ -479,10 +532,8 @@ def get(url: str) -> tuple[int, str, str]:
 
 def run_patched(home: Path, prelude: str, *args: str, **env: str) -> subprocess.CompletedProcess:
     """The command as ``run`` runs it, after ``prelude`` (Python) has changed something in its process."""
-    code = f"{prelude}\nimport runpy, sys\nsys.argv = [{FAKE_CLI!r}, *sys.argv[1:]]\n" \
-           f"runpy.run_path({FAKE_CLI!r}, run_name='__main__')"  # fmt: skip
-    return subprocess.run([sys.executable, "-c", code, *args], env=clean_env(home, **env), capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run([*patched(prelude), *args], env=clean_env(home, **env), capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
 
 
 @slow
@@ -519,7 +570,7 @@ def test_a_forged_server_gets_neither_the_request_nor_the_key(server, homes, for
     with Forged(answer) as forged:
         write_record(quiet, {**live, "home": str(quiet.resolve()), "url": forged.url, "apiKey": True})
         try:
-            monkeypatch.setenv(handoff.KEY_ENV, key)
+            monkeypatch.setenv(API_KEY_ENV, key)
             assert handoff.connect(str(quiet)) is None
             out = run(quiet, "search", "origin of the Black Death", "--json", LOCALREASON_API_KEY=key)
         finally:

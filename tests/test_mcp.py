@@ -9,6 +9,7 @@ embedding and GGUF models (one server for the whole module).
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import subprocess
 import sys
@@ -26,7 +27,8 @@ from localreason.config import load_settings
 from localreason.errors import Cancelled
 from localreason.ids import derived_id, random_id
 from localreason.library import Library
-from localreason.mcp_server import ID_PATTERNS, INPUT_SCHEMAS, OUTPUT_SCHEMAS, LocalReasonMCP
+from localreason.serve.mcp import INPUT_SCHEMAS, OUTPUT_SCHEMAS, LocalReasonMCP
+from localreason.serve.models import ID_PATTERNS
 from localreason.reason import NO_EVIDENCE_ANSWER
 from localreason.search.navigate import DIRECTIONS
 from localreason.search.scope import DEFAULT_EVIDENCE_LIMIT, DEFAULT_SEARCH_LIMIT
@@ -121,6 +123,28 @@ def test_the_schemas_name_exactly_the_parameters_of_the_tool_functions(server):
         assert required == schema["required"], name
         jsonschema.Draft202012Validator.check_schema(schema)
         jsonschema.Draft202012Validator.check_schema(OUTPUT_SCHEMAS[name])
+
+
+def test_the_schemas_come_from_the_rest_models_with_what_mcp_clients_validate():
+    """Generated from serve/models.py: each argument keeps the REST field's type constraints (id patterns, the
+    directions), with the stricter form MCP clients check (an integer count of at least 0, a non-blank query)."""
+    from localreason.serve.models import DeepExpandRequest, DeepSearchRequest
+
+    props = {name: schema["properties"] for name, schema in INPUT_SCHEMAS.items()}
+    rest = {"deep_search": DeepSearchRequest.model_json_schema()["properties"],
+            "deep_expand": DeepExpandRequest.model_json_schema()["properties"]}  # fmt: skip
+    assert props["deep_search"]["documentId"]["pattern"] == rest["deep_search"]["documentId"]["pattern"]
+    assert props["deep_expand"]["direction"]["enum"] == rest["deep_expand"]["direction"]["enum"]
+    assert rest["deep_search"]["limit"]["type"] == "number" and "title" in rest["deep_search"]["limit"]
+    for name, schema in INPUT_SCHEMAS.items():
+        for arg, prop in schema["properties"].items():
+            assert "title" not in prop and prop["description"], (name, arg)
+            if arg in ("limit", "window"):
+                assert prop["type"] == "integer" and prop["minimum"] == 0, (name, arg)
+                assert f"Defaults to {prop['default']};" in prop["description"], (name, arg)
+    assert all("$defs" not in json.dumps(s) and "$ref" not in json.dumps(s) for s in OUTPUT_SCHEMAS.values())
+    assert OUTPUT_SCHEMAS["find_items"]["properties"]["data"]["items"]["properties"]["type"]["enum"] == \
+        ["document", "collection"]  # fmt: skip
 
 
 def test_each_tool_returns_data_and_a_readable_text(server):
@@ -265,7 +289,7 @@ def test_a_cancelled_request_stops_the_model(service):
 
 
 def test_the_server_module_imports_no_model_or_search_library_before_serving():
-    code = ("import sys, localreason.mcp_server\n"
+    code = ("import sys, localreason.serve.mcp\n"
             "print([m for m in ('numpy', 'faiss', 'torch', 'sentence_transformers', 'llama_cpp', 'textual',"
             " 'localreason.service', 'localreason.library') if m in sys.modules])")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -275,8 +299,6 @@ def test_the_server_module_imports_no_model_or_search_library_before_serving():
 def test_every_line_the_sdk_cannot_read_is_answered_and_the_server_goes_on(tmp_path):
     """Over real stdio: the SDK's transport only logged such a line, so the client waited for ever.
     Each gets a JSON-RPC error, with the request's id wherever the line shows one."""
-    import json
-
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},

@@ -1,4 +1,4 @@
-"""The REST API (localreason/rest.py): the contract in process with fakes, then end to end with real models."""
+"""The REST API (localreason/serve/rest.py, http.py, models.py): the contract in process with fakes, then end to end with real models."""
 
 from __future__ import annotations
 
@@ -19,14 +19,16 @@ import urllib.request
 import pytest
 from starlette.testclient import TestClient
 
-from localreason import __version__, handoff
+from localreason import __version__
 from localreason.config import load_settings
 from localreason.demo import samples_dir
 from localreason.errors import Cancelled, ModelError, ValidationError
 from localreason.generate import GenerationError
 from localreason.library import Library
 from localreason.reason import NO_EVIDENCE_ANSWER
-from localreason.rest import create_app, is_loopback, run
+from localreason.serve import handoff
+from localreason.serve.http import is_loopback
+from localreason.serve.rest import create_app, run
 from localreason.service import Service
 
 from conftest import FakeEmbedder, FakeGenerator
@@ -272,7 +274,7 @@ def test_openapi_is_served_and_no_page_loads_from_the_internet(client):
 
 
 def test_statements_collections_and_instance_for_the_cli_hand_off(client, service):
-    """What `localreason search` / `ask` use when they hand a request to a running server (handoff.py)."""
+    """What `localreason search` / `ask` use when they hand a request to a running server (serve/handoff.py)."""
     plain = client.post("/v1/reason", json={"query": QUESTION}).json()["data"]
     full = client.post("/v1/reason", json={"query": QUESTION, "includeStatements": True}).json()["data"]
     assert "statements" not in plain and full["statements"] and full["statements"][0]["references"][0]["quotation"]
@@ -515,6 +517,31 @@ def test_a_short_key_is_refused(monkeypatch):
 def test_loopback_names():
     assert all(is_loopback(h) for h in ("127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2", "LOCALHOST"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "localhost.example.com", ""))
+
+
+async def test_each_connection_sends_at_once():
+    """The served socket is TCP to asyncio (IPPROTO_TCP), which sets TCP_NODELAY on each connection: on a
+    kept-alive connection a response's body does not wait ~40 ms behind its headers for the client's ACK
+    (the hand-off's second proof is such a response)."""
+    from localreason.serve.rest import _bind
+
+    sock = _bind("127.0.0.1", 0)
+    loop = asyncio.get_running_loop()
+    accepted = loop.create_future()
+
+    class Keep(asyncio.Protocol):
+        def connection_made(self, transport) -> None:
+            accepted.set_result(transport)
+
+    server = await loop.create_server(Keep, sock=sock)
+    try:
+        _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        transport = await asyncio.wait_for(accepted, 10)
+        assert transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        writer.close()
+        transport.close()
+    finally:
+        server.close()
 
 
 # ---------------------------------------------------------------- end to end: `localreason serve` with real models

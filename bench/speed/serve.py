@@ -126,8 +126,8 @@ def mcp_params(home: Path):
 
     from mcp.client.stdio import StdioServerParameters
 
-    if importlib.util.find_spec("localreason.mcp_server") is None:  # TODO(mcp): measure once it exists
-        print("MCP: not measured (localreason/mcp_server.py is missing)")
+    if importlib.util.find_spec("localreason.serve.mcp") is None:  # TODO(mcp): measure once it exists
+        print("MCP: not measured (localreason/serve/mcp.py is missing)")
         return None
     env = {k: v for k, v in os.environ.items() if k.startswith("LOCALREASON_") or k in ("PATH", "HOME")}
     env["LOCALREASON_HOME"] = str(home)

@@ -6,11 +6,9 @@ import numpy as np
 
 from ..errors import NotFoundError, ValidationError
 from ..ids import check_id
-from ..types import LEVEL_DOCUMENT, LEVEL_SECTION, Chunk, ExpandResult, ItemHit, SearchHit
+from ..types import DIRECTIONS, LEVEL_DOCUMENT, LEVEL_SECTION, Chunk, ExpandResult, ItemHit, SearchHit
 from .index import Index
 from .scope import DEFAULT_SEARCH_LIMIT, clamp_limit, clean_id, clean_query
-
-DIRECTIONS = ("up", "down", "previous", "next", "surrounding")
 
 
 def find_items(index: Index, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT) -> list[ItemHit]:

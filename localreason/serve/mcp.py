@@ -8,14 +8,16 @@ answer, citations, gaps and meta) and a readable text (for ``reason``: render.an
 - **Cold start.** Only the SDK and a few light modules are imported before the handshake; the
   service (numpy, FAISS, SQLite) is opened on first use and the models load in the background
   once the client has said ``notifications/initialized`` (or at the first tool call).
+- **Schemas.** Each tool's input and output schemas are made from the REST API's request and
+  response models (models.py: the same fields, types and constraints), with MCP's own words for
+  each argument (ARGUMENTS). Over MCP, reason takes no maxTokens or includeStatements.
 - **Validation** is the library's own (clean_query, check_id, clamp_limit, ...), so a blank query,
   a malformed id or a missing chunk come back as ``isError`` results with the message and the hint
-  the CLI shows. The advertised input schemas (INPUT_SCHEMAS) are written here, by hand, to the
-  spec; before a call, only the argument names are checked here (required present, none unknown).
+  the CLI shows; before a call, only the argument names are checked here (required present, none unknown).
 - **Errors** that nobody anticipated are logged with their traceback to ``<home>/logs/mcp.log``
   and reported as a one-line ``isError`` naming that file.
 - **stdout** carries only the protocol (the SDK serves from a private copy of fd 1); fd 2, where
-  llama.cpp and torch write, goes to the same log file.
+  llama.cpp and torch write, goes to the same log file. Lines the SDK cannot read are answered (stdio.py).
 - **Progress** of ``reason`` is sent as notifications (Stage.step of STEPS, Stage.describe) when
   the client asked for it; **cancellation** (notifications/cancelled, which cancels the handler)
   sets the Event that Service.reason watches, which stops llama.cpp between two tokens.
@@ -23,7 +25,6 @@ answer, citations, gaps and meta) and a readable text (for ``reason``: render.an
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import threading
@@ -37,13 +38,15 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import (INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent,
-                       ToolAnnotations)  # fmt: skip
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .config import Settings, load_settings
-from .errors import Cancelled, LocalReasonError, NotFoundError
-from .stages import STEPS, Stage
+from ..config import Settings, load_settings
+from ..errors import Cancelled, LocalReasonError, NotFoundError
+from ..stages import STEPS, Stage
+from .models import (DeepExpandRequest, DeepExpandResponse, DeepReadRequest, DeepReadResponse, DeepSearchRequest,
+                     DeepSearchResponse, FindItemsRequest, FindItemsResponse, ReasonRequest, ReasonResponse,
+                     mcp_input_schema, mcp_output_schema)  # fmt: skip
 
 log = logging.getLogger("localreason.mcp")
 
@@ -57,107 +60,42 @@ while it imports torch and llama.cpp) does not slow the client's first tools/lis
 
 # ---------------------------------------------------------------- the contract: schemas and descriptions
 
-ID_PATTERNS = {kind: f"^{prefix}_[a-z2-7]{{16}}$" for kind, prefix in
-               (("document", "doc"), ("collection", "col"), ("chunk", "chk"))}  # fmt: skip
-"""What localreason.ids makes: the prefix, an underscore and 16 characters of lowercase base32."""
-DIRECTIONS = ("up", "down", "previous", "next", "surrounding")
 
-_QUERY = {"type": "string", "pattern": r"\S", "minLength": 1,
-          "description": "What to look for, in your own words (at least one non-whitespace character; "
-                         "up to 2,000 characters)."}  # fmt: skip
+def _scope_text(what: str, prefix: str) -> str:
+    return f"{what} ({prefix}_ followed by 16 characters). Omit it rather than sending an empty or null value."
 
 
-def _id(kind: str, scope: str) -> dict:
-    return {"type": "string", "pattern": ID_PATTERNS[kind],
-            "description": f"{scope} ({ID_PATTERNS[kind][1:4]}_ followed by 16 characters). Omit it rather than "
-                           "sending an empty or null value."}  # fmt: skip
+_WHAT = "What to look for, in your own words (at least one non-whitespace character; up to 2,000 characters)."
+_CHUNK = "A chunk id (chk_ followed by 16 characters) from deep_search, deep_read or deep_expand."
 
-
-def _limit(what: str, default: int, top: int) -> dict:
-    return {"type": "integer", "minimum": 0, "default": default,
-            "description": f"Maximum {what}. Defaults to {default}; clamped to 1-{top}."}  # fmt: skip
-
-
-def _schema(properties: dict, required: list[str]) -> dict:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-_DOC = _id("document", "Restrict to one document")
-_COL = _id("collection", "Restrict to the documents of one collection")
-_CHUNK = {**_id("chunk", "A chunk id from deep_search, deep_read or deep_expand"), "description":
-          "A chunk id (chk_ followed by 16 characters) from deep_search, deep_read or deep_expand."}  # fmt: skip
-
-INPUT_SCHEMAS: dict[str, dict] = {
-    "find_items": _schema({"query": _QUERY, "limit": _limit("documents and collections", 10, 100)}, ["query"]),
-    "deep_search": _schema({"query": _QUERY, "documentId": _DOC, "collectionId": _COL,
-                            "limit": _limit("passages", 10, 100)}, ["query"]),  # fmt: skip
-    "deep_read": _schema({"chunkId": _CHUNK}, ["chunkId"]),
-    "deep_expand": _schema({
+ARGUMENTS: dict[str, tuple[type, dict[str, str]]] = {
+    "find_items": (FindItemsRequest, {
+        "query": _WHAT,
+        "limit": "Maximum documents and collections. Defaults to 10; clamped to 1-100."}),
+    "deep_search": (DeepSearchRequest, {
+        "query": _WHAT,
+        "documentId": _scope_text("Restrict to one document", "doc"),
+        "collectionId": _scope_text("Restrict to the documents of one collection", "col"),
+        "limit": "Maximum passages. Defaults to 10; clamped to 1-100."}),
+    "deep_read": (DeepReadRequest, {"chunkId": _CHUNK}),
+    "deep_expand": (DeepExpandRequest, {
         "chunkId": _CHUNK,
-        "direction": {"type": "string", "enum": list(DIRECTIONS),
-                      "description": "up: the parent (a section's document); down: a section's paragraphs; "
-                                     "previous / next: the neighbouring chunk at the same level in reading "
-                                     "order; surrounding: `window` chunks on each side."},  # fmt: skip
-        "window": {"type": "integer", "minimum": 0, "default": 2,
-                   "description": "For surrounding: chunks on each side. Defaults to 2; clamped to 1-20."},
-    }, ["chunkId", "direction"]),  # fmt: skip
-    "reason": _schema({"query": {**_QUERY, "description": "The question to answer (at least one "
-                                 "non-whitespace character)."},  # fmt: skip
-                       "limit": _limit("evidence chunks in the synthesis packet", 50, 50),
-                       "documentId": {**_DOC, "description": _DOC["description"].replace("Restrict to",
-                                      "Take the evidence from")},  # fmt: skip
-                       "collectionId": {**_COL, "description": _COL["description"].replace("Restrict to",
-                                        "Take the evidence from")}}, ["query"]),  # fmt: skip
-}
-"""The tools' input schemas, as the spec words them (reason has no maxTokens over MCP)."""
+        "direction": "up: the parent (a section's document); down: a section's paragraphs; previous / next: the "
+                     "neighbouring chunk at the same level in reading order; surrounding: `window` chunks on each side.",
+        "window": "For surrounding: chunks on each side. Defaults to 2; clamped to 1-20."}),
+    "reason": (ReasonRequest, {
+        "query": "The question to answer (at least one non-whitespace character).",
+        "limit": "Maximum evidence chunks in the synthesis packet. Defaults to 50; clamped to 1-50.",
+        "documentId": _scope_text("Take the evidence from one document", "doc"),
+        "collectionId": _scope_text("Take the evidence from the documents of one collection", "col")}),
+}  # fmt: skip
+"""Each tool's request model, and the fields of it the tool takes (in this order) with what MCP clients read about
+each; a tool function's parameters are these names."""
 
-_STRINGS = {"type": "array", "items": {"type": "string"}}
-_HIT = {"type": "object", "required": ["chunkId", "documentId", "documentTitle", "content", "level", "chunkIndex",
-                                       "parentId", "sectionPath"],
-        "properties": {"chunkId": {"type": "string"}, "documentId": {"type": "string"},
-                       "documentTitle": {"type": "string"}, "content": {"type": "string"},
-                       "level": {"type": "integer"}, "levelName": {"type": "string"},
-                       "chunkIndex": {"type": "integer"}, "parentId": {"type": "string"},
-                       "sectionPath": _STRINGS,
-                       "alsoIn": {"type": "array", "items": {
-                           "type": "object", "required": ["chunkId", "documentId", "documentTitle"],
-                           "properties": {"chunkId": {"type": "string"}, "documentId": {"type": "string"},
-                                          "documentTitle": {"type": "string"}}}}}}  # fmt: skip
-_ITEM = {"type": "object", "required": ["id", "type", "title", "preview"],
-         "properties": {"id": {"type": "string"}, "type": {"enum": ["document", "collection"]},
-                        "title": {"type": "string"}, "preview": {"type": "string"},
-                        "collectionId": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}  # fmt: skip
-_READ = {**_HIT, "required": [*_HIT["required"], "siblingCount", "childCount", "collectionId"],
-         "properties": {**_HIT["properties"], "tokenCount": {"type": "integer"}, "siblingCount": {"type": "integer"},
-                        "childCount": {"type": "integer"}, "collectionId": {"type": "string"},
-                        "sourcePath": {"type": "string"}}}  # fmt: skip
-_EXPAND = {"type": "object", "required": ["chunkId", "direction", "items", "reason"],
-           "properties": {"chunkId": {"type": "string"}, "direction": {"enum": list(DIRECTIONS)},
-                          "items": {"type": "array", "items": _HIT}, "reason": {"type": "string"},
-                          "document": {"type": "object"}}}  # fmt: skip
-_ANSWER = {"type": "object", "required": ["answer", "citations", "gaps", "meta"],
-           "properties": {
-               "answer": {"type": "string"},
-               "citations": {"type": "array", "items": {
-                   "type": "object", "required": ["chunkId", "documentId", "documentTitle"],
-                   "properties": {k: {"type": "string"} for k in ("chunkId", "documentId", "documentTitle")}}},
-               "gaps": _STRINGS,
-               "meta": {"type": "object", "required": ["chunksGathered", "citationsDropped", "latencyMs"],
-                        "properties": {k: {"type": "integer"} for k in
-                                       ("chunksGathered", "citationsDropped", "latencyMs")}}}}  # fmt: skip
-
-
-def _data(schema: dict) -> dict:
-    return {"type": "object", "properties": {"data": schema}, "required": ["data"]}
-
-
-OUTPUT_SCHEMAS: dict[str, dict] = {
-    "find_items": _data({"type": "array", "items": _ITEM}),
-    "deep_search": _data({"type": "array", "items": _HIT}),
-    "deep_read": _data(_READ),
-    "deep_expand": _data(_EXPAND),
-    "reason": _data(_ANSWER),
-}
+INPUT_SCHEMAS: dict[str, dict] = {name: mcp_input_schema(model, words) for name, (model, words) in ARGUMENTS.items()}
+OUTPUT_SCHEMAS: dict[str, dict] = {name: mcp_output_schema(model) for name, model in (
+    ("find_items", FindItemsResponse), ("deep_search", DeepSearchResponse), ("deep_read", DeepReadResponse),
+    ("deep_expand", DeepExpandResponse), ("reason", ReasonResponse))}  # fmt: skip
 
 INSTRUCTIONS = """\
 Tools over the user's own local document library (read-only, offline). Choose the right one:
@@ -320,7 +258,7 @@ class LocalReasonMCP:
     """The MCP front end over one library: the SDK server (``.mcp``), the service (opened on first use)."""
 
     def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None, service=None) -> None:
-        from . import __version__
+        from .. import __version__
 
         self.settings = settings or load_settings(home)
         self.log_path = self.settings.home / "logs" / LOG_NAME
@@ -347,7 +285,7 @@ class LocalReasonMCP:
         """The service over the library, opened on first use (numpy, FAISS and SQLite load here, not at start)."""
         with self._open_lock:
             if self._service is None:
-                from .service import Service
+                from ..service import Service
 
                 self._service = Service.open(settings=self.settings)
             return self._service
@@ -467,7 +405,7 @@ class LocalReasonMCP:
 
     async def reason(self, query: Any, limit: Any = _OPTIONAL, documentId: Any = _OPTIONAL,
                      collectionId: Any = _OPTIONAL, ctx: Context = None) -> CallToolResult:  # fmt: skip
-        from .render import answer_markdown
+        from ..render import answer_markdown
 
         cancel = threading.Event()
         stage = self._progress(ctx, cancel) if ctx is not None else None
@@ -494,105 +432,14 @@ def _log_to(path: Path) -> None:
     log.setLevel(logging.INFO)
 
 
-# ---------------------------------------------------------------- lines the SDK cannot read
-
-
-def _request_id(value: Any) -> int | str | None:
-    """The ``id`` of a parsed request, if it has one JSON-RPC allows (a string or an integer). A response's
-    id is not taken: ids of responses are the server's own, and naming one would fail its request."""
-    if isinstance(value, dict) and "method" in value:
-        rid = value.get("id")
-        if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
-            return rid
-    return None
-
-
-def unreadable_reply(exc: Exception) -> JSONRPCError:
-    """The JSON-RPC error for a line the SDK's transport could not read (it hands us the exception).
-
-    The SDK only logs such a line, so a client whose request it was waited for ever. The reply is a
-    parse error (-32700) for text that is not JSON or not Unicode, an invalid request (-32600) for JSON
-    that is not a JSON-RPC message, and carries the request's id whenever the line shows one, so that
-    the client's pending call fails instead of hanging (id null otherwise, as JSON-RPC 2.0 says).
-    """
-    errors = exc.errors() if hasattr(exc, "errors") else []
-    first = errors[0] if errors else {}
-    said = str(first.get("msg", exc))
-    if first.get("type") != "json_invalid":
-        # Each error names the value it met: a wrong field's own value, or the whole message for a
-        # missing field (the message fails as every kind of JSON-RPC message, so one of them misses one).
-        message = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
-        return _jsonrpc_error(_request_id(message), INVALID_REQUEST,
-                              "The message is JSON but not a JSON-RPC 2.0 request, notification or response.",
-                              said)  # fmt: skip
-    try:  # Python's reader accepts what the SDK's refuses (a lone surrogate escape), and shows the id
-        value = json.loads(first["input"]) if isinstance(first.get("input"), str) else None
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's reader goes
-        return _jsonrpc_error(None, PARSE_ERROR, "The line is not JSON; each line must be one JSON-RPC message.", said)
-    if _holds_lone_surrogate(value):
-        text = ("The message holds a lone surrogate escape (such as \\ud800), which is not Unicode text; "
-                "send the text as UTF-8.")  # fmt: skip
-    else:
-        text = "The message is not JSON as JSON-RPC reads it (for example, nested too deeply)."
-    return _jsonrpc_error(_request_id(value), PARSE_ERROR, text, said)
-
-
-def _holds_lone_surrogate(value: Any) -> bool:
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _jsonrpc_error(rid: int | str | None, code: int, message: str, detail: str) -> JSONRPCError:
-    return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=message, data={"detail": detail}))
-
-
-async def serve_stdio(server: MCPServer) -> None:
-    """``server`` over stdio as ``MCPServer.run("stdio")`` does, but every line it cannot read is answered.
-
-    The SDK's transport turns such a line into an exception on the read stream, which its loop only
-    logs; a relay between the two answers it (``unreadable_reply``) on the same write stream, so the
-    reply cannot interleave with another frame.
-    """
-    from mcp.server.stdio import stdio_server
-    from mcp.shared.message import SessionMessage
-
-    lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async uses it the same way (mcp 2.x)
-    async with stdio_server() as (read_stream, write_stream):
-        relay_send, relay_receive = anyio.create_memory_object_stream(0)
-
-        async def relay() -> None:
-            async with relay_send:
-                async for item in read_stream:
-                    if not isinstance(item, Exception):
-                        await relay_send.send(item)
-                        continue
-                    try:
-                        reply = unreadable_reply(item)
-                    except Exception:  # noqa: BLE001 - whatever the line was, it is answered and the server goes on
-                        log.exception("Reading an unreadable line failed")
-                        reply = _jsonrpc_error(None, PARSE_ERROR, "The line could not be read.", str(item))
-                    log.warning("Answered an unreadable line (id %s): %s", reply.id, reply.error.data["detail"])
-                    try:
-                        await write_stream.send(SessionMessage(reply))
-                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                        return
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(relay)
-            await lowlevel.run(relay_receive, write_stream, lowlevel.create_initialization_options())
-            tasks.cancel_scope.cancel()
-
-
 def run(home: str | None = None) -> None:
     """Serve the library at ``home`` (default: LOCALREASON_HOME or the per-user library) over stdio.
 
     Blocks until the client closes the connection. stdout carries only the protocol; Python logging
     and native libraries' stderr go to ``<home>/logs/mcp.log``.
     """
-    from .logs import stderr_to
+    from ..logs import stderr_to
+    from .stdio import serve_stdio
 
     settings = load_settings(home)
     log_path = settings.home / "logs" / LOG_NAME
@@ -606,7 +453,3 @@ def run(home: str | None = None) -> None:
         finally:
             server.close()
             log.info("Stopped")
-
-
-if __name__ == "__main__":
-    run()

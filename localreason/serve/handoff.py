@@ -11,7 +11,8 @@ process would do itself: the same machine, a live pid of this user, the same res
 settings (config.toml and LOCALREASON_* variables), the same code (protocol, localreason version, and
 ``code_id``: the package's modules as they are on disk now, so a server started before an upgrade or an edit is
 not asked), an API key in LOCALREASON_API_KEY when the server wants one, and a server at ``url`` that proves
-within CONNECT_TIMEOUT that it holds the file's token.
+within CONNECT_TIMEOUT that it holds the file's token. A server process that is stopped (Ctrl-Z, a debugger) is
+not asked: it could not answer.
 
 The proof is a challenge: the CLI sends GET /v1/instance?nonce=<fresh random text>, and the server answers its
 pid, protocol, version and ``proof(token, nonce, ...)`` (HMAC-SHA256 keyed by the token), which the CLI
@@ -21,8 +22,8 @@ program that listens on a stale file's port (the server gone) cannot learn it by
 /v1/instance with the key, which a keyed server checks when a key is sent), so the CLI knows the server takes
 it before it says it is answering there.
 
-Anything else (no file, a stale or foreign one, a slow server, an unproven one) gives None, quietly, and the
-command runs in its own process as before. LOCALREASON_HANDOFF=0 turns it off.
+Anything else (no file, a stale or foreign one, a server that does not answer in time, an unproven one) gives
+None, quietly, and the command runs in its own process. LOCALREASON_HANDOFF=0 turns it off.
 
 ``Remote`` then offers the few calls `search` and `ask` make of the service, over the REST endpoints, and
 returns the same values (SearchHit, Answer, Collection) rebuilt from their JSON, so the CLI prints them with
@@ -57,17 +58,21 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .. import __version__
+from ..config import API_KEY_ENV, HANDOFF_ENV
 
 PROTOCOL = 2
 """What the discovery file, /v1/instance and the request fields the CLI sends mean; another number is ignored.
 2: /v1/instance proves the token (``proof``) instead of showing it."""
 FILE_NAME = "serve.json"
-CONNECT_TIMEOUT = 0.25
-"""Seconds for the connection and the instance check together; a slower server is not waited for."""
+INSTANCE_PATH = "/v1/instance"
+"""Where a server answers the proof (GET, ``?nonce=``); the one request a keyed server takes without its key."""
+CONNECT_TIMEOUT = 3.0
+"""Seconds for the connection and the instance check together. An idle server answers in a few milliseconds; on a
+busy machine, or while the server loads its models, it can take hundreds. Running the request here instead costs
+loading the models (seconds) beside the server's, so a live server is given this long; only one that hangs
+costs the wait."""
 MAX_FILE_BYTES = 65_536
-ENV_SWITCH = "LOCALREASON_HANDOFF"
-KEY_ENV = "LOCALREASON_API_KEY"
 NONCE_BYTES = 16
 BUSY_WAIT_MAX = 30.0
 """Longest wait, in seconds, for a busy server (429) before asking it once more."""
@@ -112,7 +117,7 @@ def code_id() -> str:
     A server records it when it starts; a command whose package differs (upgraded, reinstalled or edited since,
     even under the same version number) does not hand its request to that server. Stat calls only (~60 files).
     """
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the localreason package
     digest = hashlib.sha256()
     try:
         for folder, subfolders, names in os.walk(root):
@@ -168,7 +173,7 @@ def withdraw(path: Path | None, token: str) -> None:
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "").strip().lower() not in _OFF
+    return os.environ.get(HANDOFF_ENV, "").strip().lower() not in _OFF
 
 
 def connect(home: str | None) -> "Remote | None":
@@ -176,7 +181,7 @@ def connect(home: str | None) -> "Remote | None":
     if not enabled():
         return None
     try:
-        from .config import load_settings
+        from ..config import load_settings
 
         settings = load_settings(home)
         mine = Path(settings.home).expanduser().resolve()
@@ -185,7 +190,7 @@ def connect(home: str | None) -> "Remote | None":
     record = _read(discovery_path(mine))
     if record is None or not _agrees(record, mine, settings):
         return None
-    key = (os.environ.get(KEY_ENV, "").strip() or None) if record["apiKey"] else None  # not sent where not wanted
+    key = (os.environ.get(API_KEY_ENV, "").strip() or None) if record["apiKey"] else None  # not sent where not wanted
     if record["apiKey"] and key is None:
         return None
     remote = Remote(record["url"], None, settings.answer_budget)
@@ -235,7 +240,18 @@ def _alive(pid: int) -> bool:
         return False  # another user's process (the pid was reused): not the server that wrote the file
     except OSError:
         return False
-    return True
+    return not _stopped(pid)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (Ctrl-Z, a debugger) or a zombie: alive to os.kill, but it cannot answer, and
+    asking would cost CONNECT_TIMEOUT. Linux only (/proc); elsewhere the timeout bounds the wait."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[0]  # after "pid (name)", which may hold spaces
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t", b"Z", b"X")
 
 
 class Remote:
@@ -269,7 +285,7 @@ class Remote:
                 conn.sock.settimeout(max(0.001, deadline - time.monotonic()))
                 nonce = new_nonce()
                 headers = {"Accept": "application/json", **({"Authorization": f"API-Key {key}"} if send_key else {})}
-                conn.request("GET", f"/v1/instance?nonce={nonce}", headers=headers)
+                conn.request("GET", f"{INSTANCE_PATH}?nonce={nonce}", headers=headers)
                 response = conn.getresponse()
                 status, raw = response.status, response.read(MAX_FILE_BYTES + 1)  # a short answer: read whole
                 if status != 200 or len(raw) > MAX_FILE_BYTES or not _proven(raw, token, nonce, pid):
@@ -325,7 +341,7 @@ class Remote:
         error = answer.get("error") if isinstance(answer, dict) else None
         if status == 400 and isinstance(error, dict) and error.get("code") == "invalid_request" \
                 and isinstance(error.get("message"), str):  # fmt: skip
-            from .errors import ValidationError
+            from ..errors import ValidationError
 
             hint = (error.get("details") or {}).get("hint")
             raise ValidationError(error["message"], hint=hint if isinstance(hint, str) else None)
@@ -335,7 +351,7 @@ class Remote:
 
     def collection(self, name: str):
         """The collection named ``name`` (the CLI resolves a --collection name before searching)."""
-        from .types import Collection
+        from ..types import Collection
 
         status, answer = self.request("GET", "/v1/collections")
         rows = answer.get("data") if status == 200 and isinstance(answer, dict) else None
@@ -345,7 +361,7 @@ class Remote:
         return Collection.from_dict(found[0])
 
     def deep_search(self, query: str, *, limit: object = 10, **scope) -> list:
-        from .types import SearchHit
+        from ..types import SearchHit
 
         body = {"query": query, "limit": _whole(limit), **_scope(scope)}
         data = self._data("/v1/deep_search", body)
@@ -356,7 +372,7 @@ class Remote:
 
     def reason(self, query: str, *, limit: object = 50, max_tokens: object = None, stage=None, **scope):
         """Answer ``query`` on the server (``stage`` is not called: the server reports no stages over REST)."""
-        from .reason.answer import Answer
+        from ..reason.answer import Answer
 
         budget = self.answer_budget if max_tokens is None else _whole(max_tokens)
         body = {"query": query, "limit": _whole(limit), "maxTokens": budget, **_scope(scope),

@@ -1,0 +1,329 @@
+"""The REST API: `localreason serve` serves the library over HTTP (loopback by default).
+
+The routes, the app (create_app) and ``run``, which binds the socket, publishes the hand-off's discovery file and
+serves until interrupted. docs/rest-api.md describes the API: endpoints, errors, security, concurrency. The
+bodies are the models of models.py; http.py holds what runs under the routes (the gate, strict JSON, errors,
+the reason queue).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterable
+from contextlib import asynccontextmanager, contextmanager
+from typing import Annotated
+
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from .. import __version__
+from ..config import API_KEY_ENV
+from ..errors import LocalReasonError, ValidationError
+from ..ids import check_id
+from ..search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_limit, clean_max_tokens, clean_query
+from . import handoff
+from .http import (ApiError, Gate, ReasonQueue, StrictJSONRoute, host_name, install_error_handlers, is_loopback,
+                   reason_in_thread, service_errors)  # fmt: skip
+from .models import (CollectionsResponse, DeepExpandRequest, DeepExpandResponse, DeepReadRequest, DeepReadResponse,
+                     DeepSearchRequest, DeepSearchResponse, ErrorResponse, FindItemsRequest, FindItemsResponse,
+                     HealthResponse, InstanceResponse, ReasonRequest, ReasonResponse)  # fmt: skip
+
+DESCRIPTION = "The REST API: `localreason serve` serves the library over HTTP (loopback by default)."
+"""/openapi.json's info.description."""
+MAX_BODY_BYTES = 1_000_000
+"""Largest request body accepted (a question is at most 2,000 characters; this leaves room)."""
+MAX_WAITING = 4
+"""reason requests that may wait for the model behind the running one before new ones get 429."""
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+MIN_KEY_CHARS = 16
+NONCE = Query(min_length=16, max_length=128, pattern=r"^[A-Za-z0-9_-]+$",
+              description="Fresh random text chosen by the client; the proof is computed over it.")  # fmt: skip
+
+
+def _errors(*statuses: int) -> dict:
+    """The error responses a route documents in /openapi.json: 400 and 401 always, and ``statuses``."""
+    return {s: {"model": ErrorResponse} for s in (400, 401, *statuses)}
+
+
+def _scope(body: BaseModel) -> dict:
+    """document_id / collection_id for the service: UNSET when omitted, else the value as sent."""
+    return {"document_id": body.documentId if "documentId" in body.model_fields_set else UNSET,
+            "collection_id": body.collectionId if "collectionId" in body.model_fields_set else UNSET}  # fmt: skip
+
+
+def _check_scope_ids(scope: dict) -> None:
+    """Refuse null, empty or malformed scope ids before a reason request queues for the model."""
+    for key, field, kind in (("document_id", "documentId", "document"),
+                             ("collection_id", "collectionId", "collection")):  # fmt: skip
+        value = scope[key]
+        if value is None:
+            raise ValidationError(f"{field} is null.", hint="Omit unused scope fields instead of sending null.")
+        if value is not UNSET:
+            check_id(value, kind, field)
+
+
+# ---------------------------------------------------------------- routes
+
+
+def _reason_routes(router: APIRouter, service, queue: ReasonQueue) -> None:
+    @router.post("/v1/reason", response_model=None,
+                 responses={200: {"model": ReasonResponse}, **_errors(429, 500, 503)},
+                 summary="One cited answer from the library (spec: reasoning.md)")  # fmt: skip
+    async def reason(request: Request, body: ReasonRequest) -> JSONResponse:
+        with service_errors():  # checked now, so a bad request never waits in the queue
+            kwargs = {"query": clean_query(body.query),
+                      "limit": clamp_limit(body.limit, DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT),
+                      "max_tokens": clean_max_tokens(body.maxTokens), **_scope(body)}  # fmt: skip
+            _check_scope_ids(kwargs)
+        if not queue.admit():
+            raise queue.busy()
+        answer = await reason_in_thread(request, service, queue, kwargs)
+        data = answer.to_dict()
+        keys = ("answer", "citations", "gaps", "meta") + (("statements",) if body.includeStatements else ())
+        return JSONResponse({"data": {k: data[k] for k in keys}})
+
+
+def _retrieval_routes(router: APIRouter, service) -> None:
+    @router.post("/v1/find_items", response_model=None, responses={200: {"model": FindItemsResponse}, **_errors(503)},
+                 summary="Documents and collections about a query")  # fmt: skip
+    def find_items(body: FindItemsRequest) -> JSONResponse:
+        with service_errors():
+            items = service.find_items(body.query, limit=body.limit)
+        return JSONResponse({"data": [i.to_dict() for i in items]})
+
+    @router.post("/v1/deep_search", response_model=None, responses={200: {"model": DeepSearchResponse}, **_errors(503)},
+                 summary="Passages about a query, best first, optionally scoped")  # fmt: skip
+    def deep_search(body: DeepSearchRequest) -> JSONResponse:
+        with service_errors():
+            hits = service.deep_search(body.query, limit=body.limit, **_scope(body))
+        return JSONResponse({"data": [h.to_dict() for h in hits]})
+
+    @router.get("/v1/collections", response_model=None,
+                responses={200: {"model": CollectionsResponse}, **_errors()},
+                summary="The library's collections with their document and chunk counts")  # fmt: skip
+    def collections() -> JSONResponse:
+        with service_errors():
+            return JSONResponse({"data": [c.to_dict() for c in service.collections()]})
+
+    @router.post("/v1/deep_read", response_model=None, responses={200: {"model": DeepReadResponse}, **_errors(404)},
+                 summary="One chunk in full with its place in the document tree")  # fmt: skip
+    def deep_read(body: DeepReadRequest) -> JSONResponse:
+        with service_errors():
+            return JSONResponse({"data": service.deep_read(body.chunkId)})
+
+    @router.post("/v1/deep_expand", response_model=None, responses={200: {"model": DeepExpandResponse}, **_errors(404)},
+                 summary="Move through a document's tree from a chunk")  # fmt: skip
+    def deep_expand(body: DeepExpandRequest) -> JSONResponse:
+        with service_errors():
+            result = service.deep_expand(body.chunkId, body.direction, window=body.window)
+        return JSONResponse({"data": result.to_dict()})
+
+
+def _instance_route(router: APIRouter, token: str) -> None:
+    instance = {"pid": os.getpid(), "protocol": handoff.PROTOCOL, "version": __version__}
+
+    @router.get(handoff.INSTANCE_PATH, response_model=None, responses={200: {"model": InstanceResponse}, **_errors()},
+                summary="Which server process this is: proof that it holds the token of <home>/serve.json")  # fmt: skip
+    def instance_info(nonce: Annotated[str, NONCE]) -> JSONResponse:
+        # touches no library and no model: it answers at once. The token itself is never sent.
+        return JSONResponse({"data": {"proof": handoff.proof(token, nonce, **instance), **instance}})
+
+
+def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
+    @router.get("/v1/health", response_model=None, responses={200: {"model": HealthResponse}, **_errors()},
+                summary="Whether the server is up, its models loaded, and what the library holds")  # fmt: skip
+    def health() -> JSONResponse:
+        with service_errors():
+            collections = service.collections()
+        error = service.warm_error
+        loaded = service.ready
+        status = "model_error" if error is not None else "ready" if loaded else "loading"
+        return JSONResponse({"data": {
+            "status": status, "modelsLoaded": loaded,
+            "modelError": {"message": getattr(error, "message", str(error)), "hint": getattr(error, "hint", None)}
+            if error is not None else None,
+            "library": {"collections": len(collections), "documents": sum(c.document_count for c in collections),
+                        "chunks": sum(c.chunk_count for c in collections)},
+            "reason": {"inFlight": queue.in_flight, "limit": queue.limit},
+            "version": __version__,
+        }})  # fmt: skip
+
+
+# ---------------------------------------------------------------- the app
+
+
+def create_app(service, *, api_key: str | None = None, allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
+               max_body_bytes: int = MAX_BODY_BYTES, max_waiting: int = MAX_WAITING, warm: bool = True) -> FastAPI:  # fmt: skip
+    """The ASGI app over ``service``. ``allowed_hosts`` None accepts any Host (a non-loopback bind, keyed);
+    by default only loopback names are (a TestClient needs base_url="http://127.0.0.1").
+
+    ``api_key`` None means no key (``run`` reads LOCALREASON_API_KEY); ``warm`` loads the models in the
+    background when the app starts.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if warm:
+            service.warm()
+        yield
+
+    app = FastAPI(title="localreason", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  swagger_ui_oauth2_redirect_url=None, openapi_url="/openapi.json", description=DESCRIPTION)  # fmt: skip
+    queue = ReasonQueue(max_waiting)
+    router = APIRouter(route_class=StrictJSONRoute)
+    _reason_routes(router, service, queue)
+    _retrieval_routes(router, service)
+    _health_route(router, service, queue)
+    app.state.instance_token = handoff.new_token()
+    _instance_route(router, app.state.instance_token)
+    app.include_router(router)
+    install_error_handlers(app)
+    app.add_middleware(Gate, api_key=api_key, allowed_hosts=allowed_hosts, max_body=max_body_bytes)
+    app.state.service, app.state.reason_queue = service, queue
+    _describe_errors_and_key(app, keyed=api_key is not None)
+    return app
+
+
+def _describe_errors_and_key(app: FastAPI, keyed: bool) -> None:
+    """/openapi.json without FastAPI's 422 (this API answers 400), and with the key scheme when one is set."""
+    generate = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        doc = generate()
+        for operations in doc.get("paths", {}).values():
+            for operation in operations.values():
+                operation.get("responses", {}).pop("422", None)
+        schemas = doc.get("components", {}).get("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(name, None)
+        if keyed:
+            doc["components"]["securitySchemes"] = {
+                "apiKey": {"type": "apiKey", "in": "header", "name": "Authorization",
+                           "description": f"API-Key <key> or Bearer <key> ({API_KEY_ENV})"}}  # fmt: skip
+            doc["security"] = [{"apiKey": []}]
+        return doc
+
+    app.openapi = openapi
+
+
+# ---------------------------------------------------------------- serving
+
+
+def api_key_from_env() -> str | None:
+    """LOCALREASON_API_KEY, or None when unset or blank; a short key is refused."""
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    if not key:
+        return None
+    if len(key) < MIN_KEY_CHARS:
+        raise ValidationError(f"{API_KEY_ENV} is too short ({len(key)} characters; at least {MIN_KEY_CHARS}).",
+                              hint="Use a long random key, e.g. the output of "
+                              "python -c 'import secrets; print(secrets.token_urlsafe(32))'.")  # fmt: skip
+    return key
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening-ready socket on host:port, or a LocalReasonError that says why not."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValidationError(f"Port {port!r} is not a port number.",
+                              hint="Use --port with 1 to 65535 (0: any free port).")  # fmt: skip
+    name = host.strip().strip("[]")
+    # IPPROTO_TCP named, as getaddrinfo would: asyncio sets TCP_NODELAY on the connections of a socket it knows
+    # is TCP, so the body of a response on a kept-alive connection does not wait ~40 ms behind its headers
+    sock = socket.socket(socket.AF_INET6 if ":" in name else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((name, port))
+        sock.listen(128)  # connections queue from now on, before uvicorn starts: the announced address answers
+    except OSError as exc:
+        sock.close()
+        raise LocalReasonError(f"Cannot listen on {host} port {port}: {exc.strerror or exc}.",
+                               hint="Another program may be using the port: choose another with --port, "
+                               "or check the --host address.") from None  # fmt: skip
+    sock.set_inheritable(True)
+    return sock
+
+
+def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve the library at ``home`` over HTTP until interrupted (blocking): `localreason serve`.
+
+    A bind other than loopback needs an API key. The discovery file is published once the socket listens and
+    withdrawn when the server stops; SIGINT and SIGTERM stop it through the ``finally`` blocks (_stop_signals).
+    """
+    key = api_key_from_env()
+    loopback = is_loopback(host)
+    if not loopback and key is None:
+        raise ValidationError(f"Refusing to listen on {host} without an API key: anyone who can reach it could "
+                              "read your library.",
+                              hint=f"Set {API_KEY_ENV} to a long random secret (clients send it as "
+                              "Authorization: API-Key <key>), or serve on 127.0.0.1.")  # fmt: skip
+    with _stop_signals():
+        _serve(home, host, port, key, (LOOPBACK_NAMES | {host_name(host)}) if loopback else None)
+
+
+def _serve(home: str | None, host: str, port: int, key: str | None, allowed: frozenset | None) -> None:
+    """Bind, open the library, publish the discovery file and run uvicorn; undo each, however it stops."""
+    import uvicorn
+
+    from ..service import Service
+
+    sock = _bind(host, port)
+    service = Service.open(home)
+    try:
+        app = create_app(service, api_key=key, allowed_hosts=allowed)
+        config = uvicorn.Config(app, proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
+        bound = sock.getsockname()[1]
+        shown = f"[{host.strip('[]')}]" if ":" in host else host
+        print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
+              f"({'API key required' if key else 'no API key'}; models load in the background)",
+              file=sys.stderr, flush=True)  # fmt: skip
+        token = app.state.instance_token
+        published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            handoff.withdraw(published, token)
+    finally:
+        sock.close()
+        service.close()
+
+
+@contextmanager
+def _stop_signals():
+    """SIGINT and SIGTERM end the server through the ``finally`` blocks, with exit codes 130 and 143.
+
+    uvicorn shuts down gracefully on either signal, then raises it again to the handler that was in place
+    before it. For SIGINT that handler is Python's own here (KeyboardInterrupt: 130) even when the process was
+    started with SIGINT ignored, as a background job of a shell script is: the signal raised again would be
+    dropped and the server, stopped by it, would exit 0. For SIGTERM the default handler would end the process
+    at once, leaving the discovery file and the library open; here it raises SystemExit(143).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, stop)}  # fmt: skip
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _local_url(sock: socket.socket) -> str:
+    """The URL a program on this machine reaches the listening socket at (loopback for a wildcard bind)."""
+    address, port = sock.getsockname()[:2]
+    if ipaddress.ip_address(address).is_unspecified:
+        address = "::1" if sock.family == socket.AF_INET6 else "127.0.0.1"
+    return f"http://[{address}]:{port}" if ":" in address else f"http://{address}:{port}"
