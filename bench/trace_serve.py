@@ -30,8 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HOME: list[str] = [""]
-"""The traced copy's folder (its name changes from run to run)."""
+HOME: list[str] = ["", "", ""]
+"""The traced copy's folder, the folder its processes start in (both named anew each run) and the traced
+checkout's models/ folder (where models are looked for)."""
 VOLATILE_KEYS = {"latencyMs", "proof", "pid", "uptimeSeconds", "startedAt"}
 QUESTIONS = ["Where did the Black Death originate?", "When did Apollo 11 land on the Moon?",
              "What is the capital of Australia?"]  # fmt: skip
@@ -56,8 +57,8 @@ def masked(value, port: int | None = None):
         value = re.sub(r"\b\d+(\.\d+)? ?(ms|s)\b", "<time>", value)
         if port:
             value = value.replace(str(port), "<port>")
-        if HOME[0]:
-            value = value.replace(HOME[0], "<home>")
+        for path, name in zip(HOME, ("<home>", "<work>", "<checkout>/models")):
+            value = value.replace(path, name) if path else value
     return value
 
 
@@ -268,6 +269,7 @@ def main() -> None:
     which = subprocess.run([sys.executable, "-c", "import localreason; print(localreason.__file__)"], env=env_for(home),
                            cwd=work, capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     print(f"tracing the localreason of {which}", flush=True)
+    HOME[1:] = [str(work), str(Path(which).parent.parent / "models")]
     shutil.copytree(args.library, home)
     with args.out.open("w") as out:
         for part, run in (("cli", lambda: cli_trace(home, out)), ("rest", lambda: rest_trace(home, out, work / "serve.log")),
