@@ -52,7 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 import qa_sets  # noqa: E402
 
-from localreason.reader import FORMAT, MAX_LENGTH, batch_arrays, load_tokenizer, pair_text, sigmoid  # noqa: E402
+from localreason.models import READER_FORMAT as FORMAT  # noqa: E402
+from localreason.reason.reader import MAX_LENGTH, batch_arrays, load_tokenizer, pair_text, sigmoid  # noqa: E402
 from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402
 
 SEED = 13
@@ -338,7 +339,7 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
 
 def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
     from localreason.embed import _openvino
-    from localreason.reader import Reader
+    from localreason.reason.reader import Reader
 
     ov = _openvino()
     tok = load_tokenizer(tok_folder)

@@ -439,7 +439,7 @@ def main() -> None:
     from localreason.embed import SentenceTransformerEmbedder, make_embedder
     from localreason.models import resolve_embedding_model
     from localreason.reason import gate, read
-    from localreason.reader import Reader
+    from localreason.reason.reader import Reader
 
     settings = load_settings(args.data_dir / "libs")
     info = resolve_embedding_model(settings)

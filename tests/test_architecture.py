@@ -69,10 +69,10 @@ LAYERS = {
     "library": {"service", "session", "render"},
     "service": {"session", "render"},
     "session": set(),
-    "reader": {"ingest", "search", "quotes", "reason", "render", "library", "service", "session", "generate"},
+    "models": {"ingest", "search", "quotes", "reason", "render", "library", "service", "session", "generate"},
     # the CLI's hand-off to a running server: it must not load what it saves the command from loading
     "handoff": {"store", "ingest", "search", "quotes", "render", "library", "service", "session", "embed",
-                "generate", "models", "reader"},
+                "generate", "models"},
 }
 FRONT_ENDS = {"cli", "tui", "mcp_server", "rest", "demo", "__main__"}
 

@@ -1,5 +1,5 @@
-"""The trained reader (reader.py, reason/read.py): where it decides, how it fails, what ships; the naming rule;
-the numbered answer prose."""
+"""The trained reader (reason/reader.py, reason/read.py): where it decides, how it fails, what ships; the naming
+rule; the numbered answer prose."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import pytest
 from localreason.config import load_settings
 from localreason.errors import ModelError, ValidationError
 from localreason.library import Library
+from localreason.models import READER_DIR, READER_FORMAT, read_reader_info, reader_shipped
 from localreason.quotes import Quote, asks_for_name, leans_on_reference, naming_sentence
-from localreason.reader import PACKAGED, FORMAT, Reader, pair_text, read_info, shipped
 from localreason.reason import NO_EVIDENCE_ANSWER, NOT_ANSWERED_GAP, reason
 from localreason.reason.read import READ_CANDIDATES, read
+from localreason.reason.reader import Reader, pair_text
 
 from conftest import FakeEmbedder, FakeGenerator
 
@@ -126,16 +127,15 @@ def test_the_reader_setting(isolated_home, monkeypatch, tmp_path):
         load_settings(isolated_home, reader="sometimes")
     off = Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder())
     assert off.reader is None
-    monkeypatch.setattr("localreason.reader.PACKAGED", tmp_path / "nowhere")
-    monkeypatch.setattr("localreason.reader._SHARED", {})
+    monkeypatch.setattr("localreason.models.READER_DIR", tmp_path / "nowhere")
     absent = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
     told: list[str] = []
     absent.notice = told.append
     assert absent.reader is None and told == [], "a build without a reader ranks without it, quietly"
     broken = tmp_path / "broken"
     broken.mkdir()
-    (broken / "reader.json").write_text(json.dumps({"format": FORMAT}))
-    monkeypatch.setattr("localreason.reader.PACKAGED", broken)
+    (broken / "reader.json").write_text(json.dumps({"format": READER_FORMAT}))
+    monkeypatch.setattr("localreason.models.READER_DIR", broken)
     missing = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
     missing.notice = told.append
     assert missing.reader is None and missing.reader is None
@@ -144,16 +144,16 @@ def test_the_reader_setting(isolated_home, monkeypatch, tmp_path):
 
 def test_a_reader_folder_that_is_not_ours_is_refused_with_a_reason(tmp_path):
     with pytest.raises(ModelError, match="incomplete"):
-        read_info(tmp_path)
+        read_reader_info(tmp_path)
     for name in ("model.xml", "model.bin", "tokenizer.json"):
         (tmp_path / name).write_text("x")
     (tmp_path / "reader.json").write_text("{not json")
     with pytest.raises(ModelError, match="cannot be read"):
-        read_info(tmp_path)
-    (tmp_path / "reader.json").write_text(json.dumps({"format": FORMAT + 1}))
+        read_reader_info(tmp_path)
+    (tmp_path / "reader.json").write_text(json.dumps({"format": READER_FORMAT + 1}))
     with pytest.raises(ModelError, match="input format"):
-        read_info(tmp_path)
-    (tmp_path / "reader.json").write_text(json.dumps({"format": FORMAT}))
+        read_reader_info(tmp_path)
+    (tmp_path / "reader.json").write_text(json.dumps({"format": READER_FORMAT}))
     with pytest.raises(ModelError, match="Could not load the reader"):
         Reader(tmp_path).logits("q?", [("a sentence.", "")])
 
@@ -163,13 +163,13 @@ def test_models_lists_the_reader(isolated_home):
 
     row = next(r for r in describe_models(load_settings(isolated_home)) if r["kind"] == "reader")
     assert row["ok"] and row["setting"] == "auto"
-    assert row["path"] == str(PACKAGED) if shipped() else "not shipped" in row["problem"]
+    assert row["path"] == str(READER_DIR) if reader_shipped() else "not shipped" in row["problem"]
     off = next(r for r in describe_models(load_settings(isolated_home, reader="off")) if r["kind"] == "reader")
     assert off["path"] == "" and "off" in off["problem"]
 
 
 def test_the_model_card_names_base_data_and_licences():
-    card = (PACKAGED / "README.md").read_text()
+    card = (READER_DIR / "README.md").read_text()
     for needed in ("all-MiniLM-L6-v2", "Apache-2.0", "new_wiki", "CC BY-SA 4.0", "RACE", "MCTest", "train_reader.py"):
         assert needed in card, needed
 
@@ -181,18 +181,18 @@ def test_pair_text_puts_the_sentence_before_its_context():
 
 # ---------------------------------------------------------------- the packaged reader
 
-needs_weights = pytest.mark.skipif(not shipped(), reason="this build ships no reader weights (committed once they "
+needs_weights = pytest.mark.skipif(not reader_shipped(), reason="this build ships no reader weights (committed once they "
                                    "meet their targets; scripts/train_reader.py makes them)")  # fmt: skip
 
 
 @needs_weights
 
 def test_the_packaged_reader_finds_the_answering_sentence():
-    reader = Reader(PACKAGED)
-    info = read_info(PACKAGED)
-    assert info.meta["format"] == FORMAT and "sources" in info.meta
-    assert (PACKAGED / "README.md").is_file(), "a model card ships beside the weights"
-    size = sum(p.stat().st_size for p in PACKAGED.iterdir()) / 1e6
+    reader = Reader(READER_DIR)
+    info = read_reader_info(READER_DIR)
+    assert info.meta["format"] == READER_FORMAT and "sources" in info.meta
+    assert (READER_DIR / "README.md").is_file(), "a model card ships beside the weights"
+    size = sum(p.stat().st_size for p in READER_DIR.iterdir()) / 1e6
     assert size <= 60, f"the reader is {size:.0f} MB"
     cases = [
         ("When was the bridge rebuilt in stone?",
@@ -214,7 +214,7 @@ def test_the_packaged_reader_finds_the_answering_sentence():
 @needs_weights
 def test_asking_with_the_reader_imports_no_torch(tmp_path):
     code = ("import sys, numpy as np\n"
-            "from localreason.reader import Reader\n"
+            "from localreason.reason.reader import Reader\n"
             "r = Reader()\n"
             "x = r.logits('How long is the warranty?', [('The warranty lasts two years.', ''), ('Hello.', '')])\n"
             "assert x.shape == (2,) and np.isfinite(x).all()\n"

@@ -4,7 +4,7 @@
     pipeline.py  reason() as named stages: check, gather evidence, choose quotations, fit the context,
                  generate, verify
     gate.py      the relevance gate and the gaps about evidence not read or not used
-    read.py      the trained reader's re-ordering of the best sentences (localreason/reader.py runs it)
+    read.py      the trained reader's re-ordering of the best sentences (reader.py runs it)
     prompt.py    the model's instructions and what it reads (the offered sentences); the packet fitted
                  to its context
     grammar.py   the GBNF grammar of one request, its longest output, the strict parse of the output

@@ -1,7 +1,7 @@
 """The reader's decision: which of the best-ranked sentences answers, and whether any does.
 
 The retrieval ranking (quotes.rank_quotes) puts the READ_CANDIDATES (8) best sentences first; the reader
-(localreason/reader.py, a cross-encoder trained for this) reads each with the question and the sentence
+(reader.py, a cross-encoder trained for this) reads each with the question and the sentence
 before it. They are re-ordered by READER_WEIGHT x the reader's logit + FEATURE_WEIGHT x the ranking's score;
 each one's probability (for quotes.lead_count) is the softmax of that combined score over the sentences read
 (a field that only repeats the question stays last, as quotes.rank_quotes's echo rule puts it),
@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..quotes import ECHO_MARGIN, Quote, _echo_test, softmax
-from ..reader import sigmoid
+from .reader import sigmoid
 
 READ_CANDIDATES = 8
 READER_WEIGHT = 1.0
