@@ -338,10 +338,10 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
 
 
 def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
-    from localreason.embed import _openvino
+    from localreason.openvino_runtime import load_openvino
     from localreason.reason.reader import Reader
 
-    ov = _openvino()
+    ov = load_openvino()
     tok = load_tokenizer(tok_folder)
     probe = [(e["q"], e["s"], e["p"]) for e in examples[:64]]
     feed = {k: torch.from_numpy(v) for k, v in batch_arrays(tok.encode_batch([(q, pair_text(s, p))
