@@ -14,10 +14,14 @@ from localreason.config import load_settings
 from localreason.errors import ModelError, ValidationError
 from localreason.library import Library
 from localreason.models import READER_DIR, READER_FORMAT, read_reader_info, reader_shipped
-from localreason.quotes import Quote, asks_for_name, leans_on_reference, naming_sentence
 from localreason.reason import NO_EVIDENCE_ANSWER, NOT_ANSWERED_GAP, reason
-from localreason.reason.read import READ_CANDIDATES, read
+from localreason.reason.calibration import DEFAULT
+from localreason.reason.candidates import Quote
+from localreason.reason.offer import asks_for_name, leans_on_reference, naming_sentence
+from localreason.reason.read import read
 from localreason.reason.reader import Reader, pair_text
+
+READ_CANDIDATES = DEFAULT.read_candidates
 
 from conftest import FakeEmbedder, FakeGenerator
 
@@ -79,15 +83,13 @@ def test_read_keeps_every_sentence_and_gives_probabilities_to_the_ones_it_read()
 
 
 def test_the_reader_gate_stops_refuses_and_marks(library):
-    from localreason.reason import gate
-
     q = "How long is the router warranty?"
 
     def logit(p):
         return float(np.log(p / (1 - p)))
 
-    below = logit(gate.READ_WEAK / 2)
-    between = logit((gate.READ_WEAK * gate.READ_ANSWERS) ** 0.5)
+    below = logit(DEFAULT.read_weak / 2)
+    between = logit((DEFAULT.read_weak * DEFAULT.read_answers) ** 0.5)
     none = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=below))
     assert none.no_evidence and none.answer == NO_EVIDENCE_ANSWER and none.statements == ()
     unsure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=between))
@@ -271,7 +273,7 @@ def test_prose_shows_the_sources_numbers_and_json_keeps_the_tokens(library):
 
 
 def test_the_reader_keeps_a_field_that_only_repeats_the_question_last():
-    from localreason.quotes import rank_quotes
+    from localreason.reason.ranking import rank_quotes
 
     record = "Package: mawk\nSection: interpreters\nMaintainer: Boyuan Yang"
     ranked = rank_quotes("Who maintains the mawk package?", [("chk_a", record)], FakeEmbedder().embed, 5)
@@ -281,18 +283,23 @@ def test_the_reader_keeps_a_field_that_only_repeats_the_question_last():
     assert yes_no[0].text == "Package: mawk", "nothing echoes a yes/no question"
 
 
-def test_the_blended_gate_moves_the_readers_estimate_by_the_retrieval_margin(monkeypatch):
+def test_the_blended_gate_moves_the_readers_estimate_by_the_retrieval_margin():
+    from dataclasses import replace
+
     from localreason.reason import gate
 
-    monkeypatch.setattr(gate, "READ_GATE_BLEND", 0.0)
-    assert gate.read_estimate(0.2, 0.0, 0.0) == 0.2, "without a blend the reader alone decides"
-    monkeypatch.setattr(gate, "READ_GATE_BLEND", 1.0)
-    at_guard = gate.ANSWER_GUARD  # relevance exactly at the retrieval guard: no margin, no move
-    assert gate.read_estimate(0.2, at_guard, 0.0) == pytest.approx(0.2)
-    above, below = gate.read_estimate(0.2, at_guard + 1, 0.0), gate.read_estimate(0.2, at_guard - 1, 0.0)
+    alone = replace(DEFAULT, read_gate_blend=0.0)
+    assert gate.read_estimate(0.2, 0.0, 0.0, calibration=alone) == 0.2, "without a blend the reader alone decides"
+    blended = replace(DEFAULT, read_gate_blend=1.0)
+    at_guard = blended.answer_guard  # relevance exactly at the retrieval guard: no margin, no move
+
+    def estimate(reader, relevance):
+        return gate.read_estimate(reader, relevance, 0.0, calibration=blended)
+
+    assert estimate(0.2, at_guard) == pytest.approx(0.2)
+    above, below = estimate(0.2, at_guard + 1), estimate(0.2, at_guard - 1)
     assert below < 0.2 < above and above == pytest.approx(1 / (1 + np.exp(-(np.log(0.25) + 1))))
-    assert gate.read_estimate(1.0, at_guard - 50, 0.0) < 1.0 and gate.read_estimate(0.0, at_guard + 50, 0.0) > 0.0
-    monkeypatch.setattr(gate, "READ_WEAK", 0.1)
-    monkeypatch.setattr(gate, "READ_ANSWERS", 0.3)
-    assert gate.judge_read(0.2, at_guard - 1, 0.0) == gate.WEAK  # 0.2 alone would be "unsure"
-    assert gate.judge_read(0.2, at_guard + 1, 0.0) == gate.ANSWERS
+    assert estimate(1.0, at_guard - 50) < 1.0 and estimate(0.0, at_guard + 50) > 0.0
+    strict = replace(blended, read_weak=0.1, read_answers=0.3)
+    assert gate.judge_read(0.2, at_guard - 1, 0.0, calibration=strict) == gate.WEAK  # 0.2 alone would be "unsure"
+    assert gate.judge_read(0.2, at_guard + 1, 0.0, calibration=strict) == gate.ANSWERS
