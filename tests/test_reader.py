@@ -73,6 +73,15 @@ def test_the_reader_reorders_the_best_sentences_and_carries_its_estimate(library
     assert a.meta["citationsDropped"] == 0 and a.timings.read_ms > 0
 
 
+def test_the_calibration_passed_to_reason_reaches_the_reader(library):
+    from dataclasses import replace
+
+    reader = FakeReader(likes=("warranty",))
+    reason(library, "How long is the router warranty?", generator=FakeGenerator(), reader=reader,
+           calibration=replace(DEFAULT, read_candidates=2))  # fmt: skip
+    assert len(reader.calls[0][1]) == 2, "the reader reads as many sentences as the calibration says"
+
+
 def test_read_keeps_every_sentence_and_gives_probabilities_to_the_ones_it_read():
     quotes = [Quote("c", f"Sentence number {i} about warranty.", i * 40, 10.0 - i, 0.1) for i in range(READ_CANDIDATES + 5)]
     done = read(FakeReader(likes=("number 7 ",), base=-2.0), "Which sentence?", quotes).quotes

@@ -434,6 +434,16 @@ def test_lead_count_keeps_the_best_and_only_the_close_runners_up():
     assert lead_count([]) == 0
 
 
+def test_the_calibration_passed_to_reason_decides_the_lead(library):
+    from dataclasses import replace
+
+    q = "How long is the router warranty?"
+    every = reason(library, q, generator=FakeGenerator(), calibration=replace(DEFAULT, lead_ratio=0.0, most_lead=3))
+    assert len(every.statements) == 3, "ratio 0: the three best lead"
+    one = reason(library, q, generator=FakeGenerator(), calibration=replace(DEFAULT, lead_ratio=0.0, most_lead=1))
+    assert len(one.statements) == 1
+
+
 def test_the_model_reads_only_the_sentences_it_may_quote(library, tmp_path):
     filler = " ".join(f"Filler sentence number {i} talks about the weather in spring." for i in range(40))
     (tmp_path / "more").mkdir()

@@ -67,6 +67,15 @@ def test_rerank_puts_the_likeliest_sentence_first_and_re_estimates_the_lead():
     assert [q.probability for q in same.quotes] == pytest.approx([0.5, 0.4, 0.05, 0.03, 0.02])
 
 
+def test_the_calibration_passed_to_reason_reaches_the_re_ordering(mill):
+    from dataclasses import replace
+
+    fake = LikelyFake("1851")
+    reason(mill, "When was the mill built?", generator=fake, rerank="likelihood",
+           calibration=replace(DEFAULT, rerank_candidates=2))  # fmt: skip
+    assert len(fake.scored[0]) == 3, "the two best sentences and the question alone"
+
+
 def test_rerank_leaves_a_single_quote_and_a_generator_without_likelihood_alone():
     one = [quote("A", 3.0, 1.0)]
     fake = LikelyFake("A")
