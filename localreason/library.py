@@ -49,7 +49,7 @@ class Library:
                  generator=None, reader: object = None) -> None:  # fmt: skip
         self.settings = settings or load_settings(home)
         self._reader = reader
-        """The reader (reader.py); None: the packaged one, loaded on first use when the setting is auto."""
+        """The reader (reason/reader.py); None: the packaged one, loaded on first use when the setting is auto."""
         self._reader_problem: str | None = None
         self._store: Store | None = None
         self._vectors: VectorIndex | None = None
@@ -320,15 +320,16 @@ class Library:
 
     @property
     def reader(self):
-        """The packaged reader (reader.py) when the ``reader`` setting is ``auto`` and it can be read; None when
-        it is off, not shipped in this build, or unusable (answers are then ranked without it; a notice says why
-        it is unusable, once)."""
+        """The packaged reader (reason/reader.py) when the ``reader`` setting is ``auto`` and it can be read; None
+        when it is off, not shipped in this build, or unusable (answers are then ranked without it; a notice says
+        why it is unusable, once)."""
         if self.settings.reader == "off" or self._reader_problem is not None:
             return None
         if self._reader is None:
-            from .reader import packaged_reader, shipped
+            from .models import reader_shipped
+            from .reason.reader import packaged_reader
 
-            if not shipped():  # this build has no reader: the ranking without it, nothing to say
+            if not reader_shipped():  # this build has no reader: the ranking without it, nothing to say
                 self._reader_problem = "not shipped"
                 return None
             try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,23 +163,69 @@ def describe_models(settings: Settings) -> list[dict]:
 
 
 def describe_reader(settings: Settings) -> dict:
-    """The packaged reader (localreason/reader.py): where it is, or why it is not used. Off or missing, it is
-    not a problem: answers are ranked without it."""
-    from .reader import PACKAGED, read_info, shipped
-
+    """The packaged reader (READER_DIR; reason/reader.py runs it): where it is, or why it is not used. Off or
+    missing, it is not a problem: answers are ranked without it."""
     row = {"kind": "reader", "setting": settings.reader, "path": "", "ok": True, "problem": ""}
     if settings.reader == "off":
         row["problem"] = "off (reader = \"off\"): sentences are ranked by retrieval features alone"
         return row
-    if not shipped():
+    if not reader_shipped():
         row["problem"] = ("not shipped in this build (its weights are committed once they meet their targets; "
                           "scripts/train_reader.py trains one): sentences are ranked by retrieval features alone")
         return row
     try:
-        info = read_info(PACKAGED)
+        info = read_reader_info()
         row["path"] = str(info.folder)
         row["name"] = info.name
     except ModelError as exc:
         row["problem"] = f"{exc} Answers are ranked without it."
     return row
 
+
+# ---------------------------------------------------------------- the reader's files
+
+READER_DIR = Path(__file__).resolve().parent / "models" / "reader"
+"""Where the trained reader ships (an OpenVINO IR, its tokenizer and reader.json, with a model card in
+README.md); reason/reader.py runs it."""
+READER_FORMAT = 1
+"""The input format (reason/reader.py's ``pair_text``) and output (one logit) a reader folder must declare
+in reader.json."""
+
+
+@dataclass(frozen=True)
+class ReaderInfo:
+    folder: Path
+    meta: dict
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", "localreason-reader"))
+
+
+def reader_shipped(folder: Path | None = None) -> bool:
+    """Whether a reader is in ``folder`` (READER_DIR by default) at all. The weights are committed only once
+    they meet the targets of their issue; until then a build has the model card and no weights, and answers are
+    ranked without a reader (scripts/train_reader.py makes one locally)."""
+    return ((folder or READER_DIR) / "reader.json").is_file()
+
+
+def read_reader_info(folder: Path | None = None) -> ReaderInfo:
+    """The reader folder's description (reader.json; READER_DIR by default), checked; ModelError when it is
+    missing or not ours."""
+    folder = folder or READER_DIR
+    meta_path = folder / "reader.json"
+    missing = [p.name for p in (meta_path, folder / "model.xml", folder / "model.bin", folder / "tokenizer.json")
+               if not p.is_file()]  # fmt: skip
+    if missing:
+        raise ModelError(f"The reader in {folder} is incomplete ({', '.join(missing)} missing).",
+                         hint="Reinstall localreason, or set reader = \"off\" to rank sentences without it.")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"The reader's description {meta_path} cannot be read: {exc}.",
+                         hint="Reinstall localreason, or set reader = \"off\".") from exc
+    if not isinstance(meta, dict) or meta.get("format") != READER_FORMAT:
+        declared = meta.get("format") if isinstance(meta, dict) else "?"
+        raise ModelError(f"The reader in {folder} has input format {declared}; this version reads format "
+                         f"{READER_FORMAT}.", hint="Reinstall localreason, or set reader = \"off\".")
+    return ReaderInfo(folder, meta)

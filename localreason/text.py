@@ -1,4 +1,4 @@
-"""Text utilities shared by search, quotations and answer checking: words, stop words, sentences, whitespace."""
+"""Text utilities for search, quotations and answer checking: words, stop words, stems, sentences, whitespace."""
 
 from __future__ import annotations
 
@@ -51,6 +51,27 @@ def query_terms(query: str) -> list[str]:
     words = [w.lower() for w in WORD.findall(query)]
     content = [w for w in words if w not in STOPWORDS]
     return list(dict.fromkeys(content or words))
+
+
+SUFFIXES = ("ing", "ed", "es", "s", "ly")
+"""The endings ``suffix_stem`` strips (the first that fits)."""
+
+
+def suffix_stem(word: str) -> str:
+    """``word`` without the first of SUFFIXES it ends with, when at least four letters are left ("founded" and
+    "founding" -> "found"): how the sentence ranking and the gate match inflected forms."""
+    for suffix in SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def word_stem(word: str) -> str:
+    """A stem that inflected forms share ("lasts"/"lasted", "warranty"/"warranties", "purchase"/"purchased")."""
+    stem = suffix_stem(word)
+    if stem.endswith("i"):
+        stem = stem[:-1] + "y"
+    return stem[:-1] if stem.endswith("e") and len(stem) > 3 else stem
 
 
 def collapse(text: str) -> str:

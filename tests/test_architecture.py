@@ -59,20 +59,19 @@ def test_only_the_store_runs_sql():
 
 # Who may import whom (the README's "How the code is laid out"): a layer never reaches up.
 LAYERS = {
-    "store": {"ingest", "search", "quotes", "reason", "render", "library", "service", "session", "embed",
+    "store": {"ingest", "search", "reason", "render", "library", "service", "session", "embed",
               "generate"},
-    "ingest": {"search", "quotes", "reason", "render", "library", "service", "session", "generate"},
-    "search": {"ingest", "quotes", "reason", "render", "library", "service", "session", "generate"},
-    "quotes": {"ingest", "reason", "render", "library", "service", "session"},
+    "ingest": {"search", "reason", "render", "library", "service", "session", "generate"},
+    "search": {"ingest", "reason", "render", "library", "service", "session", "generate"},
     "reason": {"ingest", "library", "service", "session"},  # an Answer renders itself in a notebook via render
     "render": {"ingest", "search", "library", "service", "session", "generate"},
     "library": {"service", "session", "render"},
     "service": {"session", "render"},
     "session": set(),
-    "reader": {"ingest", "search", "quotes", "reason", "render", "library", "service", "session", "generate"},
+    "models": {"ingest", "search", "reason", "render", "library", "service", "session", "generate"},
     # the CLI's hand-off to a running server: it must not load what it saves the command from loading
-    "handoff": {"store", "ingest", "search", "quotes", "render", "library", "service", "session", "embed",
-                "generate", "models", "reader"},
+    "handoff": {"store", "ingest", "search", "render", "library", "service", "session", "embed",
+                "generate", "models"},
 }
 FRONT_ENDS = {"cli", "tui", "mcp_server", "rest", "demo", "__main__"}
 
@@ -114,4 +113,65 @@ def test_each_layer_imports_only_what_is_below_it():
         bad = _imported_parts(path, package) & forbidden
         if bad:
             broken.append(f"{path.relative_to(package)} imports {sorted(bad)}")
+    assert broken == []
+
+
+# Inside reason/ (see its __init__): the stages' modules in layers, so that none imports one above it.
+REASON_LAYERS = [
+    {"calibration", "answer", "reader"},  # leaves: nothing of reason/
+    {"candidates"},
+    {"ranking", "gate", "grammar", "prompt", "verify"},
+    {"read", "likelihood", "offer"},
+    {"pipeline"},
+]
+DECISIONS = {"calibration", "candidates", "ranking", "reader", "read", "likelihood", "gate", "offer", "pipeline"}
+"""The modules that decide what an answer says: no one outside reason/ imports their private names."""
+
+
+def _reason_imports(path) -> list[tuple[str, list[str]]]:
+    """(sibling module, names) for each ``from .sibling import names`` of a module of reason/ (anywhere in it)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                found.append((node.module.split(".")[0], [a.name for a in node.names]))
+            else:
+                found += [(a.name, []) for a in node.names]
+    return found
+
+
+def test_reasons_modules_import_only_the_layers_below_and_no_privates():
+    from pathlib import Path
+
+    folder = Path(localreason.__file__).parent / "reason"
+    rank = {m: i for i, layer in enumerate(REASON_LAYERS) for m in layer}
+    assert rank.keys() == {p.stem for p in folder.glob("*.py")} - {"__init__"}, "every module has its layer"
+    broken = []
+    for path in folder.glob("*.py"):
+        if path.stem == "__init__":
+            continue
+        for module, names in _reason_imports(path):
+            if rank[module] >= rank[path.stem]:
+                broken.append(f"{path.stem} imports {module} (not a layer below)")
+            broken += [f"{path.stem} imports {module}.{n} (private)" for n in names if n.startswith("_")]
+    assert broken == []
+
+
+def test_nothing_outside_reason_imports_a_private_name_of_its_decisions():
+    import ast
+    from pathlib import Path
+
+    root = Path(localreason.__file__).parent.parent
+    broken = []
+    paths = [p for folder in ("localreason", "tests", "scripts", "bench") for p in (root / folder).rglob("*.py")]
+    for path in paths:
+        if path.relative_to(root).parts[:2] == ("localreason", "reason"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("localreason.reason."):
+                if node.module.split(".")[2] in DECISIONS:
+                    broken += [f"{path.relative_to(root)}: {node.module}.{a.name}" for a in node.names
+                               if a.name.startswith("_")]  # fmt: skip
     assert broken == []

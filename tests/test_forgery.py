@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from localreason.quotes import candidates, reads_like_instructions
 from localreason.reason import NO_EVIDENCE_ANSWER, content_words, find_quotation, reason, says_no_more
+from localreason.reason.candidates import candidates, reads_like_instructions
 
 from fakes import FakeGenerator, grammar_statements
 
@@ -172,7 +172,7 @@ def test_the_detector_passes_the_bundled_samples():
     """No sentence of the sample documents (a FAQ, a tutorial, encyclopaedia articles) is flagged."""
     from importlib.resources import files
 
-    from localreason.quotes import sentences
+    from localreason.text import sentences
 
     flagged = []
     for path in files("localreason.samples").iterdir():

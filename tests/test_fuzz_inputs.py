@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from localreason import search
 from localreason.errors import ValidationError
 from localreason.ids import check_id
-from localreason.quotes import Quote
 from localreason.reason import LIMITATION_CHOICES, NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
+from localreason.reason.candidates import Quote
 from localreason.tokens import count_tokens
 from localreason.types import Evidence, EvidencePacket, SearchHit
 

@@ -1,5 +1,5 @@
-"""The trained reader (reader.py, reason/read.py): where it decides, how it fails, what ships; the naming rule;
-the numbered answer prose."""
+"""The trained reader (reason/reader.py, reason/read.py): where it decides, how it fails, what ships; the naming
+rule; the numbered answer prose."""
 
 from __future__ import annotations
 
@@ -13,10 +13,15 @@ import pytest
 from localreason.config import load_settings
 from localreason.errors import ModelError, ValidationError
 from localreason.library import Library
-from localreason.quotes import Quote, asks_for_name, leans_on_reference, naming_sentence
-from localreason.reader import PACKAGED, FORMAT, Reader, pair_text, read_info, shipped
+from localreason.models import READER_DIR, READER_FORMAT, read_reader_info, reader_shipped
 from localreason.reason import NO_EVIDENCE_ANSWER, NOT_ANSWERED_GAP, reason
-from localreason.reason.read import READ_CANDIDATES, read
+from localreason.reason.calibration import DEFAULT
+from localreason.reason.candidates import Quote
+from localreason.reason.offer import asks_for_name, leans_on_reference, naming_sentence
+from localreason.reason.read import read
+from localreason.reason.reader import Reader, pair_text
+
+READ_CANDIDATES = DEFAULT.read_candidates
 
 from conftest import FakeEmbedder, FakeGenerator
 
@@ -62,6 +67,15 @@ def test_the_reader_reorders_the_best_sentences_and_carries_its_estimate(library
     assert a.meta["citationsDropped"] == 0 and a.timings.read_ms > 0
 
 
+def test_the_calibration_passed_to_reason_reaches_the_reader(library):
+    from dataclasses import replace
+
+    reader = FakeReader(likes=("warranty",))
+    reason(library, "How long is the router warranty?", generator=FakeGenerator(), reader=reader,
+           calibration=replace(DEFAULT, read_candidates=2))  # fmt: skip
+    assert len(reader.calls[0][1]) == 2, "the reader reads as many sentences as the calibration says"
+
+
 def test_read_keeps_every_sentence_and_gives_probabilities_to_the_ones_it_read():
     quotes = [Quote("c", f"Sentence number {i} about warranty.", i * 40, 10.0 - i, 0.1) for i in range(READ_CANDIDATES + 5)]
     done = read(FakeReader(likes=("number 7 ",), base=-2.0), "Which sentence?", quotes).quotes
@@ -72,15 +86,13 @@ def test_read_keeps_every_sentence_and_gives_probabilities_to_the_ones_it_read()
 
 
 def test_the_reader_gate_stops_refuses_and_marks(library):
-    from localreason.reason import gate
-
     q = "How long is the router warranty?"
 
     def logit(p):
         return float(np.log(p / (1 - p)))
 
-    below = logit(gate.READ_WEAK / 2)
-    between = logit((gate.READ_WEAK * gate.READ_ANSWERS) ** 0.5)
+    below = logit(DEFAULT.read_weak / 2)
+    between = logit((DEFAULT.read_weak * DEFAULT.read_answers) ** 0.5)
     none = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=below))
     assert none.no_evidence and none.answer == NO_EVIDENCE_ANSWER and none.statements == ()
     unsure = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=(), base=between))
@@ -120,16 +132,15 @@ def test_the_reader_setting(isolated_home, monkeypatch, tmp_path):
         load_settings(isolated_home, reader="sometimes")
     off = Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder())
     assert off.reader is None
-    monkeypatch.setattr("localreason.reader.PACKAGED", tmp_path / "nowhere")
-    monkeypatch.setattr("localreason.reader._SHARED", {})
+    monkeypatch.setattr("localreason.models.READER_DIR", tmp_path / "nowhere")
     absent = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
     told: list[str] = []
     absent.notice = told.append
     assert absent.reader is None and told == [], "a build without a reader ranks without it, quietly"
     broken = tmp_path / "broken"
     broken.mkdir()
-    (broken / "reader.json").write_text(json.dumps({"format": FORMAT}))
-    monkeypatch.setattr("localreason.reader.PACKAGED", broken)
+    (broken / "reader.json").write_text(json.dumps({"format": READER_FORMAT}))
+    monkeypatch.setattr("localreason.models.READER_DIR", broken)
     missing = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
     missing.notice = told.append
     assert missing.reader is None and missing.reader is None
@@ -138,16 +149,16 @@ def test_the_reader_setting(isolated_home, monkeypatch, tmp_path):
 
 def test_a_reader_folder_that_is_not_ours_is_refused_with_a_reason(tmp_path):
     with pytest.raises(ModelError, match="incomplete"):
-        read_info(tmp_path)
+        read_reader_info(tmp_path)
     for name in ("model.xml", "model.bin", "tokenizer.json"):
         (tmp_path / name).write_text("x")
     (tmp_path / "reader.json").write_text("{not json")
     with pytest.raises(ModelError, match="cannot be read"):
-        read_info(tmp_path)
-    (tmp_path / "reader.json").write_text(json.dumps({"format": FORMAT + 1}))
+        read_reader_info(tmp_path)
+    (tmp_path / "reader.json").write_text(json.dumps({"format": READER_FORMAT + 1}))
     with pytest.raises(ModelError, match="input format"):
-        read_info(tmp_path)
-    (tmp_path / "reader.json").write_text(json.dumps({"format": FORMAT}))
+        read_reader_info(tmp_path)
+    (tmp_path / "reader.json").write_text(json.dumps({"format": READER_FORMAT}))
     with pytest.raises(ModelError, match="Could not load the reader"):
         Reader(tmp_path).logits("q?", [("a sentence.", "")])
 
@@ -157,13 +168,13 @@ def test_models_lists_the_reader(isolated_home):
 
     row = next(r for r in describe_models(load_settings(isolated_home)) if r["kind"] == "reader")
     assert row["ok"] and row["setting"] == "auto"
-    assert row["path"] == str(PACKAGED) if shipped() else "not shipped" in row["problem"]
+    assert row["path"] == str(READER_DIR) if reader_shipped() else "not shipped" in row["problem"]
     off = next(r for r in describe_models(load_settings(isolated_home, reader="off")) if r["kind"] == "reader")
     assert off["path"] == "" and "off" in off["problem"]
 
 
 def test_the_model_card_names_base_data_and_licences():
-    card = (PACKAGED / "README.md").read_text()
+    card = (READER_DIR / "README.md").read_text()
     for needed in ("all-MiniLM-L6-v2", "Apache-2.0", "new_wiki", "CC BY-SA 4.0", "RACE", "MCTest", "train_reader.py"):
         assert needed in card, needed
 
@@ -175,18 +186,18 @@ def test_pair_text_puts_the_sentence_before_its_context():
 
 # ---------------------------------------------------------------- the packaged reader
 
-needs_weights = pytest.mark.skipif(not shipped(), reason="this build ships no reader weights (committed once they "
+needs_weights = pytest.mark.skipif(not reader_shipped(), reason="this build ships no reader weights (committed once they "
                                    "meet their targets; scripts/train_reader.py makes them)")  # fmt: skip
 
 
 @needs_weights
 
 def test_the_packaged_reader_finds_the_answering_sentence():
-    reader = Reader(PACKAGED)
-    info = read_info(PACKAGED)
-    assert info.meta["format"] == FORMAT and "sources" in info.meta
-    assert (PACKAGED / "README.md").is_file(), "a model card ships beside the weights"
-    size = sum(p.stat().st_size for p in PACKAGED.iterdir()) / 1e6
+    reader = Reader(READER_DIR)
+    info = read_reader_info(READER_DIR)
+    assert info.meta["format"] == READER_FORMAT and "sources" in info.meta
+    assert (READER_DIR / "README.md").is_file(), "a model card ships beside the weights"
+    size = sum(p.stat().st_size for p in READER_DIR.iterdir()) / 1e6
     assert size <= 60, f"the reader is {size:.0f} MB"
     cases = [
         ("When was the bridge rebuilt in stone?",
@@ -208,7 +219,7 @@ def test_the_packaged_reader_finds_the_answering_sentence():
 @needs_weights
 def test_asking_with_the_reader_imports_no_torch(tmp_path):
     code = ("import sys, numpy as np\n"
-            "from localreason.reader import Reader\n"
+            "from localreason.reason.reader import Reader\n"
             "r = Reader()\n"
             "x = r.logits('How long is the warranty?', [('The warranty lasts two years.', ''), ('Hello.', '')])\n"
             "assert x.shape == (2,) and np.isfinite(x).all()\n"
@@ -265,7 +276,7 @@ def test_prose_shows_the_sources_numbers_and_json_keeps_the_tokens(library):
 
 
 def test_the_reader_keeps_a_field_that_only_repeats_the_question_last():
-    from localreason.quotes import rank_quotes
+    from localreason.reason.ranking import rank_quotes
 
     record = "Package: mawk\nSection: interpreters\nMaintainer: Boyuan Yang"
     ranked = rank_quotes("Who maintains the mawk package?", [("chk_a", record)], FakeEmbedder().embed, 5)
@@ -275,18 +286,23 @@ def test_the_reader_keeps_a_field_that_only_repeats_the_question_last():
     assert yes_no[0].text == "Package: mawk", "nothing echoes a yes/no question"
 
 
-def test_the_blended_gate_moves_the_readers_estimate_by_the_retrieval_margin(monkeypatch):
+def test_the_blended_gate_moves_the_readers_estimate_by_the_retrieval_margin():
+    from dataclasses import replace
+
     from localreason.reason import gate
 
-    monkeypatch.setattr(gate, "READ_GATE_BLEND", 0.0)
-    assert gate.read_estimate(0.2, 0.0, 0.0) == 0.2, "without a blend the reader alone decides"
-    monkeypatch.setattr(gate, "READ_GATE_BLEND", 1.0)
-    at_guard = gate.ANSWER_GUARD  # relevance exactly at the retrieval guard: no margin, no move
-    assert gate.read_estimate(0.2, at_guard, 0.0) == pytest.approx(0.2)
-    above, below = gate.read_estimate(0.2, at_guard + 1, 0.0), gate.read_estimate(0.2, at_guard - 1, 0.0)
+    alone = replace(DEFAULT, read_gate_blend=0.0)
+    assert gate.read_estimate(0.2, 0.0, 0.0, calibration=alone) == 0.2, "without a blend the reader alone decides"
+    blended = replace(DEFAULT, read_gate_blend=1.0)
+    at_guard = blended.answer_guard  # relevance exactly at the retrieval guard: no margin, no move
+
+    def estimate(reader, relevance):
+        return gate.read_estimate(reader, relevance, 0.0, calibration=blended)
+
+    assert estimate(0.2, at_guard) == pytest.approx(0.2)
+    above, below = estimate(0.2, at_guard + 1), estimate(0.2, at_guard - 1)
     assert below < 0.2 < above and above == pytest.approx(1 / (1 + np.exp(-(np.log(0.25) + 1))))
-    assert gate.read_estimate(1.0, at_guard - 50, 0.0) < 1.0 and gate.read_estimate(0.0, at_guard + 50, 0.0) > 0.0
-    monkeypatch.setattr(gate, "READ_WEAK", 0.1)
-    monkeypatch.setattr(gate, "READ_ANSWERS", 0.3)
-    assert gate.judge_read(0.2, at_guard - 1, 0.0) == gate.WEAK  # 0.2 alone would be "unsure"
-    assert gate.judge_read(0.2, at_guard + 1, 0.0) == gate.ANSWERS
+    assert estimate(1.0, at_guard - 50) < 1.0 and estimate(0.0, at_guard + 50) > 0.0
+    strict = replace(blended, read_weak=0.1, read_answers=0.3)
+    assert gate.judge_read(0.2, at_guard - 1, 0.0, calibration=strict) == gate.WEAK  # 0.2 alone would be "unsure"
+    assert gate.judge_read(0.2, at_guard + 1, 0.0, calibration=strict) == gate.ANSWERS

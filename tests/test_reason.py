@@ -10,8 +10,10 @@ from localreason.config import load_settings
 from localreason.errors import ValidationError
 from localreason.generate import GenerationError
 from localreason.library import Library
-from localreason.quotes import MOST_LEAD, Quote, lead_count
 from localreason.reason import NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
+from localreason.reason.calibration import DEFAULT
+from localreason.reason.candidates import Quote
+from localreason.reason.offer import lead_count
 
 from conftest import FakeEmbedder, FakeGenerator, grammar_choice, grammar_statements
 
@@ -37,7 +39,7 @@ def test_answer_citations_and_offsets_are_bound_by_the_server(library):
     gen = FakeGenerator()
     a = reason(library, "How long is the router warranty?", generator=gen)
     assert gen.calls == 1
-    assert 1 <= len(a.statements) <= MOST_LEAD + 1, "the best quotations lead (and the model may add one)"
+    assert 1 <= len(a.statements) <= DEFAULT.most_lead + 1, "the best quotations lead (and the model may add one)"
     assert "warranty lasts" in a.statements[0].text, "the best-ranked sentence comes first"
     assert all(st.text.endswith(".") for st in a.statements), "sentences, not headings"
     expected = []
@@ -150,19 +152,21 @@ def test_weak_unscoped_evidence_skips_synthesis_but_scoped_evidence_is_used(libr
     assert gen.calls == 2 and a.statements
 
 
-def test_the_gate_weighs_the_best_quotable_sentence(library, monkeypatch):
-    import localreason.reason.gate as RS
+def test_the_gate_weighs_the_best_quotable_sentence(library):
+    from dataclasses import replace
+
     from localreason import search
-    from localreason.quotes import rank_quotes
+    from localreason.reason.ranking import rank_quotes
 
     q = "How long is the router warranty?"
     evidence = search.progressive_search(library.index, q)
     best = rank_quotes(q, [(h.chunk_id, h.content) for h in evidence.hits], library.embedder.embed, 1)[0].score
-    monkeypatch.setattr(RS, "ANSWER_GUARD", evidence.relevance + 0.5)
-    monkeypatch.setattr(RS, "SENTENCE_GUARD_WEIGHT", 0.0)
-    assert reason(library, q, generator=FakeGenerator()).no_evidence, "passage relevance alone falls short"
-    monkeypatch.setattr(RS, "SENTENCE_GUARD_WEIGHT", 0.6 / best)
-    assert not reason(library, q, generator=FakeGenerator()).no_evidence, "the sentence that answers lifts it"
+    passage_only = replace(DEFAULT, answer_guard=evidence.relevance + 0.5, sentence_guard_weight=0.0)
+    assert reason(library, q, generator=FakeGenerator(), calibration=passage_only).no_evidence, \
+        "passage relevance alone falls short"
+    with_sentence = replace(passage_only, sentence_guard_weight=0.6 / best)
+    assert not reason(library, q, generator=FakeGenerator(), calibration=with_sentence).no_evidence, \
+        "the sentence that answers lifts it"
 
 
 def test_zero_token_budget_means_no_evidence(library):
@@ -289,7 +293,7 @@ def test_a_sentence_wrapped_over_lines_stays_one_sentence_but_lists_and_headings
 
 
 def test_fields_and_table_rows_are_statements_but_headings_are_not():
-    from localreason.quotes import candidates
+    from localreason.reason.candidates import candidates
     from localreason.text import is_field, sentences
 
     for field in ["Weight: 11 kg", "Warranty: 10 years", "SM5000 | 22 A", "| SM5000 | 22 A |", "E07: fan blocked."]:
@@ -314,9 +318,8 @@ def test_fields_and_table_rows_are_statements_but_headings_are_not():
 def test_a_best_field_that_names_nothing_the_question_asks_is_not_taken_for_an_answer():
     from types import SimpleNamespace
 
-    from localreason.quotes import field_off_question
     from localreason.reason import NOT_ANSWERED_GAP
-    from localreason.reason.pipeline import check_relevance
+    from localreason.reason.gate import check_relevance, field_off_question
 
     q = "What is the website of the libgtk2.0-common project?"
     record = "Package: libgtk2.0-common"
@@ -338,7 +341,7 @@ def test_a_best_field_that_names_nothing_the_question_asks_is_not_taken_for_an_a
 
 
 def test_a_field_that_only_repeats_the_question_is_ranked_last_unless_the_question_is_yes_or_no():
-    from localreason.quotes import echoes_question, rank_quotes
+    from localreason.reason.ranking import echoes_question, rank_quotes
 
     record = "Package: mawk\nSection: interpreters\nMaintainer: Boyuan Yang"
     ranked = rank_quotes("Who maintains the mawk package?", [("chk_a", record)], FakeEmbedder().embed, 5)
@@ -352,8 +355,8 @@ def test_a_field_that_only_repeats_the_question_is_ranked_last_unless_the_questi
 
 def test_the_evidence_titles_and_headings_are_not_quoted_but_a_heading_alone_still_is(library, tmp_path):
     from localreason import search
-    from localreason.quotes import candidates
     from localreason.reason import pipeline as P
+    from localreason.reason.candidates import candidates
 
     docs = tmp_path / "manual"
     docs.mkdir()
@@ -419,11 +422,21 @@ def test_the_lead_follows_the_rankings_confidence(library):
 def test_lead_count_keeps_the_best_and_only_the_close_runners_up():
     assert lead_count([0.97, 0.02, 0.01]) == 1, "a clear best stands alone"
     assert lead_count([0.45, 0.40, 0.05]) == 2, "a near tie (or two disagreeing sources) both lead"
-    assert lead_count([0.3, 0.3, 0.2, 0.2]) == MOST_LEAD, "capped when the ranking cannot tell"
+    assert lead_count([0.3, 0.3, 0.2, 0.2]) == DEFAULT.most_lead, "capped when the ranking cannot tell"
     assert lead_count([0.5, 0.5], ratio=0.5, most=5) == 2, "no more than there are"
     assert lead_count([0.6, 0.25, 0.15], ratio=0.4) == 2
     assert lead_count([0.6, 0.25, 0.15], ratio=0.5) == 1
     assert lead_count([]) == 0
+
+
+def test_the_calibration_passed_to_reason_decides_the_lead(library):
+    from dataclasses import replace
+
+    q = "How long is the router warranty?"
+    every = reason(library, q, generator=FakeGenerator(), calibration=replace(DEFAULT, lead_ratio=0.0, most_lead=3))
+    assert len(every.statements) == 3, "ratio 0: the three best lead"
+    one = reason(library, q, generator=FakeGenerator(), calibration=replace(DEFAULT, lead_ratio=0.0, most_lead=1))
+    assert len(one.statements) == 1
 
 
 def test_the_model_reads_only_the_sentences_it_may_quote(library, tmp_path):
@@ -442,26 +455,29 @@ def test_the_model_reads_only_the_sentences_it_may_quote(library, tmp_path):
     assert "<chunk id=" in read and "Question: How long is the router warranty?" in read
 
 
-def test_on_topic_evidence_that_does_not_answer_is_marked_and_shortened(library, monkeypatch):
+def test_on_topic_evidence_that_does_not_answer_is_marked_and_shortened(library):
+    from dataclasses import replace
+
     import localreason.reason.gate as G
 
     q = "How long is the router warranty?"
     sure = reason(library, q, generator=FakeGenerator(), lead_quotes=3)
     assert G.NOT_ANSWERED_GAP not in sure.gaps and len(sure.statements) == 3
-    monkeypatch.setattr(G, "ANSWERED_GUARD", 1e9)  # everything that passes the gate is now "unsure"
+    never_sure = replace(DEFAULT, answered_guard=1e9)  # everything that passes the gate is now "unsure"
     gen = FakeGenerator()
-    unsure = reason(library, q, generator=gen, lead_quotes=3)
+    unsure = reason(library, q, generator=gen, lead_quotes=3, calibration=never_sure)
     assert not unsure.no_evidence and gen.calls == 1
     assert unsure.gaps[0] == G.NOT_ANSWERED_GAP, "the answer says the question is not answered"
     assert len(unsure.statements) == 1, "only the closest statement is quoted"
     assert len(grammar_statements(gen.last[1])) == 1, "the model may add nothing"
-    monkeypatch.setattr(G, "ANSWER_GUARD", 1e9)
-    assert reason(library, q, generator=FakeGenerator()).no_evidence, "below the lower guard: no evidence"
+    refuse_all = replace(never_sure, answer_guard=1e9)
+    assert reason(library, q, generator=FakeGenerator(), calibration=refuse_all).no_evidence, \
+        "below the lower guard: no evidence"
 
 
 def test_ranked_quotes_carry_probabilities_and_merge_repeats():
     from conftest import FakeEmbedder
-    from localreason.quotes import rank_quotes
+    from localreason.reason.ranking import rank_quotes
 
     same = "The router warranty lasts two years from the date of purchase."
     chunks = [("chk_a", same + " To reset the router hold the pinhole button."), ("chk_b", same),
@@ -541,6 +557,7 @@ def test_stages_are_reported_as_stage_members_and_cancel_between_them(library):
 def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model_reads(library):
     from localreason import search
     from localreason.reason import pipeline as P
+    from localreason.reason.offer import Offer, offer_of
 
     q = "How long is the router warranty?"
     probe = FakeGenerator()
@@ -548,13 +565,13 @@ def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model
                           "extract", 3)  # fmt: skip
     evidence = P.gather_evidence(req)
     packet = P.pack_evidence(evidence, req.budget)
-    offer = P.offer_of(req, P.rank_sentences(req, packet, evidence))
-    wide = P._prompt(req, packet, P.Offer(offer.quotes, offer.lead_quotes, True))  # not yet narrowed
-    narrow = P._prompt(req, packet, wide.offer.narrowed())
+    offer = offer_of(req.query, P.rank_sentences(req, packet, evidence), req.lead_quotes)
+    wide = P.prompt_for(req, packet, Offer(offer.quotes, offer.lead_quotes, True))  # not yet narrowed
+    narrow = P.prompt_for(req, packet, wide.offer.narrowed())
     assert len(narrow.offer.quotes) == 1 < len(wide.offer.quotes)
     room = probe.prompt_tokens(narrow.messages) + narrow.out_tokens
     req = P.Request(library, q, FakeGenerator(context_size=room + 5), req.scope, req.limit, req.budget, "extract", 3,
                     "likelihood")  # fmt: skip
-    fitted = P._shrink(req, evidence, wide)
+    fitted = P.shrink_prompt(req, evidence, wide)
     assert fitted.offer.closest_only and len(fitted.offer.quotes) == 1, "the verdict survives the shrink"
     assert fitted.packet.max_tokens > 1000, "shrinking stops as soon as what the model reads fits"

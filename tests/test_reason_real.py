@@ -49,7 +49,7 @@ def test_answers_with_a_verified_quotation(demo):
 
 
 def test_the_model_finds_the_question_likelier_after_the_sentence_that_answers(demo):
-    from localreason import likelihood
+    from localreason.reason import likelihood
 
     gen = demo.generator
     q = "Where did the Black Death originate?"

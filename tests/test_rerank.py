@@ -1,4 +1,4 @@
-"""The model's re-ordering of the best-ranked sentences (reason/rerank.py), with a scripted likelihood."""
+"""The model's re-ordering of the best-ranked sentences (reason/likelihood.py), with a scripted likelihood."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import pytest
 from fakes import FakeGenerator
 from localreason.config import load_settings
 from localreason.errors import ValidationError
-from localreason.quotes import Quote
 from localreason.reason import NO_EVIDENCE_ANSWER, reason
-from localreason.reason import rerank as R
+from localreason.reason import likelihood as R
+from localreason.reason.calibration import DEFAULT
+from localreason.reason.candidates import Quote
 
 MILL = """# The old mill
 
@@ -53,13 +54,22 @@ def test_rerank_puts_the_likeliest_sentence_first_and_re_estimates_the_lead():
     fake = LikelyFake("Passage: C")
     done = R.rerank(fake, "q?", qs)
     assert [q.text for q in done.quotes] == ["C", "A", "B", "D", "E"], "the unread fifth keeps its place"
-    assert len(fake.scored[0]) == R.RERANK_CANDIDATES + 1, "the best four and the question alone"
+    assert len(fake.scored[0]) == DEFAULT.rerank_candidates + 1, "the best four and the question alone"
     probs = [q.probability for q in done.quotes]
     assert probs[0] > 0.9 and abs(sum(probs) - 1) < 1e-9
     assert done.tokens > 0
     same = R.rerank(LikelyFake(""), "q?", qs)  # no preference: the retrieval order stands
     assert [q.text for q in same.quotes] == ["A", "B", "C", "D", "E"]
     assert [q.probability for q in same.quotes] == pytest.approx([0.5, 0.4, 0.05, 0.03, 0.02])
+
+
+def test_the_calibration_passed_to_reason_reaches_the_re_ordering(mill):
+    from dataclasses import replace
+
+    fake = LikelyFake("1851")
+    reason(mill, "When was the mill built?", generator=fake, rerank="likelihood",
+           calibration=replace(DEFAULT, rerank_candidates=2))  # fmt: skip
+    assert len(fake.scored[0]) == 3, "the two best sentences and the question alone"
 
 
 def test_rerank_leaves_a_single_quote_and_a_generator_without_likelihood_alone():

@@ -151,7 +151,8 @@ def main() -> None:
     real = LlamaGenerator(resolve_gguf(settings))
     models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
               "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip
-    from localreason.reader import Reader, shipped
+    from localreason.models import reader_shipped as shipped
+    from localreason.reason.reader import Reader
 
     modes = ["off", "likelihood"] if args.rerank == "both" else [args.rerank]
     if args.reader != "off" and not shipped():

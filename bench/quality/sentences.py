@@ -33,7 +33,7 @@ from unittest import mock
 def quotable(files: list[tuple[Path, bytes]], fmt: str) -> list[tuple[str, str]]:
     """(sentence, the text of its block before it) for every quotable sentence of ``files``."""
     from localreason.ingest.parse import parse_bytes
-    from localreason.quotes import candidates
+    from localreason.reason.candidates import candidates
 
     out = []
     for path, data in files:

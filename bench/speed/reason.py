@@ -130,7 +130,8 @@ def main() -> None:
     t = time.perf_counter()
     gen.llm
     print(f"model load {time.perf_counter() - t:.2f} s; {args.questions} questions; n_ctx {gen.context_size}")
-    from localreason.reader import Reader, shipped
+    from localreason.models import reader_shipped as shipped
+    from localreason.reason.reader import Reader
 
     if args.reader and not shipped():
         raise SystemExit("This build has no reader weights: run python -m bench.train.reader first, or leave out --reader.")

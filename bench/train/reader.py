@@ -49,7 +49,8 @@ import numpy as np
 from bench import ROOT
 from bench.data import qa_sets
 
-from localreason.reader import FORMAT, MAX_LENGTH, batch_arrays, load_tokenizer, pair_text, sigmoid  # noqa: E402
+from localreason.models import READER_FORMAT as FORMAT  # noqa: E402
+from localreason.reason.reader import MAX_LENGTH, batch_arrays, load_tokenizer, pair_text, sigmoid  # noqa: E402
 from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402
 
 SEED = 13
@@ -335,7 +336,7 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
 
 def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
     from localreason.openvino_runtime import load_openvino
-    from localreason.reader import Reader
+    from localreason.reason.reader import Reader
 
     ov = load_openvino()
     tok = load_tokenizer(tok_folder)

@@ -23,7 +23,8 @@ from bench.data import qa_sets
 def measure(lib, embed, questions, budget: int) -> tuple[float, float, float]:
     """(in packet, top-1, seconds per question) over ``questions``."""
     from localreason import search
-    from localreason.quotes import candidates, rank_quotes
+    from localreason.reason.candidates import candidates
+    from localreason.reason.ranking import rank_quotes
 
     inside = top1 = 0
     start = time.perf_counter()

@@ -35,10 +35,11 @@ K = 4
 
 
 def rows_for(lib, generator, questions, k: int) -> list[dict]:
-    from localreason import likelihood, search
+    from localreason import search
     from localreason.config import Settings
-    from localreason.quotes import rank_quotes
+    from localreason.reason import likelihood
     from localreason.reason.gate import gate_score
+    from localreason.reason.ranking import rank_quotes
 
     rows = []
     for q in questions:
@@ -60,12 +61,12 @@ def rows_for(lib, generator, questions, k: int) -> list[dict]:
 
 
 def collect(data_dir: Path, n: int, k: int, refresh: bool) -> dict[str, list[dict]]:
-    from localreason import likelihood, quotes
+    from localreason import text
     from localreason.config import load_settings
     from localreason.embed import make_embedder
     from localreason.generate import shared_generator
     from localreason.models import resolve_embedding_model, resolve_gguf
-    from localreason.reason import gate
+    from localreason.reason import calibration, candidates, gate, likelihood, ranking
 
     settings = load_settings(data_dir / "libs")
     gguf = resolve_gguf(settings)
@@ -73,7 +74,8 @@ def collect(data_dir: Path, n: int, k: int, refresh: bool) -> dict[str, list[dic
     embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
     # What the rows depend on besides the questions: the scoring and ranking code, the gate's weights and
     # the model file (a cache computed with other code or another GGUF is recomputed).
-    code = "\0".join([inspect.getsource(likelihood), inspect.getsource(rows_for), inspect.getsource(quotes),
+    code = "\0".join([inspect.getsource(likelihood), inspect.getsource(rows_for), inspect.getsource(ranking),
+                      inspect.getsource(candidates), inspect.getsource(text), inspect.getsource(calibration),
                       inspect.getsource(gate), f"{gguf.name}:{gguf.stat().st_size}"])  # fmt: skip
     out = {}
     for name in qa_sets.DOMAINS:
@@ -162,7 +164,7 @@ def report(rows_by, k_max: int) -> None:
     print("\n1. Top-1 (the first quotation holds the answer), mean over domains; re-ranking the K best")
     print(f"{'ranking':<46} {'fit (in sample)':>16} {'fit (domain out)':>17} {'held out':>9} {'ceiling held':>13}")
     base = (mean_over(rows_by, fit, lambda rs: top1(rs, 0, 1)), mean_over(rows_by, held, lambda rs: top1(rs, 0, 1)))
-    print(f"{'quotes.WEIGHTS (shipped)':<46} {base[0]:>16.3f} {base[0]:>17.3f} {base[1]:>9.3f}")
+    print(f"{'ranking_weights (shipped)':<46} {base[0]:>16.3f} {base[0]:>17.3f} {base[1]:>9.3f}")
     # Per-token log-likelihood only: PMI subtracts a constant per question, so it orders the same.
     for k in range(2, k_max + 1):
         w = fit_w(rows_by, fit, k, per_token)

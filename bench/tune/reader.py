@@ -46,8 +46,9 @@ BUDGET = 1000
 def records(lib, reader, questions) -> list[dict]:
     """reason's stages up to the ranked sentences, for each question, with the reader's logits."""
     from localreason import search
-    from localreason.quotes import asks_for_name, leans_on_reference, naming_sentence
     from localreason.reason import pipeline as P
+    from localreason.reason.gate import field_off_question
+    from localreason.reason.offer import asks_for_name, leans_on_reference, naming_sentence
 
     out = []
     for q in questions:
@@ -70,7 +71,7 @@ def records(lib, reader, questions) -> list[dict]:
             naming = naming_sentence(q.text, x, texts[x.chunk_id]) if named and leans_on_reference(q.text, x.text) \
                 else None  # fmt: skip
             rec["cands"].append({"text": x.text, "context": x.context, "score": x.score, "logit": float(logit),
-                                 "held": q.held_by(x.text), "field_off": P.field_off_question(q.text, x), "leans": named and leans_on_reference(
+                                 "held": q.held_by(x.text), "field_off": field_off_question(q.text, x), "leans": named and leans_on_reference(
                                      q.text, x.text), "naming": naming.text if naming else None,
                                  "naming_held": bool(naming and q.held_by(naming.text))})  # fmt: skip
         out.append(rec)
@@ -83,7 +84,9 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
     reader's weights (records of another ranking are not trusted; those of the same ranking read by other
     weights are read again by these)."""
     ranking = hashlib.sha256()
-    for code in ("quotes.py", "reason/pipeline.py", "search/progressive.py", "search/packet.py"):  # what records run
+    for code in ("reason/candidates.py", "reason/ranking.py", "reason/calibration.py", "reason/offer.py",
+                 "reason/gate.py", "text.py", "reason/pipeline.py", "search/progressive.py",
+                 "search/packet.py"):  # what records run
         ranking.update((ROOT / "localreason" / code).read_bytes())
     ranking = ranking.hexdigest()[:12]
     weights = hashlib.sha256((reader.info.folder / "model.bin").read_bytes()).hexdigest()[:12]
@@ -319,19 +322,20 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
     from dataclasses import replace
 
     from localreason import search
-    from localreason.quotes import rank_quotes
     from localreason.reason import pipeline as P
     from localreason.reason import read
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.ranking import rank_quotes
     from localreason.search.ranking import hybrid
     from localreason.search.scope import resolve_scope
     from localreason.text import collapse
 
-    def ranking(q, chunks, hits, with_reader: bool, k: int = read.READ_CANDIDATES):
+    def ranking(q, chunks, hits, with_reader: bool, k: int = DEFAULT.read_candidates):
         """``chunks`` ((id, text)) ranked as rank_sentences ranks a packet (headings: those of ``hits``)."""
         headings = frozenset(collapse(h) for hit in hits for h in (hit.document_title, *hit.section_path))
         ranked = rank_quotes(q.text, chunks, embedder.embed, max(20, k), headings)
         if with_reader and ranked:
-            ranked = read.read(reader, q.text, ranked, k).quotes
+            ranked = read.read(reader, q.text, ranked, calibration=replace(DEFAULT, read_candidates=k)).quotes
         return ranked
 
     variants = widen_variants(reader)
@@ -465,8 +469,8 @@ def main() -> None:
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder, make_embedder
     from localreason.models import resolve_embedding_model
-    from localreason.reason import gate, read
-    from localreason.reader import Reader
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.reader import Reader
 
     settings = load_settings(args.data_dir / "libs")
     info = resolve_embedding_model(settings)
@@ -503,10 +507,11 @@ def main() -> None:
     reading_counts(data)
     chosen = choose(data, (8, 12), BLENDS)
     print(f"\nchosen on {', '.join(CALIBRATION)} (fit half): {json.dumps(chosen)}")
-    shipped = {"rank": "combined", "k": read.READ_CANDIDATES, "rw": read.READER_WEIGHT, "fw": read.FEATURE_WEIGHT,
-               "ratio": read.READ_LEAD_RATIO, "gate": "reader", "weak": gate.READ_WEAK, "answers": gate.READ_ANSWERS,
-               "naming": True, "gb": gate.READ_GATE_BLEND}  # fmt: skip
-    from localreason.quotes import LEAD_RATIO
+    shipped = {"rank": "combined", "k": DEFAULT.read_candidates, "rw": DEFAULT.reader_weight,
+               "fw": DEFAULT.feature_weight, "ratio": DEFAULT.read_lead_ratio, "gate": "reader",
+               "weak": DEFAULT.read_weak, "answers": DEFAULT.read_answers, "naming": True,
+               "gb": DEFAULT.read_gate_blend}  # fmt: skip
+    LEAD_RATIO = DEFAULT.lead_ratio
 
     configs = {
         "features only, old gate (today)": {"rank": "features", "ratio": LEAD_RATIO, "gate": "old"},

@@ -41,14 +41,15 @@ BUDGET = 1000
 
 def question_rows(lib, questions, budget: int = BUDGET) -> list[dict]:
     """Per question: the candidates' features and answer flags, and the evidence's relevance."""
-    from localreason import quotes as Q
     from localreason import search
+    from localreason.reason import ranking as Q
+    from localreason.reason.candidates import candidates
 
     rows = []
     for q in questions:
         evidence = search.progressive_search(lib.index, q.text)
         packet = search.build_packet(evidence, budget) if evidence.hits else None
-        cands = Q.candidates([(c.chunk_id, c.content) for c in packet.chunks]) if packet and not packet.empty else []
+        cands = candidates([(c.chunk_id, c.content) for c in packet.chunks]) if packet and not packet.empty else []
         x = Q.features(q.text, cands, lib.embedder.embed) if cands else np.zeros((0, len(Q.FEATURES)))
         y = np.array([q.held_by(c.text) for c in cands], dtype=bool)
         rows.append({"q": q.text, "kind": q.kind, "x": x, "y": y, "relevance": evidence.relevance,
@@ -62,9 +63,10 @@ def rows_key(domain, asked) -> str:
     import hashlib
     import inspect
 
-    from localreason import quotes as Q
+    from localreason.reason import ranking as Q
+    from localreason.reason.candidates import candidates
 
-    code = inspect.getsource(Q.features) + inspect.getsource(Q.candidates) + repr(Q.FEATURES)
+    code = inspect.getsource(Q.features) + inspect.getsource(candidates) + repr(Q.FEATURES)
     text = "\0".join([qa_sets.fingerprint(domain), str(BUDGET), code] + [f"{q.kind}:{q.text}" for q in asked])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -129,7 +131,8 @@ def pooled(rows_by_domain, names):
 
 
 def ranking_study(rows_by_domain) -> np.ndarray:
-    from localreason import quotes as Q
+    from localreason.reason import ranking as Q
+    from localreason.reason.calibration import DEFAULT
 
     fit, held = qa_sets.FIT, qa_sets.HELD_OUT
     w = fit_weights(pooled(rows_by_domain, fit))
@@ -144,7 +147,7 @@ def ranking_study(rows_by_domain) -> np.ndarray:
     loo = np.mean([top_k(rows_by_domain[n], fit_weights(pooled(rows_by_domain, [m for m in fit if m != n])))
                    for n in fit], axis=0)  # fmt: skip
     for label, (a, b, c) in (("cosine alone", cells(np.eye(len(Q.FEATURES))[0])),
-                             ("quotes.WEIGHTS (as shipped)", cells(Q.WEIGHTS)),
+                             ("ranking_weights (as shipped)", cells(np.array(DEFAULT.ranking_weights))),
                              ("fitted on the fit domains", cells(w, loo))):  # fmt: skip
         print(f"{label:<44} {' '.join(f'{v:.3f}' for v in a):>20} {' '.join(f'{v:.3f}' for v in b):>24} "
               f"{' '.join(f'{v:.3f}' for v in c):>20}")  # fmt: skip
@@ -154,7 +157,8 @@ def ranking_study(rows_by_domain) -> np.ndarray:
 
 def lead_rules():
     """Candidate rules for how many of the best sentences lead: (label, function of the sorted probabilities)."""
-    from localreason import quotes as Q
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.offer import lead_count
 
     def mass(p, c):  # the earlier rule: the fewest whose probabilities add up to c, 1-5
         return max(1, min(5, int(np.searchsorted(np.cumsum(p), c)) + 1))
@@ -165,13 +169,13 @@ def lead_rules():
             rules.append((f"p_k >= {ratio} p_1, at most {most}",
                           lambda p, r=ratio, m=most: max(1, min(m, int(np.sum(p >= r * p[0]))))))  # fmt: skip
     rules.append(("always 1", lambda p: 1))
-    rules.append((f"quotes.lead_count (ratio {Q.LEAD_RATIO}, at most {Q.MOST_LEAD})", Q.lead_count))
+    rules.append((f"offer.lead_count (ratio {DEFAULT.lead_ratio}, at most {DEFAULT.most_lead})", lead_count))
     return rules
 
 
 def lead_outcomes(rows, w, rule) -> np.ndarray:
     """(support, first, precision, statements) over answerable questions with candidates."""
-    from localreason import quotes as Q
+    from localreason.reason import ranking as Q
 
     out = []
     for r in rows:
@@ -204,7 +208,7 @@ def gate_features(r, w) -> np.ndarray:
         return np.array([r["relevance"], 0, 0, 0, 0, 0, 0])
     s = r["x"] @ w
     top = int(np.argmax(s))
-    from localreason import quotes as Q
+    from localreason.reason import ranking as Q
 
     return np.array([r["relevance"], s[top], float(Q.softmax(s).max()), r["x"][top, 0], r["x"][top, 2],
                      r["x"][top, 6], r["x"][:, 2].max()])  # fmt: skip
@@ -289,11 +293,11 @@ def main() -> None:
     w = ranking_study(rows)
     lead_study(rows, w)
     gate_study(rows, w)
-    from localreason.reason import gate as G
+    from localreason.reason.calibration import DEFAULT as G
 
-    guard_table(rows, w, G.SENTENCE_GUARD_WEIGHT, np.round(np.arange(1.8, 3.55, 0.1), 2))
-    print(f"   chosen (reason/gate.py): weight {G.SENTENCE_GUARD_WEIGHT}, no evidence below {G.ANSWER_GUARD}, "
-          f"'does not clearly answer' below {G.ANSWERED_GUARD}")
+    guard_table(rows, w, G.sentence_guard_weight, np.round(np.arange(1.8, 3.55, 0.1), 2))
+    print(f"   chosen (reason/calibration.py): weight {G.sentence_guard_weight}, no evidence below {G.answer_guard}, "
+          f"'does not clearly answer' below {G.answered_guard}")
 
 
 if __name__ == "__main__":

@@ -1,24 +1,20 @@
-"""reason's relevance gate, and the gaps that say why evidence was not read or not used."""
+"""The relevance gate: whether the evidence answers, is on the topic without clearly answering, or is too
+weak to answer from; and the gaps that say why evidence was not read or not used.
+
+Without the reader, the gate reads the retrieval gate score (``gate_score``: progressive search's relevance
+plus a share of the best quotable sentence's ranking score) against two guards; with it, the reader's estimate
+for the best sentence (``judge_read``). The numbers are the calibration's (calibration.py).
+"""
 
 from __future__ import annotations
 
 import math
 
-from ..quotes import instruction_sentences
+from ..text import WORD, is_field, query_terms, suffix_stem
 from ..types import EvidencePacket
+from .calibration import DEFAULT, Calibration
+from .candidates import Quote, instruction_sentences
 
-ANSWER_GUARD = 2.0
-SENTENCE_GUARD_WEIGHT = 0.3
-"""reason's fixed relevance guard: evidence is strong enough to answer from when progressive search's
-relevance (best cosine + coverage of the question's terms, search.relevance) plus
-SENTENCE_GUARD_WEIGHT x the best quotable sentence's ranking score (quotes.WEIGHTS' scale) reaches
-ANSWER_GUARD. Passage-level relevance alone cannot tell a passage on the topic from one that answers;
-the best sentence can. Calibrated in scripts/tune_reason.py on several kinds of text."""
-ANSWERED_GUARD = 2.9
-"""Evidence that passes ANSWER_GUARD but falls short of ANSWERED_GUARD is on the topic without clearly
-answering: the answer quotes only the closest sentence and says, in a gap (NOT_ANSWERED_GAP), that
-the question is not answered. Calibrated with ANSWER_GUARD on near-miss questions (the library keeps
-the article but not the passage that answers)."""
 NOT_ANSWERED_GAP = ("The evidence is on the topic but does not clearly answer the question; only the closest "
                     "statement is quoted.")  # fmt: skip
 WEAK_SCOPE_GAP = "The evidence in the requested scope matches the question only weakly."
@@ -26,54 +22,106 @@ WEAK_SCOPE_GAP = "The evidence in the requested scope matches the question only 
 WEAK, UNSURE, ANSWERS = "weak", "unsure", "answers"
 
 
-def gate_score(relevance: float, best_sentence_score: float) -> float:
-    """What the relevance gate compares with ANSWER_GUARD and ANSWERED_GUARD."""
-    return relevance + SENTENCE_GUARD_WEIGHT * best_sentence_score
+class NoEvidence(Exception):
+    """The request ends with the no-evidence answer; ``notes`` are its gaps."""
+
+    def __init__(self, notes: list[str]) -> None:
+        super().__init__()
+        self.notes = notes
 
 
-def judge(relevance: float, best_sentence_score: float) -> str:
-    """WEAK below ANSWER_GUARD, UNSURE below ANSWERED_GUARD, else ANSWERS (guards read at call time,
-    so they can be tuned)."""
-    score = gate_score(relevance, best_sentence_score)
-    return WEAK if score < ANSWER_GUARD else UNSURE if score < ANSWERED_GUARD else ANSWERS
+def gate_score(relevance: float, best_sentence_score: float, *, calibration: Calibration = DEFAULT) -> float:
+    """What the relevance gate compares with the calibration's answer_guard and answered_guard: relevance plus
+    sentence_guard_weight x the best quotable sentence's ranking score."""
+    return relevance + calibration.sentence_guard_weight * best_sentence_score
 
 
-READ_WEAK = 0.02
-READ_ANSWERS = 0.5
-"""With the reader (read.py): evidence whose best sentence the reader gives less than READ_WEAK chance of
-holding the answer is weak (the no-evidence answer, unless scoped); below READ_ANSWERS it is on the topic
-without clearly answering (the closest sentence and NOT_ANSWERED_GAP). The retrieval gate's WEAK verdict
-stands before the reader reads (pipeline.reader_reads: it costs no reader time). Chosen in
-scripts/tune_reader.py on the fit halves of fit domains the reader was not trained on."""
+def judge(relevance: float, best_sentence_score: float, *, calibration: Calibration = DEFAULT) -> str:
+    """WEAK below the calibration's answer_guard, UNSURE below its answered_guard, else ANSWERS."""
+    score = gate_score(relevance, best_sentence_score, calibration=calibration)
+    return WEAK if score < calibration.answer_guard else UNSURE if score < calibration.answered_guard else ANSWERS
 
 
-READ_GATE_BLEND = 0.0
-"""How much the retrieval gate's own score (gate_score less ANSWER_GUARD) adds to the reader's log-odds
-before READ_WEAK and READ_ANSWERS are applied (0: the reader's estimate alone decides). Chosen with them from
-0, 0.5, 1 and 2: 0 for the current training run (0.5 for the first, which it marked more answers for)."""
-
-
-def blended_log_odds(logit: float, relevance: float, best_sentence_score: float, blend: float) -> float:
+def blended_log_odds(logit: float, relevance: float, best_sentence_score: float, blend: float, *,
+                     calibration: Calibration = DEFAULT) -> float:  # fmt: skip
     """The reader's log-odds for the best sentence moved by ``blend`` x the retrieval gate's margin (gate_score
-    less ANSWER_GUARD); scripts/tune_reader.py simulates the gate with it."""
-    return logit + blend * (gate_score(relevance, best_sentence_score) - ANSWER_GUARD)
+    less answer_guard); scripts/tune_reader.py simulates the gate with it."""
+    margin = gate_score(relevance, best_sentence_score, calibration=calibration) - calibration.answer_guard
+    return logit + blend * margin
 
 
-def read_estimate(best_reader: float, relevance: float, best_sentence_score: float) -> float:
-    """What the reader's gate compares with READ_WEAK and READ_ANSWERS: the reader's estimate for the best
-    sentence, its log-odds moved by READ_GATE_BLEND x the retrieval gate's margin."""
-    if not READ_GATE_BLEND:
+def read_estimate(best_reader: float, relevance: float, best_sentence_score: float, *,
+                  calibration: Calibration = DEFAULT) -> float:  # fmt: skip
+    """What the reader's gate compares with read_weak and read_answers: the reader's estimate for the best
+    sentence, its log-odds moved by the calibration's read_gate_blend x the retrieval gate's margin."""
+    blend = calibration.read_gate_blend
+    if not blend:
         return best_reader
     p = min(max(best_reader, 1e-9), 1 - 1e-9)
-    z = blended_log_odds(math.log(p / (1 - p)), relevance, best_sentence_score, READ_GATE_BLEND)
+    z = blended_log_odds(math.log(p / (1 - p)), relevance, best_sentence_score, blend, calibration=calibration)
     return 1 / (1 + math.exp(-z))
 
 
-def judge_read(best_reader: float, relevance: float, best_sentence_score: float) -> str:
-    """The gate on the reader's estimate for the best sentence (read_estimate): WEAK under READ_WEAK, UNSURE
-    under READ_ANSWERS, else ANSWERS (guards read at call time, so they can be tuned)."""
-    p = read_estimate(best_reader, relevance, best_sentence_score)
-    return WEAK if p < READ_WEAK else UNSURE if p < READ_ANSWERS else ANSWERS
+def judge_read(best_reader: float, relevance: float, best_sentence_score: float, *,
+               calibration: Calibration = DEFAULT) -> str:  # fmt: skip
+    """The gate on the reader's estimate for the best sentence (read_estimate): WEAK under the calibration's
+    read_weak, UNSURE under its read_answers, else ANSWERS. The retrieval gate's WEAK verdict stands before the
+    reader reads (read.reader_reads: it costs no reader time)."""
+    p = read_estimate(best_reader, relevance, best_sentence_score, calibration=calibration)
+    return WEAK if p < calibration.read_weak else UNSURE if p < calibration.read_answers else ANSWERS
+
+
+def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], question: str, *,
+                    calibration: Calibration = DEFAULT) -> tuple[bool, list[str]]:  # fmt: skip
+    """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's; when the
+    reader read the sentences, its estimate for the best one decides instead, judge_read):
+    - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
+      closest sentence and a gap;
+    - evidence on the topic that does not clearly answer is answered with its closest sentence alone
+      and a gap that says the question is not answered (NOT_ANSWERED_GAP); so is a best sentence that
+      is a field naming none of the question's words (field_off_question);
+    - otherwise the offer stands. Returns whether only the closest sentence may be quoted, and the gaps."""
+    if not ranked:
+        raise NoEvidence(instruction_gaps(packet))
+    best = ranked[0]
+    if best.reader is not None:
+        verdict = judge_read(best.reader, evidence.relevance, best.score, calibration=calibration)
+    else:
+        verdict = judge(evidence.relevance, best.score, calibration=calibration)
+    if verdict == ANSWERS and field_off_question(question, ranked[0]):
+        verdict = UNSURE
+    if verdict == WEAK:
+        if not evidence.scoped:
+            raise NoEvidence(instruction_gaps(packet))
+        return True, [WEAK_SCOPE_GAP]
+    if verdict == UNSURE:
+        return True, [NOT_ANSWERED_GAP]
+    return False, []
+
+
+def field_off_question(question: str, quote: Quote) -> bool:
+    """A field ranked high only through its context: it shares no word (or stem) with the question while
+    its context (its record's or table's first line) does ("Source: gtk+2.0", after "Package:
+    libgtk2.0-common", for "What is the website of libgtk2.0-common?", the package's file having no
+    Homepage line). The gate does not take it for an answer. A field with a long value ("A: Hold the
+    button for ten seconds, then ...") is prose and left to the gate; so is a field whose context does not
+    name the question's subject either ("Weight: 11 kg" for "How heavy is it?": a paraphrase)."""
+    text = quote.text
+    if not question or not is_field(text) or len(text.split(":", 1)[-1].split()) > 8:
+        return False
+    asked = _content_stems(query_terms(question))
+    return not _shares(asked, _content_stems(WORD.findall(text))) and _shares(asked, _content_stems(
+        WORD.findall(quote.context)))  # fmt: skip
+
+
+def _content_stems(words) -> set[str]:
+    """Stems of ``words``; numbers and single letters name nothing."""
+    return {suffix_stem(w.lower()) for w in words if len(w) > 1 and not w.isdigit()}
+
+
+def _shares(a: set[str], b: set[str]) -> bool:
+    """A stem in both, or one that begins the other ("maintains" / "Maintainer", "installed" / "Installed-Size")."""
+    return any(x == y or (min(len(x), len(y)) >= 4 and (x.startswith(y) or y.startswith(x))) for x in a for y in b)
 
 
 def unread_gap(budget: int) -> str:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 
 from ..generate import GenerationError
-from ..quotes import Quote
+from .candidates import Quote
 
 # Bounds that keep a small model from looping (and the output's worst case known).
 # How many statements lead every answer, quoting the best-ranked sentences in rank order, is
-# ``lead_quotes``: by default the best one and its close runners-up (quotes.lead_count, 1-3);
+# ``lead_quotes``: by default the best one and its close runners-up (offer.lead_count, 1-3);
 # Settings.answer_quotes can fix it.
 EXTRA_STATEMENTS = 1
 """Statements the model may add, each quoting one of the remaining candidates."""

@@ -1,9 +1,13 @@
 """reason: one cited answer from the library, with every quotation verified.
 
     check the request -> gather evidence (progressive search) -> pack it (evidence packet)
-    -> choose quotations (ranked sentences; the relevance gate) -> fit the context
+    -> choose quotations (ranked sentences, ranking.py; the reader, read.py; the relevance gate,
+    gate.py; the model's re-ordering, likelihood.py; the offer, offer.py) -> fit the context
     -> generate (GBNF grammar for this request, one model call) -> verify (strict parse,
     mechanical verification) -> answer, citations, gaps, meta
+
+This module wires the stages: what each decides is in its own module, and every fitted number they use
+comes from the one ``Calibration`` the request carries (calibration.py; ``reason(..., calibration=...)``).
 
 The contract is shared/spec/reasoning.md. Decisions it leaves open:
 - A statement left with no verified reference is dropped from the answer, and a gap
@@ -12,8 +16,8 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
   free), so the text is written with the quotation in view.
 - A statement's text may say no more than its quotations: a text with a content word (or number, or
   negation) that its verified quotations lack is replaced by the quotations, and a gap says so.
-- A sentence that reads like instructions to an AI is never offered as a quotation (quotes.py), and a
-  gap names the document it came from.
+- A sentence that reads like instructions to an AI is never offered as a quotation (candidates.py), and
+  a gap names the document it came from.
 - reason is read-only: it never writes to the library.
 - The model reads the sentences it may quote (in their chunk wrappers), not the whole packet: the
   grammar lets it write nothing else, and reading the rest cost most of the request's time for no
@@ -24,7 +28,7 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
   sentences and its estimate for the best one decides the gate (gate.judge_read); when the retrieval gate
   already refuses, it is not run. If it fails, the ranking stands and the library is told (a notice).
 - With ``rerank="likelihood"`` (the answer_rerank setting), before it writes, the model re-orders the
-  four best-ranked sentences by how likely it finds the question after each (rerank.py). Off by
+  four best-ranked sentences by how likely it finds the question after each (likelihood.py). Off by
   default: with the packaged 135M model it gained too little for its time (docs/benchmarks.md). The
   gate judges the retrieval ranking's best score, so that a question the gate refuses costs no model time.
 """
@@ -33,28 +37,26 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from .. import search
 from ..config import ANSWER_RERANK_MODES
-from ..errors import ModelError, ValidationError
+from ..errors import ValidationError
 from ..generate import Completion, GenerationError, Generator
-from ..quotes import (LEAD_RATIO, MAX_LEAD, Quote, asks_for_name, field_off_question, lead_count, leans_on_reference,
-                      naming_sentence, rank_quotes)
 from ..stages import Stage, reporter
 from ..text import collapse
 from ..types import EvidencePacket
 from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
-from .gate import ANSWERS, NOT_ANSWERED_GAP, UNSURE, WEAK, WEAK_SCOPE_GAP, instruction_gaps, judge, judge_read, unread_gap
+from .calibration import DEFAULT, Calibration
+from .candidates import Quote
+from .gate import NoEvidence, check_relevance, instruction_gaps, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
+from .likelihood import rerank
+from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered
 from .prompt import messages_for, offered_text
-from .read import READ_CANDIDATES, READ_LEAD_RATIO
-from .read import read as read_sentences
-from .rerank import RERANK_CANDIDATES, rerank
+from .ranking import rank_quotes
+from .read import reader_reads
 from .verify import Verified, compose, verify
-
-EXTRA_CANDIDATES = 2
-"""Quotable sentences offered beyond the lead ones, best first."""
 
 
 @dataclass(frozen=True)
@@ -71,22 +73,11 @@ class Request:
     style: str
     lead_quotes: int | None
     rerank: str
-    """``likelihood`` (the model re-orders the best sentences, rerank.py) or ``off``."""
+    """``likelihood`` (the model re-orders the best sentences, likelihood.py) or ``off``."""
     reader: Any = None
     """The trained reader (reader.Reader: ``logits(question, [(sentence, previous), ...])``), or None."""
-
-
-class Offer(NamedTuple):
-    """The quotable sentences offered to the model, best first, how many of them lead the answer, and
-    whether the gate found the evidence on the topic without clearly answering (then only the closest)."""
-
-    quotes: list[Quote]
-    lead_quotes: int
-    closest_only: bool = False
-
-    def narrowed(self) -> "Offer":
-        """The offer as the gate's verdict allows: the closest sentence alone when ``closest_only``."""
-        return Offer(self.quotes[:1], min(1, self.lead_quotes), True) if self.closest_only else self
+    calibration: Calibration = DEFAULT
+    """The fitted numbers every stage uses (calibration.py)."""
 
 
 @dataclass(frozen=True)
@@ -97,14 +88,6 @@ class Prompt:
     offer: Offer
     messages: list[dict]
     out_tokens: int
-
-
-class NoEvidence(Exception):
-    """The request ends with the no-evidence answer; ``notes`` are its gaps."""
-
-    def __init__(self, notes: list[str]) -> None:
-        super().__init__()
-        self.notes = notes
 
 
 class Clock:
@@ -123,13 +106,15 @@ class Clock:
 def reason(lib, query: str, *, generator: Generator, document_id: object = search.UNSET,
            collection_id: object = search.UNSET, limit: object = search.DEFAULT_EVIDENCE_LIMIT,
            max_tokens: object = search.DEFAULT_MAX_TOKENS, style: str = "extract", lead_quotes: int | None = None,
-           rerank: str = "off", reader=None, stage=None, cancel=None) -> Answer:  # fmt: skip
+           rerank: str = "off", reader=None, stage=None, cancel=None,
+           calibration: Calibration = DEFAULT) -> Answer:  # fmt: skip
     """Answer ``query`` from the library. ``stage(Stage, **info)`` is called as the work progresses.
 
     ``lead_quotes`` fixes how many best-ranked quotations lead the answer (1-5); None lets the
-    ranking's confidence decide (quotes.lead_count). ``rerank`` is ``likelihood`` (the model re-orders the
-    best sentences before it writes; rerank.py) or ``off``. ``reader`` is the trained reader (read.py) or None
-    (the ranking of retrieval features and its gate).
+    ranking's confidence decide (offer.lead_count). ``rerank`` is ``likelihood`` (the model re-orders the
+    best sentences before it writes; likelihood.py) or ``off``. ``reader`` is the trained reader (read.py) or
+    None (the ranking of retrieval features and its gate). ``calibration`` holds the fitted numbers of every
+    stage (the shipped ``calibration.DEFAULT`` unless given).
 
     ``cancel`` (a ``threading.Event``) stops the request between stages and inside the model call;
     the request then raises :class:`Cancelled`.
@@ -137,7 +122,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
     clock = Clock()
     say = reporter(stage, cancel)
     req = check_request(lib, query, generator, {"document_id": document_id, "collection_id": collection_id},
-                        limit, max_tokens, style, lead_quotes, rerank, reader)  # fmt: skip
+                        limit, max_tokens, style, lead_quotes, rerank, reader, calibration)  # fmt: skip
     say(Stage.SEARCHING)
     evidence = gather_evidence(req)
     clock.mark("search")
@@ -145,14 +130,15 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
         packet = pack_evidence(evidence, req.budget)
         say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
         ranked = rank_sentences(req, packet, evidence)
-        ranked, read_seconds = reader_reads(req, evidence, ranked)
-        closest_only, gaps = check_relevance(evidence, packet, ranked, req.query)
+        ranked, read_seconds = reader_reads(req.reader, req.query, evidence, ranked,
+                                            getattr(req.lib, "reader_failed", None), calibration=req.calibration)
+        closest_only, gaps = check_relevance(evidence, packet, ranked, req.query, calibration=req.calibration)
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
     clock.mark("packet")
     ranked, read = model_reorders(req, ranked, cancel)
     clock.mark("rerank")
-    offer = offer_of(req, ranked, closest_only, packet)
+    offer = offer_of(req.query, ranked, req.lead_quotes, closest_only, packet, calibration=req.calibration)
     prompt = fit_context(req, evidence, packet, offer, gaps)
     clock.mark("fitted")
     say(Stage.WRITING)
@@ -163,7 +149,8 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
 
 
 def check_request(lib, query: str, generator: Generator, scope: dict, limit: object, max_tokens: object,
-                  style: str, lead_quotes: object, rerank_mode: object = "off", reader=None) -> Request:  # fmt: skip
+                  style: str, lead_quotes: object, rerank_mode: object = "off", reader=None,
+                  calibration: Calibration = DEFAULT) -> Request:  # fmt: skip
     """The request with its inputs checked and clamped, or ValidationError before any work."""
     q = search.clean_query(query)
     k = search.clamp_limit(limit, search.DEFAULT_EVIDENCE_LIMIT, search.MAX_EVIDENCE_LIMIT)
@@ -173,7 +160,7 @@ def check_request(lib, query: str, generator: Generator, scope: dict, limit: obj
                               hint="Leave it out to let the ranking decide how many quotations lead.")
     if rerank_mode not in ANSWER_RERANK_MODES:
         raise ValidationError(f"rerank must be one of {', '.join(ANSWER_RERANK_MODES)} (got {rerank_mode!r}).")
-    return Request(lib, q, generator, scope, k, budget, style, lead_quotes, str(rerank_mode), reader)
+    return Request(lib, q, generator, scope, k, budget, style, lead_quotes, str(rerank_mode), reader, calibration)
 
 
 # ---------------------------------------------------------------- stages
@@ -198,95 +185,20 @@ def rank_sentences(req: Request, packet: EvidencePacket, evidence) -> list[Quote
     """The packet's quotable sentences for the question, best first (as many as an offer can use); the
     titles and section headings of the evidence are not sentences."""
     headings = frozenset(collapse(h) for hit in evidence.hits for h in (hit.document_title, *hit.section_path))
-    limit = max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, RERANK_CANDIDATES)
+    cal = req.calibration
+    limit = max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, cal.rerank_candidates)
     if req.reader is not None:
-        limit = max(limit, READ_CANDIDATES)
+        limit = max(limit, cal.read_candidates)
     return rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed, limit,
-                       headings)  # fmt: skip
-
-
-def reader_reads(req: Request, evidence, ranked: list[Quote]) -> tuple[list[Quote], float]:
-    """The ranked sentences as the reader re-orders them (read.py), and its seconds. Not run without a reader,
-    or when the retrieval gate already finds the (unscoped) evidence too weak to answer from. A reader that
-    fails leaves the ranking as it is; the library is told (``reader_failed``) and stops using it."""
-    if req.reader is None or not ranked:
-        return ranked, 0.0
-    if not evidence.scoped and judge(evidence.relevance, ranked[0].score) == WEAK:
-        return ranked, 0.0
-    try:
-        done = read_sentences(req.reader, req.query, ranked)
-    except ModelError as exc:
-        failed = getattr(req.lib, "reader_failed", None)
-        if callable(failed):
-            failed(exc)
-        return ranked, 0.0
-    return done.quotes, done.seconds
-
-
-def offer_of(req: Request, ranked: list[Quote], closest_only: bool = False,
-             packet: EvidencePacket | None = None) -> Offer:  # fmt: skip
-    """The sentences offered to the model and how many lead (the ranking's estimate, or the request's
-    fixed number), narrowed to the closest one when the gate said so.
-
-    A question that asks who or what by name, whose best sentence says it only through a pronoun or a bare
-    description ("After the flood he rebuilt the bridge."), is also answered with the nearest sentence before
-    it in the same passage that names it, in the document's order (quotes.naming_sentence)."""
-    n = req.lead_quotes
-    read_by_reader = bool(ranked) and ranked[0].reader is not None
-    ratio = READ_LEAD_RATIO if read_by_reader else LEAD_RATIO
-    lead = lead_count([o.probability for o in ranked], ratio) if n is None else min(n, len(ranked))
-    offer = Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only)
-    if closest_only or packet is None or not ranked:
-        return offer.narrowed()
-    return with_naming_sentence(req.query, offer, packet)
-
-
-def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
-    """``offer`` with the sentence that names what its best sentence refers to leading just before it, when the
-    question asks for a name and the best sentence leans on a pronoun (offer_of); else ``offer``."""
-    best = offer.quotes[0]
-    if not asks_for_name(question) or not leans_on_reference(question, best.text):
-        return offer
-    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
-    naming = naming_sentence(question, best, text)
-    if naming is None:
-        return offer
-    quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
-    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)))
-
-
-def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], question: str) -> tuple[bool, list[str]]:
-    """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's; when the
-    reader read the sentences, its estimate for the best one decides instead, gate.judge_read):
-    - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
-      closest sentence and a gap;
-    - evidence on the topic that does not clearly answer is answered with its closest sentence alone
-      and a gap that says the question is not answered (NOT_ANSWERED_GAP); so is a best sentence that
-      is a field naming none of the question's words (quotes.field_off_question);
-    - otherwise the offer stands. Returns whether only the closest sentence may be quoted, and the gaps."""
-    if not ranked:
-        raise NoEvidence(instruction_gaps(packet))
-    best = ranked[0]
-    if best.reader is not None:
-        verdict = judge_read(best.reader, evidence.relevance, best.score)
-    else:
-        verdict = judge(evidence.relevance, best.score)
-    if verdict == ANSWERS and field_off_question(question, ranked[0]):
-        verdict = UNSURE
-    if verdict == WEAK:
-        if not evidence.scoped:
-            raise NoEvidence(instruction_gaps(packet))
-        return True, [WEAK_SCOPE_GAP]
-    if verdict == UNSURE:
-        return True, [NOT_ANSWERED_GAP]
-    return False, []
+                       headings, calibration=cal)  # fmt: skip
 
 
 def model_reorders(req: Request, ranked: list[Quote], cancel) -> tuple[list[Quote], tuple[int, float]]:
-    """The ranked sentences after the model's re-ordering (rerank.py), and what that read: (tokens, seconds)."""
+    """The ranked sentences after the model's re-ordering (likelihood.rerank), and what that read: (tokens,
+    seconds)."""
     if req.rerank == "off":
         return ranked, (0, 0.0)
-    done = rerank(req.generator, req.query, ranked, cancel)
+    done = rerank(req.generator, req.query, ranked, cancel, calibration=req.calibration)
     return done.quotes, (done.tokens, done.seconds)
 
 
@@ -295,10 +207,10 @@ def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, ga
 
     Appends to ``gaps`` when evidence was left out (for the context, or for the evidence budget).
     """
-    prompt = _prompt(req, packet, offer)
+    prompt = prompt_for(req, packet, offer)
     if not _fits(req.generator, prompt):
         gaps.append("Part of the evidence was left out to fit the model's context window.")
-        prompt = _shrink(req, evidence, prompt)
+        prompt = shrink_prompt(req, evidence, prompt)
     if packet.truncated and packet.chunks_gathered > len(packet.chunks):  # the budget's cut, not the context's
         gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
                     f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, considers more).")  # fmt: skip
@@ -361,7 +273,8 @@ def no_evidence_answer(req: Request, evidence, notes: list[str], clock: Clock) -
 # ---------------------------------------------------------------- fitting the context
 
 
-def _prompt(req: Request, packet: EvidencePacket, offer: Offer) -> Prompt:
+def prompt_for(req: Request, packet: EvidencePacket, offer: Offer) -> Prompt:
+    """The messages for ``offer`` (the offered sentences of ``packet``) and the longest output it allows."""
     out_tokens = max_output_tokens(offer.quotes, req.style, offer.lead_quotes)
     return Prompt(packet, offer, messages_for(req.query, offered_text(packet, offer.quotes)), out_tokens)
 
@@ -370,7 +283,7 @@ def _fits(generator: Generator, prompt: Prompt) -> bool:
     return generator.prompt_tokens(prompt.messages) <= generator.context_size - prompt.out_tokens
 
 
-def _shrink(req: Request, evidence, prompt: Prompt) -> Prompt:
+def shrink_prompt(req: Request, evidence, prompt: Prompt) -> Prompt:
     """Smaller packets until the prompt the model reads (the offered sentences) fits with the longest
     output; a smaller packet may offer other sentences, under the same verdict of the gate.
     GenerationError when not even the instructions and one quotation fit."""
@@ -385,7 +298,7 @@ def _shrink(req: Request, evidence, prompt: Prompt) -> Prompt:
         if not ranked:
             break
         lead = min(prompt.offer.lead_quotes, len(ranked))  # the lead count already decided
-        smaller = _prompt(req, packet, Offer(ranked[:lead + EXTRA_CANDIDATES], lead, prompt.offer.closest_only).narrowed())
+        smaller = prompt_for(req, packet, offered(ranked, lead, prompt.offer.closest_only).narrowed())
         if _fits(gen, smaller):
             return smaller
     raise GenerationError(f"The model's context ({gen.context_size} tokens) is too small for the instructions and "

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..quotes import Quote
 from ..search import wrap_chunk
 from ..types import EvidencePacket
+from .candidates import Quote
 
 SYSTEM_PROMPT = (
     "You answer a question using only the evidence given. Reply with JSON. Each statement first quotes the "

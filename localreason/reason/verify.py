@@ -11,8 +11,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from ..quotes import word_stem
-from ..text import STOPWORDS, collapse
+from ..text import STOPWORDS, collapse, word_stem
 from ..types import PacketChunk
 from .answer import Citation, Reference, Statement
 
@@ -46,7 +45,7 @@ _NEGATIONS = frozenset("no not nor never none neither cannot without".split())
 def content_words(text: str) -> set[str]:
     """The words a statement's text must share with its quotations to be kept.
 
-    Lower-cased words that are not stop words, stemmed (quotes.word_stem); numbers exactly as
+    Lower-cased words that are not stop words, stemmed (text.word_stem); numbers exactly as
     written ("2.5" is not "2"); every negation as "not", so a text cannot deny its quotation.
     """
     words = set()

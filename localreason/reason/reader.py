@@ -1,9 +1,10 @@
-"""The reader: a small cross-encoder, trained here, that reads a question with one sentence (and the
+"""The reader's runtime: a small cross-encoder, trained here, that reads a question with one sentence (and the
 sentence before it) and estimates the chance that the sentence holds the answer.
 
-It ships inside the package (``localreason/models/reader/``: an OpenVINO IR, its tokenizer and
-``reader.json``, with a model card in README.md); scripts/train_reader.py builds its data, trains it
-and writes that folder. At ask time it runs on OpenVINO with the ``tokenizers`` library: no torch.
+It ships inside the package (models.READER_DIR, ``localreason/models/reader/``: an OpenVINO IR, its tokenizer
+and ``reader.json``, with a model card in README.md); models.py finds and checks those files,
+scripts/train_reader.py builds its data, trains it and writes that folder. At ask time it runs on OpenVINO with
+the ``tokenizers`` library: no torch. What the reader's estimates decide is read.py's.
 
 ``pair_text`` is the one place that says how a candidate is shown to the model: training and
 inference both call it, so they cannot drift apart.
@@ -11,23 +12,15 @@ inference both call it, so they cannot drift apart.
 
 from __future__ import annotations
 
-import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .errors import ModelError
-from .openvino_runtime import load_openvino
+from .. import models
+from ..errors import ModelError
+from ..openvino_runtime import load_openvino
 
-PACKAGED = Path(__file__).resolve().parent / "models" / "reader"
-"""Where the trained reader ships."""
-READER_MODES = ("auto", "off")
-"""The ``reader`` setting: ``auto`` uses the packaged reader when it loads (today's ranking, with a notice,
-when it does not); ``off`` never loads it."""
-FORMAT = 1
-"""The input format (``pair_text``) and output (one logit) a reader folder must declare in reader.json."""
 MAX_LENGTH = 128
 """Tokens of question + sentence + context read together; the context is cut first."""
 CONTEXT_MARK = " [SEP] "
@@ -67,49 +60,13 @@ def batch_arrays(encoded: list) -> dict[str, np.ndarray]:
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 
 
-@dataclass(frozen=True)
-class ReaderInfo:
-    folder: Path
-    meta: dict
-
-    @property
-    def name(self) -> str:
-        return str(self.meta.get("name", "localreason-reader"))
-
-
-def shipped(folder: Path | None = None) -> bool:
-    """Whether a reader is in ``folder`` (the package's by default) at all. The weights are committed only once
-    they meet the targets of their issue; until then a build has the model card and no weights, and answers are
-    ranked without a reader (scripts/train_reader.py makes one locally)."""
-    return ((folder or PACKAGED) / "reader.json").is_file()
-
-
-def read_info(folder: Path = PACKAGED) -> ReaderInfo:
-    """The reader folder's description (reader.json), checked; ModelError when it is missing or not ours."""
-    meta_path = folder / "reader.json"
-    missing = [p.name for p in (meta_path, folder / "model.xml", folder / "model.bin", folder / "tokenizer.json")
-               if not p.is_file()]  # fmt: skip
-    if missing:
-        raise ModelError(f"The reader in {folder} is incomplete ({', '.join(missing)} missing).",
-                         hint="Reinstall localreason, or set reader = \"off\" to rank sentences without it.")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"The reader's description {meta_path} cannot be read: {exc}.",
-                         hint="Reinstall localreason, or set reader = \"off\".") from exc
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ModelError(f"The reader in {folder} has input format {meta.get('format') if isinstance(meta, dict) else '?'};"
-                         f" this version reads format {FORMAT}.", hint="Reinstall localreason, or set reader = \"off\".")
-    return ReaderInfo(folder, meta)
-
-
 class Reader:
-    """The packaged cross-encoder on OpenVINO: ``logits(question, [(sentence, previous), ...])``. Pairs are read
-    in batches of ``batch_size`` of similar lengths, each padded to its longest (most pairs are far shorter than
-    MAX_LENGTH, and padding costs as much as text)."""
+    """The cross-encoder in ``folder`` (models.READER_DIR by default) on OpenVINO: ``logits(question,
+    [(sentence, previous), ...])``. Pairs are read in batches of ``batch_size`` of similar lengths, each padded
+    to its longest (most pairs are far shorter than MAX_LENGTH, and padding costs as much as text)."""
 
-    def __init__(self, folder: Path = PACKAGED, threads: int = 0, batch_size: int = 8) -> None:
-        self.info = read_info(folder)
+    def __init__(self, folder: Path | None = None, threads: int = 0, batch_size: int = 8) -> None:
+        self.info = models.read_reader_info(folder)
         self.threads = threads
         self.batch_size = batch_size
         self._parts = None
@@ -171,8 +128,9 @@ _SHARED_LOCK = threading.Lock()
 def packaged_reader(threads: int = 0) -> Reader:
     """The packaged reader, one per process and thread count (compiled on first use); ModelError if it cannot
     be read."""
-    key = (str(PACKAGED), threads)
+    folder = models.READER_DIR
+    key = (str(folder), threads)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = Reader(PACKAGED, threads)
+            _SHARED[key] = Reader(folder, threads)
         return _SHARED[key]

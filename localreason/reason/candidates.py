@@ -1,0 +1,142 @@
+"""Quotable sentences: the candidates an answer may quote, and the text that may never be one.
+
+The sentences of the admitted chunks are the only spans the grammar lets the model quote. A question, a
+heading or a title is not a candidate; a field ("Weight: 11 kg") or a table row is, with its list's first
+field or its table's header row as its context. A sentence that reads like instructions to an AI
+(``reads_like_instructions``) is never a candidate: a document can address the model, but what it tells the
+model is not evidence. ``Quote`` is a candidate as the later stages carry it: ranked, with its estimates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..text import collapse, is_field, sentences
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence that may be quoted: where it is and the sentence before it (for context)."""
+
+    chunk_rank: int
+    chunk_id: str
+    start: int
+    text: str
+    previous: str
+
+
+@dataclass(frozen=True)
+class Quote:
+    chunk_id: str
+    text: str
+    start: int
+    """Character offset of the quote in its chunk's text."""
+    score: float
+    probability: float = 0.0
+    """The ranking's estimate of the chance that this sentence holds the answer (softmax of the scores)."""
+    context: str = ""
+    """What it was ranked with: the sentence before it, or its table's header row, or its list's first field."""
+    reader: float | None = None
+    """The reader's estimate (read.py) that this sentence holds the answer, when the reader read it."""
+
+
+def is_sentence_like(text: str) -> bool:
+    """Ends like a sentence, is long enough to be one, or is a field ("Weight: 11 kg", a table row);
+    unlike a heading."""
+    return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8 or is_field(text)
+
+
+def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozenset()) -> list[Candidate]:
+    """Every sentence of ``chunks`` that is not a question or one of ``headings`` (collapsed), in order
+    (a FAQ heading answers nothing; a section heading in a chunk's text names its topic)."""
+    out: list[Candidate] = []
+    for rank, (chunk_id, text) in enumerate(chunks):
+        spans = sentences(text)
+        header = ""  # a row's context is its table's header row; a field's, the first field of its list
+        for i, (s, e) in enumerate(spans):
+            prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
+            header = (header or prev) if _same_list(text[s:e], prev, header) else ""
+            if not text[s:e].rstrip().endswith("?") and collapse(text[s:e]) not in headings:
+                out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
+    return out
+
+
+def _same_list(line: str, prev: str, header: str) -> bool:
+    """``line`` goes on the table or the list of fields that ``prev`` is in (whose first line is ``header``,
+    or none yet): two rows (a row may leave cells empty), or two ``Label: value`` fields (a record such as
+    "Package: x / Section: libs": the first names what the others describe, as a table's header names its
+    columns) unless ``line`` repeats the label of the list's first field (the next record starts)."""
+    if not prev or not is_field(line) or not is_field(prev):
+        return False
+    row = _cells(line) >= 2
+    if row != (_cells(prev) >= 2):
+        return False
+    return row or _label(line) != _label(header or prev)
+
+
+def _label(field: str) -> str:
+    return field.split(":", 1)[0].strip().lower()
+
+
+def _cells(line: str) -> int:
+    """The number of cells of a table row ("a | b | c": 3), 0 for any other line."""
+    inner = line.strip().strip("|")
+    return inner.count("|") + 1 if "|" in inner and is_field(line) else 0
+
+
+def candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozenset()) -> list[Candidate]:
+    """The quotable sentences of ``chunks`` ((chunk id, text), in evidence order), in order; lines equal
+    to one of ``headings`` (the documents' titles and section headings, collapsed) are left out.
+
+    A sentence that reads like instructions to an AI is never quotable: it is not evidence of anything.
+    """
+    out = [c for c in _all_candidates(chunks, headings) if not reads_like_instructions(c.text)]
+    if headings and not out:  # every line equals a heading (a sentence used as a heading, too): quote them
+        out = [c for c in _all_candidates(chunks) if not reads_like_instructions(c.text)]
+    # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any.
+    return [c for c in out if is_sentence_like(c.text)] or out
+
+
+def instruction_sentences(chunks: list[tuple[str, str]]) -> list[Candidate]:
+    """The sentences of ``chunks`` that ``candidates`` leaves out because they read like instructions to an AI."""
+    return [c for c in _all_candidates(chunks) if reads_like_instructions(c.text)]
+
+
+# ---------------------------------------------------------------- text addressed to an AI
+
+_CHAT_MARKUP = re.compile(r"<\|[a-z_]+\|>|\[/?INST\]|<</?SYS>>", re.I)
+"""Chat-template tokens (<|im_start|>, [INST], <<SYS>>): only text aimed at a model contains them."""
+_OVERRIDE = re.compile(r"\b(?:ignore|disregard|forget|override)\s+((?:[\w']+\s+){0,4}?)"
+                       r"(?:instructions?|prompts?|rules|guidelines|directives|programming|above)"
+                       r"(?=\s*(?:$|[.,;:!)]|and\b|then\b|given\b|you\b))", re.I)  # fmt: skip
+_EARLIER = frozenset("previous prior above earlier preceding foregoing original system all any your everything".split())
+"""An override names what it overrides as earlier, the system's or the reader's own ("ignore all previous
+instructions", "forget your rules"); "Ignore the instructions for the X200." is a manual's correction."""
+_REPLY_THAT = re.compile(r"^\W*(?:please\s+)?(?:always\s+|only\s+)?(?:reply|respond)\s+(?:only\s+)?that\b", re.I)
+_AI = r"(?:AI|A\.I\.|assistants?|chat\s?bots?|(?:large\s+)?language\s+models?|LLMs?|GPT[\w-]*|ChatGPT)"
+_ADDRESSED = re.compile(rf"\bif\s+you\s+are\s+an?\s+{_AI}\b|\b{_AI}\s+(?:\w+\s+)?(?:reading|processing|summari[sz]ing)"
+                        rf"\s+this\b|\bas\s+an?\s+{_AI}(?:\s+\w+)?,?\s+you\b", re.I)  # fmt: skip
+"""Speaking to an AI reader as such: "If you are an AI ...", "LLMs reading this ...", "As an AI, you ..."."""
+_NAMES_AI = re.compile(rf"\b{_AI}\b|\bsystem\s+prompt\b", re.I)
+_DIRECTIVE = re.compile(
+    r"(?:^|[,:;]\s*|\bplease\s+|\byou\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to)\s+"
+    r"(?:now\s+|always\s+|only\s+)?)(?:reply|respond|answer|say|output|tell|pretend|ignore|disregard|forget|claim)\b"
+    r"|\byou\s+are\s+(?:now|no\s+longer)\s+(?:\w+,?\s+)?(?:a|an|the|my|in|called|named|bound|restricted)\b"
+    r"|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b|\bact\s+as\s+(?:a|an|the|if)\b", re.I)
+"""Telling the reader what to say or be: an imperative opening a clause, "you must ...", a new role."""
+
+
+def reads_like_instructions(sentence: str) -> bool:
+    """True for a sentence written to steer an AI that reads it rather than to inform a person.
+
+    Signs: chat-template markup; overriding earlier instructions; opening with "reply that";
+    speaking to an AI reader as such; or naming an AI (or its system prompt) while telling it
+    what to say or be. A manual's imperatives ("Press the reset button", "Ignore the warning
+    light if it blinks once") carry none of them.
+    """
+    if _CHAT_MARKUP.search(sentence) or _REPLY_THAT.search(sentence) or _ADDRESSED.search(sentence):
+        return True
+    if any(_EARLIER & set(m.group(1).lower().split()) for m in _OVERRIDE.finditer(sentence)):
+        return True
+    return bool(_NAMES_AI.search(sentence) and _DIRECTIVE.search(sentence))

@@ -1,0 +1,143 @@
+"""What the model is offered to quote: the best sentences, how many of them lead the answer, and the sentence
+that names what the best one refers to.
+
+The best-ranked quotation leads every answer; the next ones join it only while the ranking gives each at
+least a share (the calibration's lead_ratio, or read_lead_ratio after the reader) of the best one's estimated
+chance of holding the answer, at most most_lead (``lead_count``). A request may fix the number instead (the
+``answer_quotes`` setting, 1 to MAX_LEAD). EXTRA_CANDIDATES more sentences are offered after the lead ones,
+which the model may add.
+
+The naming rule: a question that asks who or what by name, whose best sentence says it only through a pronoun
+or a bare description ("After the flood he rebuilt the bridge."), is also answered with the nearest sentence
+before it in the same passage that names it (``with_naming_sentence``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from ..text import STOPWORDS, WORD, sentences
+from ..types import EvidencePacket
+from .calibration import DEFAULT, Calibration
+from .candidates import Quote, reads_like_instructions
+
+MAX_LEAD = 5
+"""The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
+most that lead once the naming sentence joins. A limit, not a fit."""
+EXTRA_CANDIDATES = 2
+"""Quotable sentences offered beyond the lead ones, best first (the model may add one of them)."""
+NAMING_LOOKBACK = 3
+"""How many sentences back ``naming_sentence`` looks for one that names."""
+_ASKS_NAME = re.compile(r"^\W*(?:(?:and|but|so)\W+)?(?:who|whom|whose|which)\b|\bwho(?:m|se)?\b|"
+                        r"\bwhat\s+(?:\w+\s+){0,3}?(?:name|called|named)\b|\bname\s+(?:of|the)\b", re.I)  # fmt: skip
+"""A question that asks for who or what by name: who / whom / whose / which, "what is the name of", "what was
+it called"."""
+_REFERRING = frozenset("he she they it his her their its him them this these those".split())
+_DESCRIPTION = re.compile(r"^\W*(?:(?:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?:the|this|that|these)\s+"
+                          r"[a-z][\w-]*\b", re.I)  # fmt: skip
+"""A bare description at the start: "The company ...", "After the war the band ..."."""
+
+
+class Offer(NamedTuple):
+    """The quotable sentences offered to the model, best first, how many of them lead the answer, and
+    whether the gate found the evidence on the topic without clearly answering (then only the closest)."""
+
+    quotes: list[Quote]
+    lead_quotes: int
+    closest_only: bool = False
+
+    def narrowed(self) -> "Offer":
+        """The offer as the gate's verdict allows: the closest sentence alone when ``closest_only``."""
+        return Offer(self.quotes[:1], min(1, self.lead_quotes), True) if self.closest_only else self
+
+
+def lead_count(probabilities, ratio: float = DEFAULT.lead_ratio, most: int = DEFAULT.most_lead) -> int:
+    """How many of the best-ranked quotations an answer leads with, given their probabilities best
+    first: the best one, and each next one while its probability is at least ``ratio`` x the best's,
+    at most ``most`` and never more than there are."""
+    probs = [float(p) for p in probabilities]
+    if not probs:
+        return 0
+    k = 1
+    while k < min(len(probs), most) and probs[k] >= ratio * probs[0]:
+        k += 1
+    return k
+
+
+def offered(ranked: list[Quote], lead: int, closest_only: bool = False) -> Offer:
+    """The ``lead`` best sentences of ``ranked`` and EXTRA_CANDIDATES more, as an offer (not yet narrowed)."""
+    return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only)
+
+
+def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None, closest_only: bool = False,
+             packet: EvidencePacket | None = None, *, calibration: Calibration = DEFAULT) -> Offer:  # fmt: skip
+    """The sentences offered to the model and how many lead (``lead_count`` on the ranking's estimate, or the
+    request's fixed ``lead_quotes``), narrowed to the closest one when the gate said so (``closest_only``).
+
+    With ``packet``, a question that asks who or what by name whose best sentence leans on a reference also
+    gets the sentence that names it (``with_naming_sentence``)."""
+    read_by_reader = bool(ranked) and ranked[0].reader is not None
+    ratio = calibration.read_lead_ratio if read_by_reader else calibration.lead_ratio
+    if lead_quotes is None:
+        lead = lead_count([o.probability for o in ranked], ratio, calibration.most_lead)
+    else:
+        lead = min(lead_quotes, len(ranked))
+    offer = offered(ranked, lead, closest_only)
+    if closest_only or packet is None or not ranked:
+        return offer.narrowed()
+    return with_naming_sentence(question, offer, packet)
+
+
+def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with the sentence that names what its best sentence refers to leading just before it, in the
+    document's order, when the question asks for a name and the best sentence leans on a pronoun or a bare
+    description (``naming_sentence``); else ``offer``."""
+    best = offer.quotes[0]
+    if not asks_for_name(question) or not leans_on_reference(question, best.text):
+        return offer
+    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    naming = naming_sentence(question, best, text)
+    if naming is None:
+        return offer
+    quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
+    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)))
+
+
+# ---------------------------------------------------------------- naming what the answer is about
+
+
+def asks_for_name(question: str) -> bool:
+    """Whether ``question`` asks who or what by name (who, whose, which, "what is the name of ...")."""
+    return bool(_ASKS_NAME.search(question))
+
+
+def _names(text: str, skip: set[str]) -> list[str]:
+    """Capitalised words of ``text`` that are names: not its first word, not a stop word or pronoun, not in
+    ``skip`` (the question's own words)."""
+    words = WORD.findall(text)
+    return [w for i, w in enumerate(words) if w[:1].isupper() and (i > 0 or w.lower() not in STOPWORDS)
+            and w.lower() not in STOPWORDS and w.lower() not in _REFERRING and w.lower() not in skip]  # fmt: skip
+
+
+def leans_on_reference(question: str, sentence: str) -> bool:
+    """The sentence says who or what only through a pronoun or a bare description ("After the flood he rebuilt
+    the bridge in stone.", "The band split in 1970."): one of its first words refers back, and it names
+    nothing the question does not already name."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    if _names(sentence, asked):
+        return False
+    first = [w.lower() for w in WORD.findall(sentence)[:8]]
+    return bool(_REFERRING & set(first)) or bool(_DESCRIPTION.match(sentence))
+
+
+def naming_sentence(question: str, quote: Quote, chunk_text: str) -> Quote | None:
+    """The nearest sentence before ``quote`` in its chunk (at most NAMING_LOOKBACK back) that names someone or
+    something the question does not, as a Quote; None when there is none."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    before = [(s, e) for s, e in sentences(chunk_text) if e <= quote.start]
+    for s, e in reversed(before[-NAMING_LOOKBACK:]):
+        text = chunk_text[s:e]
+        if _names(text, asked) and not reads_like_instructions(text) and not text.rstrip().endswith("?"):
+            return Quote(quote.chunk_id, text, s, quote.score, 0.0, "", quote.reader)
+    return None

@@ -1,0 +1,149 @@
+"""The retrieval ranking of quotable sentences: how well each answers the question, best first.
+
+Each candidate (candidates.py) gets a score that is a weighted sum of retrieval signals (FEATURES): the
+question-to-sentence cosine of the embedding model, lexical overlap (the share of the question's content
+words, weighted by rarity, that the sentence contains), the same two read together with the previous
+sentence, word pairs of the question found in the sentence, matches after stripping common suffixes, the
+rank of the chunk it came from, and for quantity or date questions the presence of a number. The weights
+are the calibration's (``Calibration.ranking_weights``); a softmax over one question's sentences estimates
+the chance that each one holds the answer, which the lead count (offer.py) and the gate (gate.py) read.
+
+The echo rule: a field whose value only repeats the question ("Package: mawk" for "Who maintains mawk?")
+names its subject and answers nothing, so it is ranked last (here, and again after the reader, read.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ..text import STOPWORDS, WORD, collapse, is_field, query_terms, suffix_stem
+from .calibration import DEFAULT, Calibration
+from .candidates import Candidate, Quote, candidates
+
+FEATURES = ("cosine", "context cosine gain", "lexical", "context lexical gain", "chunk rank", "number",
+            "word pairs", "suffix-stripped gain")  # fmt: skip
+"""What ``features`` measures for each sentence, in column order:
+cosine: question-to-sentence cosine; context cosine gain: the cosine of the previous sentence and
+this one read together, minus the cosine (the question's subject is often named in the sentence
+before: "Von Lettow ... . He surrendered in Northern Rhodesia."); lexical: the rarity-weighted share
+of the question's content words in the sentence; context lexical gain: the same with the previous
+sentence, minus lexical; chunk rank: 1 / (1 + the chunk's rank in the evidence); number: the sentence
+has a digit and the question asks how many / much / long / old / far, or when; word pairs: the share
+of the question's adjacent word pairs (not both stop words) that occur in the sentence; suffix-stripped
+gain: lexical with common suffixes stripped from both sides ("founded" ~ "founding"), minus lexical."""
+ECHO_MARGIN = 5.0
+"""How far below every other sentence ``sink_echoes`` puts a field that echoes the question (a softmax
+probability under 1% of the least likely other sentence's). Not fitted: it only has to put the field last
+with next to no probability."""
+_NUMBER_QUESTION = re.compile(r"^\W*(how (many|much|long|old|far|large|big|tall)|what year|in what year|when)\b", re.I)
+_YES_NO = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|were|does|do|did|has|have|had|can|"
+                     r"could|will|would|should|shall|may|might|must)(?:n['’]t)?\b|\bwhether\b|\w\s+or\s+\w", re.I)
+"""A question its own words may answer: yes/no ("Isn't the warranty 10 years?"), whether, or a choice."""
+
+
+def _pairs(words: list[str]) -> set[tuple[str, str]]:
+    return set(zip(words, words[1:]))
+
+
+def features(question: str, cands: list[Candidate], embed) -> np.ndarray:
+    """One row per candidate, one column per name in FEATURES."""
+    n = len(cands)
+    if not n:
+        return np.zeros((0, len(FEATURES)))
+    vecs = np.asarray(embed([question] + [c.text for c in cands] + [f"{c.previous} {c.text}".strip() for c in cands]))
+    cos = vecs[1:n + 1] @ vecs[0]
+    cos_ctx = vecs[n + 1:] @ vecs[0]
+    terms = query_terms(question)
+    lowered = [c.text.lower() for c in cands]
+    # Rarity of each term among the candidate sentences: rare terms say more.
+    weights = {t: math.log(1 + n / (1 + sum(t in s for s in lowered))) for t in terms}
+    total = sum(weights.values()) or 1.0
+    q_words = WORD.findall(question.lower())
+    q_pairs = {p for p in _pairs(q_words) if not (p[0] in STOPWORDS and p[1] in STOPWORDS)}
+    numeric = bool(_NUMBER_QUESTION.match(question))
+
+    def lexical(words: set[str]) -> float:
+        return sum(w for t, w in weights.items() if t in words) / total
+
+    rows = []
+    for c, low, cs, cc in zip(cands, lowered, cos, cos_ctx):
+        words = WORD.findall(low)
+        wset = set(words)
+        lex = lexical(wset)
+        lex_ctx = lexical(wset | set(WORD.findall(c.previous.lower())))
+        stems = {suffix_stem(w) for w in wset}
+        lex_stem = sum(w for t, w in weights.items() if suffix_stem(t) in stems) / total
+        pairs = len(q_pairs & _pairs(words)) / len(q_pairs) if q_pairs else 0.0
+        number = numeric and any(ch.isdigit() for ch in c.text)
+        rows.append((float(cs), float(cc - cs), lex, lex_ctx - lex, 1 / (1 + c.chunk_rank), float(number), pairs,
+                     max(0.0, lex_stem - lex)))  # fmt: skip
+    return np.array(rows)
+
+
+def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int, headings: frozenset[str] = frozenset(),
+                *, calibration: Calibration = DEFAULT) -> list[Quote]:  # fmt: skip
+    """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``
+    (never one of ``headings``, see candidates.candidates), scored with ``calibration.ranking_weights``.
+
+    Each carries its score and its probability among all the candidates (identical sentences
+    are quoted once, with their probabilities added up).
+    """
+    cands = candidates(chunks, headings)
+    if not cands:
+        return []
+    scores = features(question, cands, embed) @ np.asarray(calibration.ranking_weights)
+    sink_echoes(question, [c.text for c in cands], scores)
+    probs = softmax(scores)
+    by_text: dict[str, int] = {}
+    merged: list[list] = []  # [candidate, score, probability]
+    for i in np.argsort(-scores, kind="stable"):
+        key = collapse(cands[i].text)
+        if key in by_text:
+            merged[by_text[key]][2] += float(probs[i])
+        else:
+            by_text[key] = len(merged)
+            merged.append([cands[i], float(scores[i]), float(probs[i])])
+    return [Quote(c.chunk_id, c.text, c.start, score, p, c.previous) for c, score, p in merged[:limit]]
+
+
+def sink_echoes(question: str, texts: list[str], scores: np.ndarray) -> None:
+    """Put the scores of the ``texts`` that echo ``question`` (``echoes_question``) ECHO_MARGIN below the lowest
+    score, in place, unless every text echoes it: a field that only repeats the question names its subject,
+    answering nothing."""
+    echo = echo_test(question)
+    echoes = [i for i, text in enumerate(texts) if echo(text)]
+    if len(echoes) < len(texts):
+        scores[echoes] = scores.min() - ECHO_MARGIN
+
+
+def echoes_question(question: str, text: str) -> bool:
+    """A field whose value says nothing the question does not ("Package: mawk" for "Who maintains mawk?";
+    a table's header row for a question naming its columns): every content word of the value (the
+    text after ``Label:``, or every cell of a row) is a word of the question. A yes/no question may be
+    answered by its own words ("Is the warranty 10 years?"), so nothing echoes one."""
+    return echo_test(question)(text)
+
+
+def echo_test(question: str):
+    """``echoes_question`` for one question, its words read once (``sink_echoes`` asks it of every candidate)."""
+    if _YES_NO.search(question):
+        return lambda text: False
+    asked = {suffix_stem(w.lower()) for w in WORD.findall(question)}
+
+    def echoes(text: str) -> bool:
+        if not is_field(text):
+            return False
+        value = text if "|" in text else text.split(":", 1)[1]
+        words = {w.lower() for w in WORD.findall(value)} - STOPWORDS
+        return bool(words) and {suffix_stem(w) for w in words} <= asked
+
+    return echoes
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Scores to probabilities that sum to 1 (the ranking's estimate of which sentence answers)."""
+    p = np.exp(scores - scores.max())
+    return p / p.sum()
