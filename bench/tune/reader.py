@@ -321,13 +321,9 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
     answer, the answer in the packet, and the milliseconds of ranking (and reading) per question."""
     from dataclasses import replace
 
-    from localreason import search
-    from localreason.reason import pipeline as P
     from localreason.reason import read
     from localreason.reason.calibration import DEFAULT
     from localreason.reason.ranking import rank_quotes
-    from localreason.search.ranking import hybrid
-    from localreason.search.scope import resolve_scope
     from localreason.text import collapse
 
     def ranking(q, chunks, hits, with_reader: bool, k: int = DEFAULT.read_candidates):
@@ -345,35 +341,48 @@ def widen(data_dir: Path, embedder, names, n: int, half: str = "eval", reader=No
     for name in names:
         domain = qa_sets.load(data_dir, name)
         lib = qa_sets.build_library(domain, data_dir, embedder)
-        rows = {v: [] for v in variants}
-        for q in qa_sets.sample(domain, "answerable", n, half):
-            req = P.check_request(lib, q.text, None, {"document_id": search.UNSET, "collection_id": search.UNSET},
-                                  search.DEFAULT_EVIDENCE_LIMIT, BUDGET, "extract", None, "off", None)  # fmt: skip
-            evidence = P.gather_evidence(req)
-            if not evidence.hits:
-                for v in variants:
-                    rows[v].append((0, 0, 0, 0, 0.0))
-                continue
-            pool = [r.rowid for r in hybrid(lib.index, evidence.query, 20, resolve_scope(lib.index, search.UNSET,
-                                                                                           search.UNSET))]  # fmt: skip
-            pool_hits = tuple(lib.index.store.hits(pool))
-            have = {h.chunk_id for h in evidence.hits}
-            sets = {"gathered": evidence.hits, "pool20": pool_hits,
-                    "gathered+pool20": evidence.hits + tuple(h for h in pool_hits if h.chunk_id not in have)}
-            for v, (wide, with_reader, k) in variants.items():
-                t = time.perf_counter()
-                ev = evidence
-                if wide:
-                    hits = sets[wide]
-                    first = ranking(q, [(h.chunk_id, h.content) for h in hits], hits, with_reader, k)
-                    ev = replace(evidence, hits=reordered(hits, first))
-                packet = P.pack_evidence(ev, BUDGET)
-                ranked = ranking(q, [(c.chunk_id, c.content) for c in packet.chunks], ev.hits, with_reader)
-                rows[v].append(widen_row(q, ranked, packet, (time.perf_counter() - t) * 1000))
+        rows = widen_domain(lib, qa_sets.sample(domain, "answerable", n, half), variants, ranking)
         for v in variants:
             total[v].append(np.mean(rows[v], axis=0))
         print(widen_line(name, {v: total[v][-1] for v in variants}), flush=True)
     print(widen_line("[mean]", {v: np.mean(total[v], axis=0) for v in variants}))
+
+
+def widen_domain(lib, questions, variants: dict, ranking) -> dict[str, list]:
+    """widen's rows for one domain's ``questions``: per variant, one (top1, top3, top8, in packet, ms) per question."""
+    from dataclasses import replace
+
+    from localreason import search
+    from localreason.reason import pipeline as P
+    from localreason.search.ranking import hybrid
+    from localreason.search.scope import resolve_scope
+
+    rows = {v: [] for v in variants}
+    for q in questions:
+        req = P.check_request(lib, q.text, None, {"document_id": search.UNSET, "collection_id": search.UNSET},
+                              search.DEFAULT_EVIDENCE_LIMIT, BUDGET, "extract", None, "off", None)  # fmt: skip
+        evidence = P.gather_evidence(req)
+        if not evidence.hits:
+            for v in variants:
+                rows[v].append((0, 0, 0, 0, 0.0))
+            continue
+        pool = [r.rowid for r in hybrid(lib.index, evidence.query, 20, resolve_scope(lib.index, search.UNSET,
+                                                                                       search.UNSET))]  # fmt: skip
+        pool_hits = tuple(lib.index.store.hits(pool))
+        have = {h.chunk_id for h in evidence.hits}
+        sets = {"gathered": evidence.hits, "pool20": pool_hits,
+                "gathered+pool20": evidence.hits + tuple(h for h in pool_hits if h.chunk_id not in have)}
+        for v, (wide, with_reader, k) in variants.items():
+            t = time.perf_counter()
+            ev = evidence
+            if wide:
+                hits = sets[wide]
+                first = ranking(q, [(h.chunk_id, h.content) for h in hits], hits, with_reader, k)
+                ev = replace(evidence, hits=reordered(hits, first))
+            packet = P.pack_evidence(ev, BUDGET)
+            ranked = ranking(q, [(c.chunk_id, c.content) for c in packet.chunks], ev.hits, with_reader)
+            rows[v].append(widen_row(q, ranked, packet, (time.perf_counter() - t) * 1000))
+    return rows
 
 
 def widen_variants(reader) -> dict[str, tuple]:
@@ -469,7 +478,6 @@ def main() -> None:
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder, make_embedder
     from localreason.models import resolve_embedding_model
-    from localreason.reason.calibration import DEFAULT
     from localreason.reason.reader import Reader
 
     settings = load_settings(args.data_dir / "libs")
@@ -507,15 +515,22 @@ def main() -> None:
     reading_counts(data)
     chosen = choose(data, (8, 12), BLENDS)
     print(f"\nchosen on {', '.join(CALIBRATION)} (fit half): {json.dumps(chosen)}")
+    table(data, ablation(data, chosen))
+
+
+def ablation(data: dict, chosen: dict) -> dict[str, dict]:
+    """The configurations main's table compares: today's features, the reader alone and combined with them, each
+    with the old gate and the reader's, the chosen constants and the shipped ones (Calibration's defaults)."""
+    from localreason.reason.calibration import DEFAULT
+
     shipped = {"rank": "combined", "k": DEFAULT.read_candidates, "rw": DEFAULT.reader_weight,
                "fw": DEFAULT.feature_weight, "ratio": DEFAULT.read_lead_ratio, "gate": "reader",
                "weak": DEFAULT.read_weak, "answers": DEFAULT.read_answers, "naming": True,
                "gb": DEFAULT.read_gate_blend}  # fmt: skip
-    LEAD_RATIO = DEFAULT.lead_ratio
-
-    configs = {
-        "features only, old gate (today)": {"rank": "features", "ratio": LEAD_RATIO, "gate": "old"},
-        "features only, old gate, naming rule": {"rank": "features", "ratio": LEAD_RATIO, "gate": "old", "naming": True},
+    lead_ratio = DEFAULT.lead_ratio
+    return {
+        "features only, old gate (today)": {"rank": "features", "ratio": lead_ratio, "gate": "old"},
+        "features only, old gate, naming rule": {"rank": "features", "ratio": lead_ratio, "gate": "old", "naming": True},
         "reader only, old gate": {**chosen, "fw": 0.0, "gate": "old"},
         "reader only, reader gate": {**chosen, "fw": 0.0},
         "combined, old gate": {**chosen, "gate": "old"},
@@ -523,7 +538,6 @@ def main() -> None:
         "combined, reader gate (chosen)": chosen,
         "shipped constants": shipped,
     }
-    table(data, configs)
 
 
 if __name__ == "__main__":
