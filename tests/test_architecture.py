@@ -1,43 +1,207 @@
-"""The headless core never imports a front end, and importing it is cheap."""
+"""The package's shape: every module sits in a layer, imports run only down the layers, no import cycles,
+the headless core never imports a front end, and importing it is cheap."""
 
 from __future__ import annotations
 
-import os
-import pkgutil
+import ast
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import localreason
 
-FRONT_END = re.compile(r"localreason\.(tui|cli|__main__|demo|mcp\w*|rest|rest_\w+|restapi\w*|serve|server\w*)(\.|$)")
-"""Front ends and their subpackages (the TUI, the CLI, the demo, and MCP, REST or other servers)."""
+PACKAGE = Path(localreason.__file__).resolve().parent
+
+LAYERS = (
+    ("vocabulary", ("errors", "ids", "types", "config", "text", "tokens", "stages", "logs", "openvino_runtime")),
+    ("models", ("models", "embed", "generate")),
+    ("store", ("store",)),
+    ("ingest", ("ingest",)),
+    ("search", ("search",)),
+    ("render", ("render",)),
+    ("reason", ("reason",)),
+    ("library", ("library",)),
+    ("service", ("service", "session", "demo")),
+    ("package", ("localreason",)),
+    ("front ends", ("serve", "cli", "tui", "__main__")),
+)
+"""Lowest first (the README's "How the code is laid out"). A module may import modules of its own layer and of
+the layers below it, never above. Each entry names a top-level module or package of localreason (``localreason``
+is the package's own ``__init__``: the version and the lazy ``Library``)."""
+FRONT_ENDS = ("serve", "cli", "tui", "__main__")
+"""They never import each other, except the command line, which starts the others (and ``__main__``, which is it)."""
+LAUNCHERS = ("cli", "__main__")
+HANDOFF_MAY_IMPORT = ("localreason", "localreason.config", "localreason.errors", "localreason.types",
+                      "localreason.reason.answer")  # fmt: skip
+"""The CLI's hand-off to a running server must not load what it saves the command from loading (models, the
+store, search): it imports the vocabulary, the version, and the answer's values to rebuild a served answer."""
 
 
-def core_modules() -> list[str]:
-    """Every module of the package except the front ends, found on disk (nothing is imported to list them)."""
-    found: list[str] = []
+# ---------------------------------------------------------------- the import graph
 
-    def walk(paths: list[str], prefix: str) -> None:
-        for info in pkgutil.iter_modules(paths, prefix):
-            if FRONT_END.match(info.name):
+
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__.py``), found on disk."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of import nodes under ``if TYPE_CHECKING:`` (never run)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return skip
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that module ``name`` imports anywhere in it (lazy imports in functions too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_only(tree)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "localreason"}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + (node.module.split(".") if node.module else []))
+            if target.split(".")[0] != "localreason":
                 continue
-            found.append(info.name)
-            if info.ispkg:
-                walk([os.path.join(p, info.name.rpartition(".")[2]) for p in paths], info.name + ".")
+            subs = {f"{target}.{a.name}" for a in node.names} & known  # ``from . import x``: the module x
+            found |= subs or {target}
+    return (found & known) - {name}
 
-    walk(list(localreason.__path__), "localreason.")
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    mods = modules(package)
+    return {name: imports_of(name, path, set(mods)) for name, path in mods.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph``: each strongly connected group of two or more modules, sorted (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
     return sorted(found)
 
 
-CORE = core_modules()
+def top_part(module: str) -> str:
+    """``localreason.search.ranking`` -> ``search``; the package's own ``__init__`` -> ``localreason``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of(module: str) -> int | None:
+    part = top_part(module)
+    return next((i for i, (_, parts) in enumerate(LAYERS) if part in parts), None)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that reaches a higher layer, or one front end from another (the launchers aside)."""
+    broken = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            here, there = layer_of(module), layer_of(target)
+            if here is not None and there is not None and there > here:
+                broken.append(f"{module} ({LAYERS[here][0]}) imports {target} ({LAYERS[there][0]})")
+            mine, theirs = top_part(module), top_part(target)
+            if mine in FRONT_ENDS and theirs in FRONT_ENDS and mine != theirs and mine not in LAUNCHERS:
+                broken.append(f"front end {module} imports front end {target}")
+    return broken
+
+
+# ---------------------------------------------------------------- the tests
+
+
+def test_every_module_sits_in_a_layer():
+    unplaced = sorted(m for m in modules() if layer_of(m) is None)
+    assert unplaced == [], "add these to LAYERS (and to the README's layout table)"
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_imports_run_only_down_the_layers():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_checks_catch_a_cycle_and_an_upward_import():
+    """The checkers themselves: a graph with a cycle and an import up a layer is refused."""
+    graph = {"localreason.text": {"localreason.search.ranking"}, "localreason.search.ranking": {"localreason.text"},
+             "localreason.store.db": set()}  # fmt: skip
+    assert cycles(graph) == [["localreason.search.ranking", "localreason.text"]]
+    assert upward_imports(graph) == ["localreason.text (vocabulary) imports localreason.search.ranking (search)"]
+    assert upward_imports({"localreason.tui.app": {"localreason.serve.rest"}}) == [
+        "front end localreason.tui.app imports front end localreason.serve.rest"]
+    assert upward_imports({"localreason.cli": {"localreason.serve.rest", "localreason.tui.app"}}) == []
+
+
+def test_relative_imports_resolve_to_modules(tmp_path):
+    """``from . import x``, ``from ..y import z`` and lazy imports inside functions are all seen."""
+    pkg = tmp_path / "localreason"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "top.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("from .a import thing\n")
+    (pkg / "sub" / "a.py").write_text("from . import b\nfrom ..top import x\ndef f():\n    from localreason import sub\n")
+    (pkg / "sub" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import y\n")
+    graph = import_graph(pkg)
+    assert graph["localreason.sub.a"] == {"localreason.sub.b", "localreason.top", "localreason.sub"}
+    assert graph["localreason.sub"] == {"localreason.sub.a"}
+    assert graph["localreason.sub.b"] == set()
+    assert cycles(graph) == [["localreason.sub", "localreason.sub.a"]]
+
+
+def test_the_handoff_loads_nothing_heavy():
+    graph = import_graph()
+    assert graph["localreason.serve.handoff"] <= set(HANDOFF_MAY_IMPORT)
 
 
 def test_core_imports_no_front_end_and_no_heavy_model_libraries():
-    assert {"localreason.library", "localreason.search.ranking", "localreason.store.db"} <= set(CORE)
+    core = sorted(m for m in modules() if top_part(m) not in FRONT_ENDS)
+    assert {"localreason.library", "localreason.search.ranking", "localreason.store.db"} <= set(core)
     code = (
         "import sys\n"
-        + "".join(f"import {m}\n" for m in CORE)
+        + "".join(f"import {m}\n" for m in core)
         + "bad = [m for m in ('textual', 'click', 'torch', 'sentence_transformers', 'llama_cpp') if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )
@@ -47,73 +211,10 @@ def test_core_imports_no_front_end_and_no_heavy_model_libraries():
 
 def test_only_the_store_runs_sql():
     """Every SQL statement lives in localreason/store/ as a named method; nothing else calls execute."""
-    import re
-    from pathlib import Path
-
-    package = Path(__file__).resolve().parent.parent / "localreason"
-    offenders = [f"{path.relative_to(package)}:{n}" for path in package.rglob("*.py") if "store" not in path.parts
+    offenders = [f"{path.relative_to(PACKAGE)}:{n}" for path in PACKAGE.rglob("*.py") if "store" not in path.parts
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                  if re.search(r"\.execute(many|script)?\(", line)]  # fmt: skip
     assert offenders == []
-
-
-# Who may import whom (the README's "How the code is laid out"): a layer never reaches up.
-LAYERS = {
-    "store": {"ingest", "search", "reason", "render", "library", "service", "session", "embed",
-              "generate"},
-    "ingest": {"search", "reason", "render", "library", "service", "session", "generate"},
-    "search": {"ingest", "reason", "render", "library", "service", "session", "generate"},
-    "reason": {"ingest", "library", "service", "session"},  # an Answer renders itself in a notebook via render
-    "render": {"ingest", "search", "library", "service", "session", "generate"},
-    "library": {"service", "session", "render"},
-    "service": {"session", "render"},
-    "session": set(),
-    "models": {"ingest", "search", "reason", "render", "library", "service", "session", "generate"},
-    # the CLI's hand-off to a running server: it must not load what it saves the command from loading
-    "handoff": {"store", "ingest", "search", "render", "library", "service", "session", "embed",
-                "generate", "models"},
-}
-FRONT_ENDS = {"cli", "tui", "mcp_server", "rest", "demo", "__main__"}
-
-
-def _imported_parts(path, package) -> set[str]:
-    """The top-level localreason parts a module imports anywhere in it (lazy imports in functions too)."""
-    import ast
-
-    rel = path.relative_to(package)
-    depth = len(rel.parts) - 1  # how many packages deep the module sits
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 0 and (node.module or "").startswith("localreason."):
-                found.add(node.module.split(".")[1])
-            elif node.level:
-                up = node.level - 1  # levels above the module's own package
-                base = list(rel.parts[:depth][:max(0, depth - up)]) if up <= depth else None
-                if base is None:
-                    continue
-                names = (node.module.split(".") if node.module else []) or [a.name for a in node.names]
-                top = (base + names)[0] if (base + names) else ""
-                found.add(top)
-        elif isinstance(node, ast.Import):
-            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("localreason.")}
-    return {f.removesuffix(".py") for f in found}
-
-
-def test_each_layer_imports_only_what_is_below_it():
-    from pathlib import Path
-
-    package = Path(localreason.__file__).parent
-    broken = []
-    for path in package.rglob("*.py"):
-        part = path.relative_to(package).parts[0].removesuffix(".py")
-        forbidden = LAYERS.get(part, set()) | (FRONT_ENDS if part not in FRONT_ENDS else set())
-        if part in FRONT_ENDS and part not in ("cli", "__main__"):
-            forbidden = FRONT_ENDS - {part, "demo"}  # front ends never import each other (the CLI launches them)
-        bad = _imported_parts(path, package) & forbidden
-        if bad:
-            broken.append(f"{path.relative_to(package)} imports {sorted(bad)}")
-    assert broken == []
 
 
 # Inside reason/ (see its __init__): the stages' modules in layers, so that none imports one above it.
@@ -130,8 +231,6 @@ DECISIONS = {"calibration", "candidates", "ranking", "reader", "read", "likeliho
 
 def _reason_imports(path) -> list[tuple[str, list[str]]]:
     """(sibling module, names) for each ``from .sibling import names`` of a module of reason/ (anywhere in it)."""
-    import ast
-
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
@@ -143,9 +242,7 @@ def _reason_imports(path) -> list[tuple[str, list[str]]]:
 
 
 def test_reasons_modules_import_only_the_layers_below_and_no_privates():
-    from pathlib import Path
-
-    folder = Path(localreason.__file__).parent / "reason"
+    folder = PACKAGE / "reason"
     rank = {m: i for i, layer in enumerate(REASON_LAYERS) for m in layer}
     assert rank.keys() == {p.stem for p in folder.glob("*.py")} - {"__init__"}, "every module has its layer"
     broken = []
@@ -160,12 +257,9 @@ def test_reasons_modules_import_only_the_layers_below_and_no_privates():
 
 
 def test_nothing_outside_reason_imports_a_private_name_of_its_decisions():
-    import ast
-    from pathlib import Path
-
-    root = Path(localreason.__file__).parent.parent
+    root = PACKAGE.parent
     broken = []
-    paths = [p for folder in ("localreason", "tests", "scripts", "bench") for p in (root / folder).rglob("*.py")]
+    paths = [p for folder in ("localreason", "tests", "bench") for p in (root / folder).rglob("*.py")]
     for path in paths:
         if path.relative_to(root).parts[:2] == ("localreason", "reason"):
             continue
