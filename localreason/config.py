@@ -22,7 +22,7 @@ from typing import Any
 from .errors import ValidationError
 
 ANSWER_RERANK_MODES = ("likelihood", "off")
-"""``answer_rerank``'s values (reason/rerank.py)."""
+"""``answer_rerank``'s values (reason/likelihood.py)."""
 
 ENV_PREFIX = "LOCALREASON_"
 """Every setting ``x`` can be set by the variable ``LOCALREASON_<X>``."""
@@ -235,12 +235,12 @@ class Settings:
         "auto", "How many best-ranked quotations lead every answer: auto, or a fixed number from 1 to 5.",
         one_of("auto", "1", "2", "3", "4", "5", words="'auto' or a number from 1 to 5"),
         details="auto: the best one, and the next ones, up to 3, only while the ranking rates them close to it "
-        "(quotes.lead_count). An answer the gate finds on the topic but not clearly answering quotes only the "
+        "(reason/offer.py, lead_count). An answer the gate finds on the topic but not clearly answering quotes only the "
         "closest sentence.")  # fmt: skip
     answer_rerank: str = setting(
         "off", "likelihood: before it writes, the model re-orders the four best-ranked sentences by how likely it "
         "finds the question after each; off: the retrieval ranking's order stands.", one_of(*ANSWER_RERANK_MODES),
-        details="likelihood costs 1.7 s more at p50 on 2 cores (reason/rerank.py); with the packaged 135M model "
+        details="likelihood costs 1.7 s more at p50 on 2 cores (reason/likelihood.py); with the packaged 135M model "
         "the re-ordering gained too little to pay for its time (docs/benchmarks.md); a larger GGUF may do "
         "better.")  # fmt: skip
     reader: str = setting(

@@ -171,7 +171,8 @@ def describe_reader(settings: Settings) -> dict:
         return row
     if not reader_shipped():
         row["problem"] = ("not shipped in this build (its weights are committed once they meet their targets; "
-                          "scripts/train_reader.py trains one): sentences are ranked by retrieval features alone")
+                          "python -m bench.train.reader in a checkout trains one): sentences are ranked by retrieval "
+                          "features alone")  # fmt: skip
         return row
     try:
         info = read_reader_info()
@@ -205,7 +206,7 @@ class ReaderInfo:
 def reader_shipped(folder: Path | None = None) -> bool:
     """Whether a reader is in ``folder`` (READER_DIR by default) at all. The weights are committed only once
     they meet the targets of their issue; until then a build has the model card and no weights, and answers are
-    ranked without a reader (scripts/train_reader.py makes one locally)."""
+    ranked without a reader (bench/train/reader.py makes one locally)."""
     return ((folder or READER_DIR) / "reader.json").is_file()
 
 

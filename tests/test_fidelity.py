@@ -2,7 +2,7 @@
 
 Each fixture is written with what its rendered page shows (Sphinx for reST, a browser for HTML, Word for
 DOCX); the stored text must hold those words, in order, and no markup a reader never sees.
-scripts/bench_fidelity.py measures the same on real documents against independent renderers.
+bench/quality/fidelity.py measures the same on real documents against independent renderers.
 """
 
 from __future__ import annotations

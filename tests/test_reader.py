@@ -175,7 +175,7 @@ def test_models_lists_the_reader(isolated_home):
 
 def test_the_model_card_names_base_data_and_licences():
     card = (READER_DIR / "README.md").read_text()
-    for needed in ("all-MiniLM-L6-v2", "Apache-2.0", "new_wiki", "CC BY-SA 4.0", "RACE", "MCTest", "train_reader.py"):
+    for needed in ("all-MiniLM-L6-v2", "Apache-2.0", "new_wiki", "CC BY-SA 4.0", "RACE", "MCTest", "bench.train.reader"):
         assert needed in card, needed
 
 
@@ -187,7 +187,7 @@ def test_pair_text_puts_the_sentence_before_its_context():
 # ---------------------------------------------------------------- the packaged reader
 
 needs_weights = pytest.mark.skipif(not reader_shipped(), reason="this build ships no reader weights (committed once they "
-                                   "meet their targets; scripts/train_reader.py makes them)")  # fmt: skip
+                                   "meet their targets; bench/train/reader.py makes them)")  # fmt: skip
 
 
 @needs_weights

@@ -25,7 +25,7 @@ class Calibration:
     ranking_weights: tuple[float, ...] = (8.46, 1.41, 4.48, 2.40, 1.53, 3.13, 1.71, 4.17)
     """One weight per ranking feature (ranking.FEATURES, in that order): a sentence's score is the weighted
     sum of its features, and a softmax over one question's sentences estimates the chance that each holds
-    the answer. Fitted by scripts/tune_reason.py (part 1: softmax over each question's sentences, maximising
+    the answer. Fitted by bench/tune/reason.py (part 1: softmax over each question's sentences, maximising
     the chance given to the answering ones) on the fit half of six kinds of text (Wikipedia from SQuAD and
     CoQA, school exams, science, children's stories, literature); news, reddit and product reviews were kept
     out of the fit. docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
@@ -34,11 +34,11 @@ class Calibration:
     lead_ratio: float = 0.2
     """offer.lead_count without the reader: after the best-ranked quotation, the next ones lead too while
     the ranking gives each at least this share of the best one's estimated chance (a near tie, or sources
-    that disagree). Chosen for statement precision with support in scripts/tune_reason.py (part 2, "p_k >=
+    that disagree). Chosen for statement precision with support in bench/tune/reason.py (part 2, "p_k >=
     0.2 p_1, at most 3"). docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
     most_lead: int = 3
     """offer.lead_count: at most this many quotations lead when the ranking decides (with or without the
-    reader). Chosen with lead_ratio in scripts/tune_reason.py (part 2: at most 2 or 3 were tried).
+    reader). Chosen with lead_ratio in bench/tune/reason.py (part 2: at most 2 or 3 were tried).
     docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
 
     # ------------------------------------------------------------ the relevance gate (gate.py)
@@ -46,56 +46,56 @@ class Calibration:
     """gate.gate_score: progressive search's relevance (best cosine + coverage of the question's terms) plus
     this times the best quotable sentence's ranking score (on ranking_weights' scale). Passage relevance
     alone cannot tell a passage on the topic from one that answers; the best sentence can. Chosen in
-    scripts/tune_reason.py (part 3). docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
+    bench/tune/reason.py (part 3). docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
     answer_guard: float = 2.0
     """gate.judge: a gate score below this is weak evidence (the no-evidence answer, unless the question is
-    scoped). Chosen in scripts/tune_reason.py (part 3, the guard table: 0.038 of fit answerable questions
+    scoped). Chosen in bench/tune/reason.py (part 3, the guard table: 0.038 of fit answerable questions
     refused). docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
     answered_guard: float = 2.9
     """gate.judge: a gate score from answer_guard up to this is on the topic without clearly answering (the
     closest sentence alone, and gate.NOT_ANSWERED_GAP). Chosen with answer_guard on near-miss questions (the
-    library keeps the article but not the passage that answers) in scripts/tune_reason.py (part 3).
+    library keeps the article but not the passage that answers) in bench/tune/reason.py (part 3).
     docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
 
     # ------------------------------------------------------------ the reader (read.py, gate.judge_read)
     read_candidates: int = 8
     """read.read: how many of the best-ranked sentences the reader reads and re-orders (12, 16 or 20 scored
-    no better and cost more). Chosen in scripts/tune_reader.py, like the other read_* fields and
+    no better and cost more). Chosen in bench/tune/reader.py, like the other read_* fields and
     reader_weight / feature_weight, on the fit halves of two fit domains the reader was not trained on
     (school exams, science texts). docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
     reader_weight: float = 1.0
     """read.read: the combined score of a sentence the reader read is this times the reader's logit plus
-    feature_weight times the ranking's score (the reference weight: scripts/tune_reader.py fixes it at 1
+    feature_weight times the ranking's score (the reference weight: bench/tune/reader.py fixes it at 1
     and chooses feature_weight). docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
     feature_weight: float = 0.5
     """read.read: the ranking score's weight in the combined score (see reader_weight). Chosen in
-    scripts/tune_reader.py. docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
+    bench/tune/reader.py. docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
     read_lead_ratio: float = 0.2
     """offer.lead_count's ratio (see lead_ratio) when the reader read the sentences, on the combined
-    score's probabilities. Chosen in scripts/tune_reader.py. docs/benchmarks.md, "A reader trained for the
+    score's probabilities. Chosen in bench/tune/reader.py. docs/benchmarks.md, "A reader trained for the
     job" > "Second run"."""
     read_weak: float = 0.02
     """gate.judge_read: evidence whose best sentence the reader gives less than this chance of holding the
-    answer is weak (the no-evidence answer, unless scoped). Chosen in scripts/tune_reader.py.
+    answer is weak (the no-evidence answer, unless scoped). Chosen in bench/tune/reader.py.
     docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
     read_answers: float = 0.5
     """gate.judge_read: from read_weak up to this chance, the evidence is on the topic without clearly
-    answering (the closest sentence and gate.NOT_ANSWERED_GAP). Chosen in scripts/tune_reader.py.
+    answering (the closest sentence and gate.NOT_ANSWERED_GAP). Chosen in bench/tune/reader.py.
     docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
     read_gate_blend: float = 0.0
     """gate.read_estimate: how much the retrieval gate's margin (gate_score less answer_guard) adds to the
     reader's log-odds before read_weak and read_answers apply (0: the reader's estimate alone decides).
-    Chosen from 0, 0.5, 1 and 2 in scripts/tune_reader.py (its BLENDS). docs/benchmarks.md, "A reader trained
+    Chosen from 0, 0.5, 1 and 2 in bench/tune/reader.py (its BLENDS). docs/benchmarks.md, "A reader trained
     for the job" > "Second run"."""
 
     # ------------------------------------------------------------ the model's re-ordering (likelihood.py)
     rerank_candidates: int = 4
     """likelihood.rerank: how many of the best-ranked sentences the model reads with the question (the K of
-    scripts/tune_likelihood.py, which compares K = 2, 3, 4). docs/benchmarks.md, "reason beyond Wikipedia" >
+    bench/tune/likelihood.py, which compares K = 2, 3, 4). docs/benchmarks.md, "reason beyond Wikipedia" >
     "Second pass: question likelihood, ..."."""
     likelihood_weight: float = 2.0
     """likelihood.rerank: the re-read sentences are ordered by ranking score + this times the question's
-    log-likelihood per token. Fitted in scripts/tune_likelihood.py on the fit domains. docs/benchmarks.md,
+    log-likelihood per token. Fitted in bench/tune/likelihood.py on the fit domains. docs/benchmarks.md,
     "reason beyond Wikipedia" > "Second pass: question likelihood, ..."."""
 
 

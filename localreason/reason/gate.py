@@ -45,7 +45,7 @@ def judge(relevance: float, best_sentence_score: float, *, calibration: Calibrat
 def blended_log_odds(logit: float, relevance: float, best_sentence_score: float, blend: float, *,
                      calibration: Calibration = DEFAULT) -> float:  # fmt: skip
     """The reader's log-odds for the best sentence moved by ``blend`` x the retrieval gate's margin (gate_score
-    less answer_guard); scripts/tune_reader.py simulates the gate with it."""
+    less answer_guard); bench/tune/reader.py simulates the gate with it."""
     margin = gate_score(relevance, best_sentence_score, calibration=calibration) - calibration.answer_guard
     return logit + blend * margin
 

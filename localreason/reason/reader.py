@@ -3,7 +3,7 @@ sentence before it) and estimates the chance that the sentence holds the answer.
 
 It ships inside the package (models.READER_DIR, ``localreason/models/reader/``: an OpenVINO IR, its tokenizer
 and ``reader.json``, with a model card in README.md); models.py finds and checks those files,
-scripts/train_reader.py builds its data, trains it and writes that folder. At ask time it runs on OpenVINO with
+bench/train/reader.py builds its data, trains it and writes that folder. At ask time it runs on OpenVINO with
 the ``tokenizers`` library: no torch. What the reader's estimates decide is read.py's.
 
 ``pair_text`` is the one place that says how a candidate is shown to the model: training and

@@ -24,7 +24,7 @@ RELEVANCE_GUARD = 0.58
 COVERAGE_WEIGHT = 0.3
 """Relevance = best cosine among the top 3 hits + this x the share (IDF-weighted) of the question's
 terms that the top 3 hits contain. A question naming things the library never mentions has low
-coverage even when some passage is loosely similar. Calibrated on SQuAD (scripts/tune_reason.py)."""
+coverage even when some passage is loosely similar. Calibrated on SQuAD (bench/tune/reason.py)."""
 
 
 def progressive_search(index: Index, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,

@@ -5,7 +5,7 @@ cosine) with a lexical one (SQLite FTS5 BM25). Each list's scores are turned int
 z-scores over its own top candidates, so the two scales meet on equal terms; a
 chunk missing from one list takes that list's lowest observed value; the fused
 score is a weighted sum. The weight was chosen by measurement on SQuAD (see
-docs/benchmarks.md and scripts/bench_retrieval.py, which also reports plain
+docs/benchmarks.md and bench/quality/retrieval.py, which also reports plain
 reciprocal rank fusion).
 """
 
@@ -33,7 +33,7 @@ LEXICAL_POSTINGS = 20_000
 query word (about 2 microseconds each here), and in a library of a million passages a common word matches
 hundreds of thousands. The query's words are taken rarest first while their passages fit in this budget;
 commoner ones (low BM25 weight anyway) are left to the dense ranking. Below 20,000 passages nothing changes.
-scripts/bench_scale.py reports the effect on speed and on finding the right passage."""
+bench/speed/scale.py reports the effect on speed and on finding the right passage."""
 
 RARE_MATCHES = 1
 """A query word found in at most this many passages names them (a rare name): they are lifted above the
@@ -44,7 +44,7 @@ RARITY_END = 10
 ``1 - ln(n) / ln(RARITY_END)`` of a full lift for a word in ``n`` passages (0.70 at 2, 0.30 at 5), nothing
 from RARITY_END on (an IDF-like slope, not a step). Chosen on the first half of SQuAD's questions (best
 MRR@10 of 1.5-10: 0.857; the step rule 0.855), reported on the second half (0.883 against 0.880) and on
-the exact-term benchmark's Python documentation (scripts/bench_retrieval.py, scripts/bench_exact.py)."""
+the exact-term benchmark's Python documentation (bench/quality/retrieval.py, bench/quality/exact.py)."""
 
 NAMING_MATCHES = 20
 """A word no dictionary has (letters with digits: ``zq0023xv``, ``inv20231104``, ``ab12cd``; or a ``_``)

@@ -239,7 +239,7 @@ ALTER TABLE documents ADD COLUMN chunking TEXT;
 # The paragraph chunks that have a vector, as an index of their own: what the vector index is checked against
 # (the rowid digest, the rowid list) is then read without touching the rows, whose text and vectors are most of
 # the file (at a million passages the list took 7.4 s without it, 0.58 s with it, the digest 0.20 s;
-# scripts/bench_scale.py, docs/benchmarks.md).
+# bench/speed/scale.py, docs/benchmarks.md).
 M006_VECTOR_ROWS = """
 CREATE INDEX IF NOT EXISTS chunks_with_vectors ON chunks (level) WHERE embedding IS NOT NULL;
 """

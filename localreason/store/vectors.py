@@ -30,7 +30,7 @@ Two kinds of index, chosen by size (the ``vector_index`` setting can fix one):
   answers in a few milliseconds and needs no training.
 - ``ivf``: inverted lists (FAISS IndexIVFFlat): the vectors are clustered around
   ``nlist`` centroids and a query scans the NPROBE nearest lists, so a million passages
-  are searched in milliseconds. Approximate: scripts/bench_scale.py reports its recall@10
+  are searched in milliseconds. Approximate: bench/speed/scale.py reports its recall@10
   against exact search. The vectors are kept whole (no compression), so scores are exact
   for what it finds.
 The switch happens when the index is saved or opened: a flat index that has grown past
@@ -57,10 +57,10 @@ STALE_FILE_SECONDS = 60.0
 
 IVF_FROM = 200_000
 """From this many paragraph chunks ``auto`` uses the IVF index (below half of it, flat again).
-Chosen with scripts/bench_scale.py: exact search over 200k vectors takes about as long as the rest of
+Chosen with bench/speed/scale.py: exact search over 200k vectors takes about as long as the rest of
 deep_search (docs/benchmarks.md)."""
 NPROBE = 128
-"""Lists an IVF search scans (of 1,024 at a million vectors): chosen with scripts/bench_scale.py's sweep, the
+"""Lists an IVF search scans (of 1,024 at a million vectors): chosen with bench/speed/scale.py's sweep, the
 fewest giving recall@10 >= 0.98 against exact search with a margin (96: 0.980, 128: 0.989 at 1M on the sweep's
 questions; 0.986 on others it was not chosen on)."""
 SCAN_ALL_BELOW = 20_000

@@ -142,7 +142,7 @@ class LocalReasonApp(App):
         return screen.query_one(selector, expect) if expect else screen.query_one(selector)
 
     def trace(self, event: str) -> None:
-        """For scripts/bench_tui.py: when things reached the screen (wall clock)."""
+        """For bench/speed/tui.py: when things reached the screen (wall clock)."""
         if self._trace_path:
             with open(self._trace_path, "a", encoding="utf-8") as fh:
                 fh.write(f"{event} {time.time():.6f}\n")
