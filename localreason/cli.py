@@ -17,6 +17,7 @@ import click
 
 from .config import API_KEY_ENV, CI_ENV, DEBUG_ENV, HANDOFF_ENV, HOME_ENV
 from .errors import Interrupted, LocalReasonError
+from .types import DIRECTIONS
 
 DEMO_QUESTION = "Where did the Black Death originate?"
 
@@ -519,7 +520,7 @@ def read(obj: _Ctx, chunk_id, as_json) -> int:
 
 @cli.command()
 @click.argument("chunk_id")
-@click.option("--direction", required=True, help="up, down, previous, next or surrounding.")
+@click.option("--direction", required=True, help=f"{', '.join(DIRECTIONS[:-1])} or {DIRECTIONS[-1]}.")
 @click.option("--window", default="2", show_default=True, help="Chunks on each side for 'surrounding'.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_obj

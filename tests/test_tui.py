@@ -606,3 +606,12 @@ async def test_end_to_end_with_the_real_default_models(isolated_home, real_embed
         await settle(pilot)
         assert highlighted(app.screen.query_one("#source-text")) == [quotes[0]]
     lib.close()
+
+
+def test_the_viewer_names_every_direction_there_is():
+    """The source viewer's words for the expand directions cover exactly the directions the core defines."""
+    from localreason.tui.screens.source import DIRECTION_LABELS, HOW
+    from localreason.types import DIRECTIONS
+
+    assert set(DIRECTION_LABELS) == set(DIRECTIONS)
+    assert set(HOW) == set(DIRECTIONS) | {"cited"}

@@ -19,8 +19,10 @@ from ...errors import LocalReasonError
 from ...types import LEVEL_NAMES
 from .error import ErrorReported
 
-DIRECTIONS = {"up": "the enclosing section", "down": "the first passage inside", "previous": "the previous passage",
-              "next": "the next passage", "surrounding": "the passages around"}  # fmt: skip
+DIRECTION_LABELS = {"up": "the enclosing section", "down": "the first passage inside",
+                    "previous": "the previous passage", "next": "the next passage",
+                    "surrounding": "the passages around"}  # fmt: skip
+"""What each of types.DIRECTIONS moves to, in the viewer's messages (tests/test_tui.py checks it names them all)."""
 HOW = {"cited": "cited passage", "previous": "previous", "next": "next", "up": "up", "down": "down",
        "surrounding": "around"}  # fmt: skip
 
@@ -98,7 +100,7 @@ class SourceScreen(Screen):
             return
         if not result.items:
             where = "the top of the document" if result.document else "nothing there"
-            msg = result.reason or f"There is no {DIRECTIONS[direction].removeprefix('the ')}: {where}."
+            msg = result.reason or f"There is no {DIRECTION_LABELS[direction].removeprefix('the ')}: {where}."
             self._ui(self.notify, msg, title="Can't move", severity="warning")
             return
         ids = [h.chunk_id for h in result.items]
