@@ -5,7 +5,7 @@ from __future__ import annotations
 from .dialogs import AddScreen, ConfirmScreen, ExportScreen, HistoryScreen, ReportScreen, _Dialog
 from .error import ErrorReported, ErrorScreen
 from .help import HELP, HelpScreen
-from .source import DIRECTIONS, SourceScreen
+from .source import SourceScreen
 
-__all__ = ["HELP", "DIRECTIONS", "AddScreen", "ConfirmScreen", "ErrorReported", "ErrorScreen", "ExportScreen",
+__all__ = ["HELP", "AddScreen", "ConfirmScreen", "ErrorReported", "ErrorScreen", "ExportScreen",
            "HelpScreen", "HistoryScreen", "ReportScreen", "SourceScreen", "_Dialog"]  # fmt: skip
