@@ -11,10 +11,7 @@ import pytest
 from localreason.config import ENV_PREFIX, HOME_ENV, Settings, load_settings
 from localreason.library import Library
 
-from fakes import FakeEmbedder, FakeGenerator, WaitsForCancel, grammar_choice, grammar_lead, grammar_statements
-
-__all__ = ["FakeEmbedder", "FakeGenerator", "WaitsForCancel", "grammar_choice", "grammar_lead", "grammar_statements"]
-"""Test modules that still import the fakes from here get the same objects as ``from fakes import``."""
+from fakes import FakeEmbedder
 
 
 @pytest.fixture(autouse=True)

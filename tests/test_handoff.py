@@ -34,7 +34,7 @@ from localreason.demo import samples_dir
 from localreason.library import Library
 from localreason.serve import handoff
 
-from conftest import FakeEmbedder
+from fakes import FakeEmbedder
 
 slow = pytest.mark.slow  # starts `localreason serve` and the command as processes (fake models: a few seconds)
 

@@ -35,7 +35,7 @@ from localreason.search.scope import DEFAULT_EVIDENCE_LIMIT, DEFAULT_SEARCH_LIMI
 from localreason.service import Service
 from localreason.stages import STEPS
 
-from conftest import FakeEmbedder, FakeGenerator
+from fakes import FakeEmbedder, FakeGenerator
 
 TOOLS = {"find_items", "deep_search", "deep_read", "deep_expand", "reason"}
 MISSING_CHUNK = "chk_aaaaaaaaaaaaaaaa"

@@ -23,7 +23,7 @@ from localreason.reason.reader import Reader, pair_text
 
 READ_CANDIDATES = DEFAULT.read_candidates
 
-from conftest import FakeEmbedder, FakeGenerator
+from fakes import FakeEmbedder, FakeGenerator
 
 VENDOR = "# Router manual (vendor)\n\n## Warranty\n\nThe router warranty lasts two years from the date of purchase.\n\n" \
          "## Reset\n\nTo reset the router hold the pinhole button for thirty seconds.\n"  # fmt: skip

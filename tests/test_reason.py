@@ -15,7 +15,7 @@ from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
 from localreason.reason.offer import lead_count
 
-from conftest import FakeEmbedder, FakeGenerator, grammar_choice, grammar_statements
+from fakes import FakeEmbedder, FakeGenerator, grammar_choice, grammar_statements
 
 VENDOR = "# Router manual (vendor)\n\n## Warranty\n\nThe router warranty lasts two years from the date of purchase.\n\n" \
          "## Reset\n\nTo reset the router hold the pinhole button for thirty seconds.\n"  # fmt: skip
@@ -476,7 +476,7 @@ def test_on_topic_evidence_that_does_not_answer_is_marked_and_shortened(library)
 
 
 def test_ranked_quotes_carry_probabilities_and_merge_repeats():
-    from conftest import FakeEmbedder
+    from fakes import FakeEmbedder
     from localreason.reason.ranking import rank_quotes
 
     same = "The router warranty lasts two years from the date of purchase."

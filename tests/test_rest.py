@@ -31,7 +31,7 @@ from localreason.serve.http import is_loopback
 from localreason.serve.rest import create_app, run
 from localreason.service import Service
 
-from conftest import FakeEmbedder, FakeGenerator
+from fakes import FakeEmbedder, FakeGenerator
 
 BASE = "http://127.0.0.1:8765"
 QUESTION = "Where did the Black Death originate?"

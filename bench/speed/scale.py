@@ -257,11 +257,8 @@ def open_costs(home: Path, row: dict) -> None:
 
 
 def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, grow: int) -> dict:
-    import faiss
-
     from localreason.config import load_settings
     from localreason.library import Library
-    from localreason.store import vectors as vectors_mod
 
     qtexts = [q for q, _ in questions]
 

@@ -28,7 +28,7 @@ from ..errors import LocalReasonError, ValidationError
 from ..ids import check_id
 from ..search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_limit, clean_max_tokens, clean_query
 from . import handoff
-from .http import (ApiError, Gate, ReasonQueue, StrictJSONRoute, host_name, install_error_handlers, is_loopback,
+from .http import (Gate, ReasonQueue, StrictJSONRoute, host_name, install_error_handlers, is_loopback,
                    reason_in_thread, service_errors)  # fmt: skip
 from .models import (CollectionsResponse, DeepExpandRequest, DeepExpandResponse, DeepReadRequest, DeepReadResponse,
                      DeepSearchRequest, DeepSearchResponse, ErrorResponse, FindItemsRequest, FindItemsResponse,
