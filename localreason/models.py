@@ -188,9 +188,9 @@ def describe_reader(settings: Settings) -> dict:
 READER_DIR = Path(__file__).resolve().parent / "models" / "reader"
 """Where the trained reader ships (an OpenVINO IR, its tokenizer and reader.json, with a model card in
 README.md); reason/reader.py runs it."""
-READER_FORMAT = 1
-"""The input format (reason/reader.py's ``pair_text``) and output (one logit) a reader folder must declare
-in reader.json."""
+READER_FORMAT = 2
+"""The input format (reason/reader.py's ``pair_text``) and outputs (the sentence's logit, then the span head's
+start and end logits per token) a reader folder must declare in reader.json."""
 
 
 @dataclass(frozen=True)

@@ -50,13 +50,17 @@ from bench import ROOT
 from bench.data import qa_sets
 
 from localreason.models import READER_FORMAT as FORMAT  # noqa: E402
-from localreason.reason.reader import MAX_LENGTH, batch_arrays, load_tokenizer, pair_text, sigmoid  # noqa: E402
+from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
+                                      best_phrase, sigmoid, span_tokens, squeezed)
 from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402
 
 SEED = 13
 FROZEN_LAYERS = 2
 HEAD_LR = 1e-3
 LISTWISE_WEIGHT = 1.0
+SPAN_WEIGHT = 1.0
+"""The span head's loss beside the sentence's (binary + listwise)."""
+IGNORE = -100
 NEAR_MISS_SHARE = 0.35
 VALIDATION_SHARE = 0.08
 SOURCES = {
@@ -117,10 +121,12 @@ class Builder:
         self.qid = 0
 
     def add_question(self, source: str, split_name: str, question: qa_sets.Question, text: str,
-                     positive: list[int], article_passages: list[str], elsewhere: str | None) -> None:  # fmt: skip
+                     positive: list[int], article_passages: list[str], elsewhere: str | None,
+                     answer: tuple[int, int] | str | None = None) -> None:  # fmt: skip
         """One question's examples: the answering sentence(s) of ``text``, hard negatives from it, from
         ``elsewhere`` (another article's passage) and, sometimes, from ``article_passages`` (the rest of
-        the article: the near-miss case)."""
+        the article: the near-miss case). ``answer`` is where the short answer is, as (start, end) in ``text``
+        or as its words; an answering sentence that holds it carries its offsets (``"a"``) for the span head."""
         parts = split(text)
         pos = [i for i in positive if question.held_by(parts[i][2])]
         if not pos:
@@ -128,12 +134,12 @@ class Builder:
         self.qid += 1
         q = question.text.strip()
 
-        def add(sentence, previous, label, kind):
+        def add(sentence, previous, label, kind, where=None):
             self.examples.append({"q": q, "s": sentence, "p": previous, "y": label, "kind": kind, "src": source,
-                                  "split": split_name, "qid": self.qid})  # fmt: skip
+                                  "split": split_name, "qid": self.qid, "a": where})  # fmt: skip
 
         for i in pos:
-            add(parts[i][2], parts[i][3], 1, "answer")
+            add(parts[i][2], parts[i][3], 1, "answer", answer_in(parts[i], answer))
         others = [p for i, p in enumerate(parts) if i not in positive and not question.held_by(p[2])]
         others.sort(key=lambda p: -overlap(q, p[2]))
         chosen = others[:2] + (self.rng.sample(others[2:], 1) if len(others) > 2 else [])
@@ -151,6 +157,18 @@ class Builder:
                 add(p[2], p[3], 0, "near-miss")
 
 
+def answer_in(part: tuple[int, int, str, str], answer: tuple[int, int] | str | None) -> list[int] | None:
+    """[start, end] of the short answer in the sentence ``part`` (split's tuple), or None when it is not inside."""
+    start, end, sentence, _ = part
+    if isinstance(answer, tuple):
+        lo, hi = answer
+        return [lo - start, hi - start] if start <= lo and hi <= end and hi > lo else None
+    if isinstance(answer, str) and answer.strip():
+        at = sentence.lower().find(answer.strip().lower())
+        return [at, at + len(answer.strip())] if at >= 0 else None
+    return None
+
+
 def squad_questions(builder: Builder, articles: list[dict], source: str, keep, val_titles: set[str]) -> None:
     flat = [(a["title"], p["context"]) for a in articles for p in a["paragraphs"]]
     index = Passages(flat)
@@ -163,12 +181,13 @@ def squad_questions(builder: Builder, articles: list[dict], source: str, keep, v
                 if not keep(qa["question"]) or not qa["answers"]:
                     continue
                 start = qa["answers"][0]["answer_start"]
+                where = (start, start + len(qa["answers"][0]["text"]))
                 positive = [i for i, (s, e) in enumerate(spans) if s <= start < e]
                 question = qa_sets.Question(qa["question"], "answerable", [g["text"] for g in qa["answers"]])
                 other = index.best_elsewhere(qa["question"], a["title"])
                 builder.add_question(source, split_name, question, p["context"], positive,
                                      [t for j, t in enumerate(texts) if j != pi],
-                                     flat[other][1] if other is not None else None)  # fmt: skip
+                                     flat[other][1] if other is not None else None, where)  # fmt: skip
 
 
 def coqa_questions(builder: Builder, stories: list[dict], source: str, keep) -> None:
@@ -187,7 +206,8 @@ def coqa_questions(builder: Builder, stories: list[dict], source: str, keep) -> 
             question = qa_sets.Question(q["input_text"], "answerable", golds, a["span_text"])
             other = index.best_elsewhere(q["input_text"], story["id"])
             builder.add_question(source, "train", question, text, positive, [],
-                                 index.passages[other][1] if other is not None else None)  # fmt: skip
+                                 index.passages[other][1] if other is not None else None,
+                                 golds[0] if golds else None)  # fmt: skip
 
 
 def fit_half(domain_name: str, data_dir: Path) -> tuple[set[str], set[str]]:
@@ -277,7 +297,8 @@ def listwise_loss(torch, logits, labels, qids):
 def cross_encoder(torch, base: Path):
     """The encoder of ``base`` reading question and sentence together, and a new linear head on the [CLS] vector
     and the mean of every token's (the mean is what the bi-encoder was trained to make meaningful, so the head
-    learns from useful features at once)."""
+    learns from useful features at once): the sentence's logit. A second linear head on every token gives the
+    answer phrase's start and end logits, as in extractive QA ([CLS]'s pair is "no phrase here")."""
     from transformers import AutoModel
 
     class CrossEncoder(torch.nn.Module):
@@ -285,29 +306,67 @@ def cross_encoder(torch, base: Path):
             super().__init__()
             self.encoder = AutoModel.from_pretrained(str(base), local_files_only=True, add_pooling_layer=False)
             self.head = torch.nn.Linear(2 * self.encoder.config.hidden_size, 1)
+            self.span = torch.nn.Linear(self.encoder.config.hidden_size, 2)
 
         def forward(self, input_ids, attention_mask, token_type_ids):
             hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                                   token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
             m = attention_mask.unsqueeze(-1).to(hidden.dtype)
             mean = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
-            return self.head(torch.cat([hidden[:, 0], mean], dim=-1))
+            ends = self.span(hidden)
+            return self.head(torch.cat([hidden[:, 0], mean], dim=-1)), ends[..., 0], ends[..., 1]
 
     return CrossEncoder()
 
 
-def score(model, tok, pairs: list[tuple[str, str, str]], torch, batch: int = 64) -> np.ndarray:
+def score(model, tok, pairs: list[tuple[str, str, str]], torch, batch: int = 64, phrases: list | None = None):
+    """The sentence logit of every (question, sentence, previous); with ``phrases`` (a list), the span head's best
+    phrase of each (reader.best_phrase) is appended to it, in order."""
     encoded = tok.encode_batch([(q, pair_text(s, p)) for q, s, p in pairs])
     order = np.argsort([len(e.ids) for e in encoded], kind="stable")
     out = np.zeros(len(pairs))
+    found: list = [None] * len(pairs)
     model.eval()
     with torch.no_grad():
         for start in range(0, len(order), batch):
             part = order[start:start + batch]
             feed = {k: torch.from_numpy(v) for k, v in batch_arrays([encoded[i] for i in part]).items()}
-            out[part] = model(**feed)[:, 0].float().numpy()
+            logits, starts, ends = model(**feed)
+            out[part] = logits[:, 0].float().numpy()
+            if phrases is not None:
+                for row, i in enumerate(part):
+                    found[i] = best_phrase(pairs[i][1], encoded[i], starts[row].numpy(), ends[row].numpy())
     model.train()
+    if phrases is not None:
+        phrases.extend(found)
     return out
+
+
+def token_f1(got: str, gold: str) -> float:
+    a, b = qa_sets.norm(got).split(), qa_sets.norm(gold).split()
+    common = sum((Counter(a) & Counter(b)).values())
+    if not a or not b or not common:
+        return float(a == b)
+    p, r = common / len(a), common / len(b)
+    return 2 * p * r / (p + r)
+
+
+def span_figures(val: list[dict], phrases: list, y: np.ndarray) -> dict:
+    """On answering sentences whose phrase is known: token F1 and exact match of the head's phrase; on every
+    candidate: how well its phrase margin (phrase against no phrase) tells answering sentences from others."""
+    f1, em = [], []
+    for e, ph in zip(val, phrases):
+        if e["y"] == 1 and e.get("a") and ph is not None:
+            gold = e["s"][e["a"][0]:e["a"][1]]
+            got = e["s"][ph.start:ph.end]
+            f1.append(token_f1(got, gold))
+            em.append(float(qa_sets.norm(got) == qa_sets.norm(gold)))
+    margin = np.array([ph.margin if ph is not None else -99.0 for ph in phrases])
+    pos, neg = margin[y == 1], margin[y == 0]
+    auc = float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+    return {"phrase_f1": round(float(np.mean(f1)), 4) if f1 else None,
+            "phrase_exact": round(float(np.mean(em)), 4) if em else None, "phrase_n": len(f1),
+            "margin_auc": round(auc, 4)}  # fmt: skip
 
 
 def validation(model, tok, examples: list[dict], torch) -> dict:
@@ -316,7 +375,8 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
     val = [e for e in examples if e["split"] == "val"]
     if not val:
         return {}
-    logits = score(model, tok, [(e["q"], e["s"], e["p"]) for e in val], torch)
+    phrases: list = []
+    logits = score(model, tok, [(e["q"], e["s"], e["p"]) for e in val], torch, phrases=phrases)
     y = np.array([e["y"] for e in val])
     pos, neg = logits[y == 1], logits[y == 0]
     auc = float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
@@ -331,7 +391,8 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
     return {"pairs": len(val), "questions": len(by_q), "auc": round(auc, 4), "top1": round(float(top1), 4),
             "top1_word_overlap": round(float(lexical), 4),
             "mean_p_answer": round(float(probs[answer].mean()), 4),
-            "mean_p_near_miss": round(float(probs[nm].mean()), 4) if nm else None}  # fmt: skip
+            "mean_p_near_miss": round(float(probs[nm].mean()), 4) if nm else None,
+            **span_figures(val, phrases, y)}  # fmt: skip
 
 
 def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
@@ -361,14 +422,20 @@ def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: di
             "seed": SEED, "frozen_layers": FROZEN_LAYERS, "questions": args.questions, "steps": figures["steps"],
             "validation": figures["validation"], "openvino": ov.__version__}  # fmt: skip
     (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
-    reference = score(model, tok, probe, torch)
+    torch_phrases: list = []
+    reference = score(model, tok, probe, torch, phrases=torch_phrases)
     exported = Reader(tmp)
-    got = np.array([exported.logits(q, [(s, p)])[0] for q, s, p in probe])
+    read = [exported.read(q, [(s, p)]) for q, s, p in probe]
+    got = np.array([r[0][0] for r in read])
     gap = float(np.max(np.abs(got - reference)))
-    print(f"OpenVINO fp16 against torch on {len(probe)} pairs: largest logit difference {gap:.4f}")
-    if gap > 0.1:
+    same = np.mean([(a is None and b[1][0] is None) or (a is not None and b[1][0] is not None and
+                    (a.start, a.end) == (b[1][0].start, b[1][0].end)) for a, b in zip(torch_phrases, read)])
+    print(f"OpenVINO fp16 against torch on {len(probe)} pairs: largest logit difference {gap:.4f}; "
+          f"the same phrase for {same:.3f}")  # fmt: skip
+    if gap > 0.1 or same < 0.9:
         raise SystemExit("The OpenVINO export disagrees with torch; not written.")
     meta["export_max_logit_difference"] = round(gap, 5)
+    meta["export_same_phrase"] = round(float(same), 4)
     (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     card = out / "README.md"
     if card.is_file():
@@ -437,7 +504,7 @@ def training_data(args) -> tuple[list[dict], list[dict]]:
     random.seed(SEED)
     np.random.seed(SEED)
     t0 = time.perf_counter()
-    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"examples-s{SEED}-v1.jsonl")
+    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"examples-s{SEED}-v2.jsonl")
     rng = random.Random(SEED)
     chosen = choose(examples, args.questions, rng)
     train = [e for e in chosen if e["split"] == "train"]
@@ -461,11 +528,58 @@ def frozen_model(torch, base: Path):
     return model
 
 
+def span_target(example: dict, encoding) -> tuple[int, int, np.ndarray]:
+    """(start token, end token, the tokens the span head may choose) of one example: the short answer's tokens
+    in an answering sentence that holds it, [CLS] (0, 0) for a sentence that does not answer, and IGNORE for
+    an answering one whose phrase is not known or was cut off."""
+    sentence, where = squeezed(example["s"])
+    in_sentence, _ = span_tokens(encoding, len(sentence))
+    allowed = in_sentence.copy()
+    allowed[0] = True
+    if example["y"] == 0:
+        return 0, 0, allowed
+    if not example.get("a"):
+        return IGNORE, IGNORE, allowed
+    lo, hi = example["a"]
+    inside = [j for j, i in enumerate(where) if lo <= i < hi]
+    if not inside:
+        return IGNORE, IGNORE, allowed
+    n0, n1 = inside[0], inside[-1] + 1
+    tokens = [t for t in np.flatnonzero(in_sentence) if encoding.offsets[t][1] > n0 and encoding.offsets[t][0] < n1]
+    if not tokens or tokens[-1] - tokens[0] >= MAX_SPAN_TOKENS:
+        return IGNORE, IGNORE, allowed
+    return int(tokens[0]), int(tokens[-1]), allowed
+
+
+def span_loss(torch, starts, ends, feed_mask, targets):
+    """Cross-entropy of the span head's start and end over the tokens it may choose ([CLS] and the sentence's),
+    averaged; examples with IGNORE targets count for nothing."""
+    keep = targets[:, 0] != IGNORE
+    if not bool(keep.any()):
+        return starts.sum() * 0
+    blocked = ~feed_mask
+    s = starts.masked_fill(blocked, -1e4)[keep]
+    e = ends.masked_fill(blocked, -1e4)[keep]
+    ce = torch.nn.functional.cross_entropy
+    return 0.5 * (ce(s, targets[keep, 0]) + ce(e, targets[keep, 1]))
+
+
+def padded(rows: list[np.ndarray], width: int) -> np.ndarray:
+    out = np.zeros((len(rows), width), dtype=bool)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
+
+
 def train_model(args, model, tok, train: list[dict], torch) -> int:
     """Train ``model`` on ``train`` (in place); the steps taken."""
     encoded = tok.encode_batch([(e["q"], pair_text(e["s"], e["p"])) for e in train])
     labels = np.array([e["y"] for e in train], dtype=np.float32)
     qids = np.array([e["qid"] for e in train])
+    spans = [span_target(e, enc) for e, enc in zip(train, encoded)]
+    targets = np.array([(a, b) for a, b, _ in spans], dtype=np.int64)
+    known = int(((targets[:, 0] > 0) & (labels > 0.5)).sum())
+    print(f"span head: {known} of {int(labels.sum())} answering sentences have their phrase located", flush=True)
     plan = training_plan(args, train, encoded)
     params, opt, sched, total = optimiser(args, model, plan, torch)
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -475,9 +589,12 @@ def train_model(args, model, tok, train: list[dict], torch) -> int:
     steps = 0
     for step, idx in enumerate(plan):
         feed = {k: torch.from_numpy(v) for k, v in batch_arrays([encoded[i] for i in idx]).items()}
-        logits = model(**feed)[:, 0]
+        logits, starts, ends = model(**feed)
+        logits = logits[:, 0]
         y = torch.from_numpy(labels[idx])
+        allowed = torch.from_numpy(padded([spans[i][2] for i in idx], starts.shape[1]))
         loss = loss_fn(logits, y) + LISTWISE_WEIGHT * listwise_loss(torch, logits, y, torch.from_numpy(qids[idx]))
+        loss = loss + SPAN_WEIGHT * span_loss(torch, starts, ends, allowed, torch.from_numpy(targets[idx]))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -523,7 +640,8 @@ def optimiser(args, model, plan: list, torch):
     """(trained parameters, AdamW, its schedule, the schedule's {steps, warm}, which training may shorten)."""
     params = [p for p in model.parameters() if p.requires_grad]
     body = [p for p in model.encoder.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": model.head.parameters(), "lr": HEAD_LR}],
+    heads = list(model.head.parameters()) + list(model.span.parameters())
+    opt = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": heads, "lr": HEAD_LR}],
                             weight_decay=0.01)  # fmt: skip
     # The schedule spans the steps that fit in --minutes (re-estimated from the speed of the first steps), so a
     # run stopped by the clock has decayed its learning rate, not been cut off at its peak.

@@ -24,12 +24,41 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class AnswerPhrase:
+    """The phrase that answers, inside one of its statement's verified quotations (phrase.py): a name, a date,
+    a number, a place. ``start``/``end`` are offsets in the document's stored text, like a Reference's, so
+    ``reference.start <= start < end <= reference.end`` for the reference of ``chunk_id`` it lies in."""
+
+    text: str
+    chunk_id: str
+    start: int
+    end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "chunkId": self.chunk_id, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
 class Statement:
     text: str
     references: tuple[Reference, ...]
+    phrase: AnswerPhrase | None = None
+    """The answer phrase inside one of ``references`` (only on an answer's first statement, when the reader
+    found one); the answer's prose leads with it."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "references": [r.to_dict() for r in self.references]}
+        out: dict[str, Any] = {"text": self.text, "references": [r.to_dict() for r in self.references]}
+        if self.phrase is not None:
+            out["answerPhrase"] = self.phrase.to_dict()
+        return out
+
+    def phrase_in(self, ref: Reference) -> tuple[int, int] | None:
+        """Where the answer phrase lies in ``ref``'s quotation (offsets into ``ref.quotation``), or None when
+        it is not in that reference."""
+        p = self.phrase
+        if p is None or p.chunk_id != ref.chunk_id or not (ref.start <= p.start and p.end <= ref.end):
+            return None
+        return p.start - ref.start, p.end - ref.start
 
 
 @dataclass(frozen=True)
@@ -93,7 +122,8 @@ class Answer:
             gaps=tuple(data["gaps"]), chunks_gathered=meta["chunksGathered"],
             citations_dropped=meta["citationsDropped"], latency_ms=meta["latencyMs"],
             statements=tuple(Statement(s["text"], tuple(Reference(r["chunkId"], r["quotation"], r["documentId"],
-                                                                  r["start"], r["end"]) for r in s["references"]))
+                                                                  r["start"], r["end"]) for r in s["references"]),
+                                       _phrase_of(s.get("answerPhrase")))
                              for s in data.get("statements", ())),
         )  # fmt: skip
 
@@ -102,3 +132,7 @@ class Answer:
         from ..render import answer_markdown
 
         return answer_markdown(self)
+
+
+def _phrase_of(data: dict | None) -> AnswerPhrase | None:
+    return None if not data else AnswerPhrase(data["text"], data["chunkId"], data["start"], data["end"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,6 +33,83 @@ def pair_text(sentence: str, previous: str = "") -> str:
     context is last, so that truncation cuts it first)."""
     sentence, previous = " ".join(sentence.split()), " ".join(previous.split())
     return f"{sentence}{CONTEXT_MARK}{previous}" if previous else sentence
+
+
+MAX_SPAN_TOKENS = 24
+"""The longest answer phrase the span head may point at, in tokens."""
+
+
+def squeezed(text: str) -> tuple[str, list[int]]:
+    """``text`` with its whitespace runs made single spaces and its ends stripped (what ``pair_text`` shows the
+    model), and, for every character of that, its index in ``text`` (the way back to the original's offsets)."""
+    out: list[str] = []
+    where: list[int] = []
+    gap = False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            gap = bool(out)
+            continue
+        if gap:
+            out.append(" ")
+            where.append(i - 1)
+            gap = False
+        out.append(ch)
+        where.append(i)
+    return "".join(out), where
+
+
+def span_tokens(encoding, sentence_chars: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which tokens of a pair's ``encoding`` (from ``pair_text(sentence, previous)``) belong to the sentence and
+    which to the previous sentence: two boolean arrays. ``sentence_chars`` is the length of the squeezed
+    sentence; the context starts after CONTEXT_MARK."""
+    n = len(encoding.ids)
+    seq = encoding.sequence_ids
+    offsets = encoding.offsets
+    context_from = sentence_chars + len(CONTEXT_MARK)
+    in_sentence = np.zeros(n, dtype=bool)
+    in_context = np.zeros(n, dtype=bool)
+    for t in range(n):
+        if seq[t] != 1:
+            continue
+        s, e = offsets[t]
+        if e <= sentence_chars and e > s:
+            in_sentence[t] = True
+        elif s >= context_from and e > s:
+            in_context[t] = True
+    return in_sentence, in_context
+
+
+class Phrase(NamedTuple):
+    """Where the span head puts the answer inside a sentence: ``start``/``end`` in the sentence as given (not
+    squeezed), its score (start + end logit) and the no-phrase score ([CLS]'s start + end logit)."""
+
+    start: int
+    end: int
+    score: float
+    null: float
+
+    @property
+    def margin(self) -> float:
+        """How much more the head believes in this phrase than in no phrase at all (log-odds-like)."""
+        return self.score - self.null
+
+
+def best_phrase(sentence: str, encoding, starts: np.ndarray, ends: np.ndarray) -> Phrase | None:
+    """The best-scoring phrase of at most MAX_SPAN_TOKENS tokens inside ``sentence`` (start token <= end token),
+    from the span head's start and end logits over ``encoding``'s tokens; None when the sentence has no token."""
+    squeezed_text, where = squeezed(sentence)
+    in_sentence, _ = span_tokens(encoding, len(squeezed_text))
+    tokens = np.flatnonzero(in_sentence)
+    if not len(tokens):
+        return None
+    s = np.asarray(starts, dtype=np.float64)[tokens]
+    e = np.asarray(ends, dtype=np.float64)[tokens]
+    pairs = s[:, None] + e[None, :]
+    gap = tokens[None, :] - tokens[:, None]
+    pairs[(gap < 0) | (gap >= MAX_SPAN_TOKENS)] = -np.inf
+    i, j = np.unravel_index(int(np.argmax(pairs)), pairs.shape)
+    lo, hi = encoding.offsets[tokens[i]][0], encoding.offsets[tokens[j]][1]
+    return Phrase(where[lo], where[hi - 1] + 1, float(pairs[i, j]), float(starts[0] + ends[0]))
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -98,24 +176,36 @@ class Reader:
 
     def logits(self, question: str, candidates: list[tuple[str, str]]) -> np.ndarray:
         """One logit per (sentence, previous sentence): log-odds that the sentence holds the answer."""
+        return self.read(question, candidates, phrases=False)[0]
+
+    def read(self, question: str, candidates: list[tuple[str, str]], phrases: bool = True
+             ) -> tuple[np.ndarray, list[Phrase | None]]:  # fmt: skip
+        """(one logit per (sentence, previous sentence), the span head's best phrase inside each sentence, or
+        None where it has none or ``phrases`` is off)."""
         if not candidates:
-            return np.zeros(0, dtype=np.float64)
+            return np.zeros(0, dtype=np.float64), []
         compiled, tok, inputs, run_lock = self._load()
         q = " ".join(question.split())
         encoded = tok.encode_batch([(q, pair_text(s, p)) for s, p in candidates])
         order = np.argsort([-len(e.ids) for e in encoded], kind="stable")
         out = np.zeros(len(candidates), dtype=np.float64)
+        found: list[Phrase | None] = [None] * len(candidates)
+        spans = phrases and len(compiled.outputs) >= 3
         for start in range(0, len(order), self.batch_size):
             part = order[start:start + self.batch_size]
             feed = batch_arrays([encoded[i] for i in part])
             try:
                 with run_lock:
-                    result = compiled({name: feed[name] for name in inputs})[compiled.output(0)]
+                    result = compiled({name: feed[name] for name in inputs})
             except Exception as exc:  # OpenVINO raises RuntimeError for a graph that cannot run these inputs
                 raise ModelError(f"The reader failed to run: {exc.__class__.__name__}: {exc}",
                                  hint="Reinstall localreason, or set reader = \"off\".") from exc
-            out[part] = np.asarray(result, dtype=np.float64).reshape(len(part), -1)[:, 0]
-        return out
+            out[part] = np.asarray(result[compiled.output(0)], dtype=np.float64).reshape(len(part), -1)[:, 0]
+            if spans:
+                starts, ends = result[compiled.output(1)], result[compiled.output(2)]
+                for row, i in enumerate(part):
+                    found[i] = best_phrase(candidates[i][0], encoded[i], starts[row], ends[row])
+        return out, found
 
     def probabilities(self, question: str, candidates: list[tuple[str, str]]) -> np.ndarray:
         return sigmoid(self.logits(question, candidates))
