@@ -223,9 +223,11 @@ REASON_LAYERS = [
     {"candidates"},
     {"ranking", "gate", "grammar", "prompt", "verify"},
     {"read", "likelihood", "offer"},
+    {"phrase"},
     {"pipeline"},
 ]
-DECISIONS = {"calibration", "candidates", "ranking", "reader", "read", "likelihood", "gate", "offer", "pipeline"}
+DECISIONS = {"calibration", "candidates", "ranking", "reader", "read", "likelihood", "gate", "offer", "phrase",
+             "pipeline"}
 """The modules that decide what an answer says: no one outside reason/ imports their private names."""
 
 

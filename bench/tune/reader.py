@@ -63,17 +63,18 @@ def records(lib, reader, questions) -> list[dict]:
             out.append(rec)
             continue
         t = time.perf_counter()
-        logits = reader.logits(q.text, [(x.text, x.context) for x in ranked]) if ranked else []
+        logits, phrases = reader.read(q.text, [(x.text, x.context) for x in ranked]) if ranked else ([], [])
         rec["readMs"] = (time.perf_counter() - t) * 1000
+        rec["golds"] = list(q.golds)
         texts = {c.chunk_id: c.content for c in packet.chunks}
         named = asks_for_name(q.text)
-        for x, logit in zip(ranked, logits):
+        for x, logit, phrase in zip(ranked, logits, phrases):
             naming = naming_sentence(q.text, x, texts[x.chunk_id]) if named and leans_on_reference(q.text, x.text) \
                 else None  # fmt: skip
             rec["cands"].append({"text": x.text, "context": x.context, "score": x.score, "logit": float(logit),
                                  "held": q.held_by(x.text), "field_off": field_off_question(q.text, x), "leans": named and leans_on_reference(
                                      q.text, x.text), "naming": naming.text if naming else None,
-                                 "naming_held": bool(naming and q.held_by(naming.text))})  # fmt: skip
+                                 "naming_held": bool(naming and q.held_by(naming.text)), **phrase_fields(phrase)})  # fmt: skip
         out.append(rec)
     return out
 
@@ -83,11 +84,16 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
     """{(domain, half): records}, cached under data_dir/reader-records keyed by the code that ranks and the
     reader's weights (records of another ranking are not trusted; those of the same ranking read by other
     weights are read again by these)."""
+    from localreason.reason.calibration import DEFAULT
+
     ranking = hashlib.sha256()
-    for code in ("reason/candidates.py", "reason/ranking.py", "reason/calibration.py", "reason/offer.py",
+    for code in ("reason/candidates.py", "reason/ranking.py", "reason/offer.py",
                  "reason/gate.py", "text.py", "reason/pipeline.py", "search/progressive.py",
                  "search/packet.py"):  # what records run
         ranking.update((ROOT / "localreason" / code).read_bytes())
+    # of the calibration, only what the recorded stages use (the rest is what this script chooses)
+    ranking.update(repr((DEFAULT.ranking_weights, DEFAULT.read_candidates, DEFAULT.rerank_candidates,
+                         DEFAULT.sentence_guard_weight, DEFAULT.answer_guard)).encode())
     ranking = ranking.hexdigest()[:12]
     weights = hashlib.sha256((reader.info.folder / "model.bin").read_bytes()).hexdigest()[:12]
     cache = data_dir / "reader-records"
@@ -121,16 +127,24 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
     return out
 
 
+def phrase_fields(phrase) -> dict:
+    """A candidate's record of the span head's best phrase (reader.Phrase or None): offsets and margin."""
+    if phrase is None:
+        return {"phrase": None, "margin": None}
+    return {"phrase": [phrase.start, phrase.end], "margin": float(phrase.margin)}
+
+
 def rescore(recs: list[dict], reader) -> list[dict]:
-    """``recs`` with every candidate's logit from ``reader`` (the ranking, the gate's relevance and the rest
-    stay as recorded)."""
+    """``recs`` with every candidate's logit and phrase from ``reader`` (the ranking, the gate's relevance and
+    the rest stay as recorded)."""
     for rec in recs:
         if rec["cands"]:
             t = time.perf_counter()
-            logits = reader.logits(rec["q"], [(c["text"], c["context"]) for c in rec["cands"]])
+            logits, phrases = reader.read(rec["q"], [(c["text"], c["context"]) for c in rec["cands"]])
             rec["readMs"] = (time.perf_counter() - t) * 1000
-            for c, logit in zip(rec["cands"], logits):
+            for c, logit, phrase in zip(rec["cands"], logits, phrases):
                 c["logit"] = float(logit)
+                c.update(phrase_fields(phrase))
     return recs
 
 

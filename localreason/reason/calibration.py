@@ -88,6 +88,16 @@ class Calibration:
     Chosen from 0, 0.5, 1 and 2 in bench/tune/reader.py (its BLENDS). docs/benchmarks.md, "A reader trained
     for the job" > "Second run"."""
 
+    read_span_blend: float = 0.0
+    """gate.read_estimate: how much the span head's phrase margin for the best sentence (its best phrase's score
+    less its no-phrase score) adds to the reader's log-odds before read_weak and read_answers apply (0: it does
+    not). Chosen from SPAN_BLENDS in bench/tune/reader.py on the fit domains. docs/benchmarks.md, "The reader
+    ships"."""
+    phrase_margin: float = 0.0
+    """phrase.with_phrase: the answer leads with the span head's phrase when the head's score for it (start +
+    end logit) exceeds its no-phrase score ([CLS]'s) by at least this. Chosen in bench/tune/reader.py
+    (``--part phrase``) on the fit domains. docs/benchmarks.md, "The reader ships"."""
+
     # ------------------------------------------------------------ the model's re-ordering (likelihood.py)
     rerank_candidates: int = 4
     """likelihood.rerank: how many of the best-ranked sentences the model reads with the question (the K of

@@ -39,6 +39,10 @@ class Quote:
     """What it was ranked with: the sentence before it, or its table's header row, or its list's first field."""
     reader: float | None = None
     """The reader's estimate (read.py) that this sentence holds the answer, when the reader read it."""
+    phrase: tuple[int, int] | None = None
+    """Where the reader's span head puts the answer phrase in ``text`` (offsets into it), when it read it."""
+    phrase_margin: float | None = None
+    """The span head's belief in that phrase over no phrase (reader.Phrase.margin)."""
 
 
 def is_sentence_like(text: str) -> bool:

@@ -42,32 +42,36 @@ def judge(relevance: float, best_sentence_score: float, *, calibration: Calibrat
     return WEAK if score < calibration.answer_guard else UNSURE if score < calibration.answered_guard else ANSWERS
 
 
-def blended_log_odds(logit: float, relevance: float, best_sentence_score: float, blend: float, *,
+def blended_log_odds(logit: float, relevance: float, best_sentence_score: float, blend: float,
+                     phrase_margin: float | None = None, span_blend: float = 0.0, *,
                      calibration: Calibration = DEFAULT) -> float:  # fmt: skip
     """The reader's log-odds for the best sentence moved by ``blend`` x the retrieval gate's margin (gate_score
-    less answer_guard); bench/tune/reader.py simulates the gate with it."""
+    less answer_guard) and by ``span_blend`` x the span head's phrase margin (its phrase against no phrase);
+    bench/tune/reader.py simulates the gate with it."""
     margin = gate_score(relevance, best_sentence_score, calibration=calibration) - calibration.answer_guard
-    return logit + blend * margin
+    return logit + blend * margin + (span_blend * phrase_margin if phrase_margin is not None else 0.0)
 
 
-def read_estimate(best_reader: float, relevance: float, best_sentence_score: float, *,
-                  calibration: Calibration = DEFAULT) -> float:  # fmt: skip
+def read_estimate(best_reader: float, relevance: float, best_sentence_score: float,
+                  phrase_margin: float | None = None, *, calibration: Calibration = DEFAULT) -> float:  # fmt: skip
     """What the reader's gate compares with read_weak and read_answers: the reader's estimate for the best
-    sentence, its log-odds moved by the calibration's read_gate_blend x the retrieval gate's margin."""
-    blend = calibration.read_gate_blend
-    if not blend:
+    sentence, its log-odds moved by the calibration's read_gate_blend x the retrieval gate's margin and its
+    read_span_blend x the span head's phrase margin for that sentence."""
+    blend, span = calibration.read_gate_blend, calibration.read_span_blend
+    if not blend and (not span or phrase_margin is None):
         return best_reader
     p = min(max(best_reader, 1e-9), 1 - 1e-9)
-    z = blended_log_odds(math.log(p / (1 - p)), relevance, best_sentence_score, blend, calibration=calibration)
+    z = blended_log_odds(math.log(p / (1 - p)), relevance, best_sentence_score, blend, phrase_margin, span,
+                         calibration=calibration)  # fmt: skip
     return 1 / (1 + math.exp(-z))
 
 
-def judge_read(best_reader: float, relevance: float, best_sentence_score: float, *,
-               calibration: Calibration = DEFAULT) -> str:  # fmt: skip
+def judge_read(best_reader: float, relevance: float, best_sentence_score: float, phrase_margin: float | None = None,
+               *, calibration: Calibration = DEFAULT) -> str:  # fmt: skip
     """The gate on the reader's estimate for the best sentence (read_estimate): WEAK under the calibration's
     read_weak, UNSURE under its read_answers, else ANSWERS. The retrieval gate's WEAK verdict stands before the
     reader reads (read.reader_reads: it costs no reader time)."""
-    p = read_estimate(best_reader, relevance, best_sentence_score, calibration=calibration)
+    p = read_estimate(best_reader, relevance, best_sentence_score, phrase_margin, calibration=calibration)
     return WEAK if p < calibration.read_weak else UNSURE if p < calibration.read_answers else ANSWERS
 
 
@@ -85,7 +89,7 @@ def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], quest
         raise NoEvidence(instruction_gaps(packet))
     best = ranked[0]
     if best.reader is not None:
-        verdict = judge_read(best.reader, evidence.relevance, best.score, calibration=calibration)
+        verdict = judge_read(best.reader, evidence.relevance, best.score, best.phrase_margin, calibration=calibration)
     else:
         verdict = judge(evidence.relevance, best.score, calibration=calibration)
     if verdict == ANSWERS and field_off_question(question, ranked[0]):

@@ -120,6 +120,31 @@ def _names(text: str, skip: set[str]) -> list[str]:
             and w.lower() not in STOPWORDS and w.lower() not in _REFERRING and w.lower() not in skip]  # fmt: skip
 
 
+def is_reference(phrase: str) -> bool:
+    """Whether ``phrase`` only refers to someone or something: a pronoun ("he", "its"), or a short bare
+    description with no name in it ("the company", "this band")."""
+    words = WORD.findall(phrase)
+    if not words:
+        return False
+    if all(w.lower() in _REFERRING for w in words):
+        return True
+    return len(words) <= 3 and bool(_DESCRIPTION.match(phrase)) and not _names(" ".join(["x", *words[1:]]), set())
+
+
+def name_run(sentence: str, question: str) -> tuple[int, int] | None:
+    """(start, end) in ``sentence`` of its first run of names (capitalised words, joined by spaces, that the
+    question does not name; see ``_names``), or None."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    names = set(_names(sentence, asked))
+    run: tuple[int, int] | None = None
+    for m in WORD.finditer(sentence):
+        if m.group(0) in names and (run is None or sentence[run[1]:m.start()] == " "):
+            run = (run[0] if run else m.start(), m.end())
+        elif run is not None:
+            break
+    return run
+
+
 def leans_on_reference(question: str, sentence: str) -> bool:
     """The sentence says who or what only through a pronoun or a bare description ("After the flood he rebuilt
     the bridge in stone.", "The band split in 1970."): one of its first words refers back, and it names

@@ -53,6 +53,7 @@ from .gate import NoEvidence, check_relevance, instruction_gaps, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .likelihood import rerank
 from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered
+from .phrase import with_phrase
 from .prompt import messages_for, offered_text
 from .ranking import rank_quotes
 from .read import reader_reads
@@ -228,10 +229,11 @@ def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completi
     """The answer from the model's output: statements verified, prose composed, gaps and timings."""
     verified, gaps = verify_output(evidence, prompt, completion, gaps)
     titles = {c.chunk_id: (c.document_id, c.document_title) for c in prompt.packet.chunks}
-    if not verified.statements:
+    statements = answer_phrase(req, evidence, prompt, verified.statements)
+    if not statements:
         answer_text, citations = "None of the generated statements could be verified against the evidence.", ()
     else:
-        answer_text, citations = compose(verified.statements, titles)
+        answer_text, citations = compose(statements, titles)
     clock.mark("end")
     timings = Timings(
         search_ms=clock.ms("start", "search"), packet_ms=clock.ms("search", "packet") + clock.ms("rerank", "fitted"),
@@ -241,8 +243,20 @@ def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completi
         completion_tokens=completion.completion_tokens,
     )  # fmt: skip
     return Answer(req.query, answer_text, citations, tuple(dict.fromkeys(gaps)), evidence.chunks_gathered,
-                  verified.dropped, int(clock.ms("start", "end")), tuple(verified.statements), False,
-                  timings)  # fmt: skip
+                  verified.dropped, int(clock.ms("start", "end")), tuple(statements), False, timings)  # fmt: skip
+
+
+def answer_phrase(req: Request, evidence, prompt: Prompt, statements: list) -> list:
+    """The verified statements with the reader's answer phrase on the first (phrase.with_phrase): the phrase of
+    the best offered sentence the reader read (the first, or the second when the naming sentence leads). None
+    when the gate found the evidence not clearly answering (a phrase would claim an answer)."""
+    if prompt.offer.closest_only:
+        return statements
+    lead = prompt.offer.quotes[:2]
+    best = next((q for q in lead if q.phrase is not None), None)
+    starts = {h.chunk_id: h.start for h in evidence.hits}
+    best_start = starts[best.chunk_id] + best.start if best is not None and best.chunk_id in starts else None
+    return with_phrase(statements, best, best_start, req.query, calibration=req.calibration)
 
 
 def verify_output(evidence, prompt: Prompt, completion: Completion, gaps: list[str]) -> tuple[Verified, list[str]]:

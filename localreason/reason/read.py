@@ -6,7 +6,8 @@ it. They are re-ordered by reader_weight x the reader's logit + feature_weight x
 one's probability (for offer.lead_count, with ``Calibration.read_lead_ratio``) is the softmax of that combined
 score over the sentences read (a field that only repeats the question stays last, by the ranking's echo rule,
 ranking.sink_echoes), and each carries the reader's own estimate (``Quote.reader``) for the relevance gate
-(gate.judge_read). Sentences after the ones read keep their order behind them, with no probability left.
+(gate.judge_read), with the span head's answer phrase inside it and its margin (``Quote.phrase``, for
+phrase.py). Sentences after the ones read keep their order behind them, with no probability left.
 """
 
 from __future__ import annotations
@@ -38,13 +39,20 @@ def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration
     if not head:
         return Read(list(quotes), 0.0)
     start = time.perf_counter()
-    logits = np.asarray(reader.logits(question, [(q.text, q.context) for q in head]), dtype=np.float64)
+    pairs = [(q.text, q.context) for q in head]
+    if hasattr(reader, "read"):  # the span head too (a reader of format 2)
+        logits, phrases = reader.read(question, pairs)
+    else:
+        logits, phrases = reader.logits(question, pairs), [None] * len(head)
+    logits = np.asarray(logits, dtype=np.float64)
     combined = calibration.reader_weight * logits + calibration.feature_weight * np.array([q.score for q in head])
     sink_echoes(question, [q.text for q in head], combined)
     probs = softmax(combined)
     chances = sigmoid(logits)
     order = np.argsort(-combined, kind="stable")
-    out = [replace(head[i], probability=float(probs[i]), reader=float(chances[i])) for i in order]
+    out = [replace(head[i], probability=float(probs[i]), reader=float(chances[i]),
+                   phrase=(phrases[i].start, phrases[i].end) if phrases[i] is not None else None,
+                   phrase_margin=phrases[i].margin if phrases[i] is not None else None) for i in order]  # fmt: skip
     out += [replace(q, probability=0.0) for q in quotes[n:]]
     return Read(out, time.perf_counter() - start)
 

@@ -148,12 +148,14 @@ def _as_sentence(text: str) -> str:
 
 
 def compose(statements: list[Statement], titles: dict[str, tuple[str, str]]) -> tuple[str, tuple[Citation, ...]]:
-    """Answer prose with server-bound [[chunkId]] tokens, and each cited chunk once."""
+    """Answer prose with server-bound [[chunkId]] tokens, and each cited chunk once. A statement with an answer
+    phrase (phrase.py) is written as that phrase ("from 1969 to 1972 [[chk_...]]"): its quotation, in full,
+    is the proof the sources show."""
     parts = []
     cited: dict[str, Citation] = {}
     for st in statements:
         ids = list(dict.fromkeys(r.chunk_id for r in st.references))
-        text = _as_sentence(st.text)
+        text = collapse(st.phrase.text) if st.phrase is not None else _as_sentence(st.text)
         parts.append(text + " " + " ".join(f"[[{i}]]" for i in ids))
         for i in ids:
             doc_id, title = titles[i]

@@ -1,0 +1,71 @@
+"""The answer phrase: the words of the lead quotation that answer (a name, a date, a number, a place), which the
+answer's prose leads with.
+
+The reader's span head (reader.py) points at the phrase inside each sentence it reads (``Quote.phrase``) and says
+how much more it believes in that phrase than in none (``Quote.phrase_margin``). After verification, the answer's
+first statement gets the best sentence's phrase (``AnswerPhrase``) when:
+- the margin is at least the calibration's ``phrase_margin`` (a question that asks why or how, or evidence that
+  does not say, leaves the head unsure: whole sentences then answer);
+- the phrase is shorter than MAX_PHRASE_SHARE of its sentence (a phrase that is most of the sentence adds nothing);
+- the statement quotes that sentence, and the phrase is, character for character, the part of the verified
+  quotation where the reader found it (its offsets are the document's, like a reference's).
+
+A phrase that only refers ("he", "the company") is not an answer: when the statement before the best sentence's
+quotes the sentence that names it (offer.py's naming rule), the name in that sentence is the phrase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .answer import AnswerPhrase, Reference, Statement
+from .calibration import DEFAULT, Calibration
+from .candidates import Quote
+from .offer import is_reference, name_run
+
+MAX_PHRASE_SHARE = 0.7
+"""A phrase of more than this share of its sentence's words is not shown apart from it (a limit, not a fit)."""
+
+
+def with_phrase(statements: list[Statement], best: Quote | None, best_start: int | None, question: str, *,
+                calibration: Calibration = DEFAULT) -> list[Statement]:  # fmt: skip
+    """``statements`` with the answer phrase on the first one when the reader found one in ``best`` (the
+    best-ranked sentence offered, which starts at ``best_start`` in its document's text); else unchanged."""
+    if not statements or best is None or best.phrase is None or best_start is None:
+        return statements
+    if best.phrase_margin is None or best.phrase_margin < calibration.phrase_margin:
+        return statements
+    lo, hi = best.phrase
+    text = best.text[lo:hi]
+    if not text.strip() or len(text.split()) > MAX_PHRASE_SHARE * len(best.text.split()):
+        return statements
+    if is_reference(text):
+        phrase = _named(statements, question)
+    else:
+        phrase = _inside(statements[0].references, best.chunk_id, best_start + lo, best_start + hi, text)
+    if phrase is None:
+        return statements
+    return [replace(statements[0], phrase=phrase), *statements[1:]]
+
+
+def _inside(refs: tuple[Reference, ...], chunk_id: str, start: int, end: int, text: str) -> AnswerPhrase | None:
+    """The phrase at document offsets [start, end) when one of ``refs`` (verified quotations) covers them and
+    holds exactly ``text`` there."""
+    for ref in refs:
+        if ref.chunk_id == chunk_id and ref.start <= start and end <= ref.end:
+            if ref.quotation[start - ref.start:end - ref.start] == text:
+                return AnswerPhrase(text, chunk_id, start, end)
+    return None
+
+
+def _named(statements: list[Statement], question: str) -> AnswerPhrase | None:
+    """For a phrase that only refers: the name in the first statement's quotation, when that quotation is the
+    naming sentence (offer.with_naming_sentence leads with it, before the sentence that refers)."""
+    if len(statements) < 2:
+        return None
+    for ref in statements[0].references:
+        run = name_run(ref.quotation, question)
+        if run is not None:
+            a, b = run
+            return AnswerPhrase(ref.quotation[a:b], ref.chunk_id, ref.start + a, ref.start + b)
+    return None
