@@ -5,7 +5,8 @@
     Answer       the answer prose (always), each statement followed by the numbers of its sources ([1],
                  [2] ...) where the spec's answer has its [[chunkId]] tokens (numbered_prose)
     Sources      each verified quotation, numbered [1], [2] ... in the order the statements cite
-                 them, with its document title and chunk id (only when there are any)
+                 them, with its document title and chunk id (only when there are any); the answer
+                 phrase, in the quotation that holds it, marked (``Source.phrase``, ``quotation_parts``)
     Limitations  the gaps (only when there are any)
     Meta         chunks gathered, citations dropped, latency (always)
 
@@ -13,6 +14,8 @@ Every front end renders that one structure: ``answer_markdown`` (the notebook vi
 exported file, an MCP server's readable tool output), ``answer_plain`` and ``answer_rich``
 (the command line), and the TUI's answer rows. So the forms cannot drift apart.
 Markdown escapes every document-derived text (``markdown_text``); the plain forms do not.
+The answer phrase is bold in Markdown (``**phrase**``), in Rich and in the TUI; plain text cannot mark
+it and shows the quotation as it is.
 """
 
 from __future__ import annotations
@@ -42,6 +45,14 @@ class Source:
     """The index of the statement that cites it (a statement's markers are its sources' numbers)."""
     reference: Any
     """The :class:`~localreason.reason.Reference` (chunk id and offsets), to open it in its document."""
+    phrase: tuple[int, int] | None = None
+    """Where the statement's answer phrase lies in ``quotation`` (offsets into it, ``Statement.phrase_in``), or
+    None when this quotation does not hold it. Every front end marks the phrase from this one place."""
+
+    def document_phrase(self) -> tuple[int, int] | None:
+        """``phrase`` as offsets in the document's stored text, like the reference's (for the source viewer)."""
+        return None if self.phrase is None else (self.reference.start + self.phrase[0],
+                                                 self.reference.start + self.phrase[1])  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -72,8 +83,46 @@ def numbered_sources(answer) -> tuple[Source, ...]:
     out: list[Source] = []
     for i, st in enumerate(answer.statements):
         for ref in st.references:
-            out.append(Source(len(out) + 1, titles.get(ref.chunk_id, ""), ref.chunk_id, ref.quotation, i, ref))
+            out.append(Source(len(out) + 1, titles.get(ref.chunk_id, ""), ref.chunk_id, ref.quotation, i, ref,
+                              _phrase_span(st, ref)))  # fmt: skip
     return tuple(out)
+
+
+def _phrase_span(statement, ref) -> tuple[int, int] | None:
+    """``statement.phrase_in(ref)`` when it is a non-blank stretch of the quotation that reads as the phrase's
+    text (whitespace aside); None otherwise, so that offsets that do not fit the quotation mark nothing."""
+    span = statement.phrase_in(ref)
+    if span is None:
+        return None
+    lo, hi = span
+    quoted = ref.quotation[lo:hi] if 0 <= lo < hi <= len(ref.quotation) else ""
+    return (lo, hi) if quoted.strip() and collapse(quoted) == collapse(statement.phrase.text) else None
+
+
+def quotation_parts(source: Source, *, collapsed: bool = True) -> tuple[str, str, str]:
+    """(before, phrase, after) of ``source``'s quotation; the phrase empty when it has none or a blank one, and
+    then before is the whole quotation. ``collapsed``: the parts of ``collapse(quotation)``, so that
+    before + phrase + after is exactly that, the phrase collapsed and trimmed, the single spaces at the joins
+    kept in before and after (a raw quotation cannot be collapsed and then cut at raw offsets); otherwise the
+    raw quotation cut at ``source.phrase``."""
+    q = source.quotation
+    lo, hi = source.phrase or (0, 0)
+    before, phrase, after = q[:lo], q[lo:hi], q[hi:]
+    if not phrase.strip():
+        return (collapse(q) if collapsed else q), "", ""
+    if not collapsed:
+        return before, phrase, after
+    out_before, out_after = collapse(before), collapse(after)
+    if out_before:
+        out_before += _join(before, phrase)
+    if out_after:
+        out_after = _join(phrase, after) + out_after
+    return out_before, collapse(phrase), out_after
+
+
+def _join(left: str, right: str) -> str:
+    """The one space ``collapse`` leaves between two adjacent texts, or none when a word runs across them."""
+    return " " if left[-1:].isspace() or right[:1].isspace() else ""
 
 
 _TOKENS = re.compile(r"(?:\s*\[\[chk_\w+\]\])+")
@@ -131,18 +180,36 @@ def markdown_text(text: str) -> str:
     (``_MARKUP``, ``_LINE_START``) escaped, ``<`` and ``&`` as HTML entities so that no renderer
     sees a tag, the rest with a backslash. Prose without such characters is left as it is.
     """
+    return _line_start(_inline(collapse(text)))
+
+
+def _inline(flat: str) -> str:
+    """``flat`` (one line) with each character of ``_MARKUP`` escaped."""
 
     def escape(m: re.Match) -> str:
         return {"<": "&lt;", "&": "&amp;"}.get(m.group(0), "\\" + m.group(0))
 
-    flat = _MARKUP.sub(escape, collapse(text))
+    return _MARKUP.sub(escape, flat)
+
+
+def _line_start(flat: str) -> str:
+    """``flat`` with a ``_LINE_START`` at its start escaped."""
     return _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), flat)
+
+
+def markdown_quotation(source: Source) -> str:
+    """``source``'s quotation as ``markdown_text`` writes it, its answer phrase (if any) in ``**``: the parts
+    (``quotation_parts``) escaped one by one, so the phrase's escaped text is what is bold."""
+    before, phrase, after = quotation_parts(source)
+    if not phrase:
+        return markdown_text(source.quotation)
+    return _line_start(f"{_inline(before)}**{_inline(phrase)}**{_inline(after)}")
 
 
 def _markdown_item(heading: str, item) -> str:
     if heading == SOURCES:
         return (f"- \\[{item.number}\\] *{markdown_text(item.title)}* `{item.chunk_id}`: "
-                f"\u201c{markdown_text(item.quotation)}\u201d")  # fmt: skip
+                f"\u201c{markdown_quotation(item)}\u201d")  # fmt: skip
     if heading == LIMITATIONS:
         return f"- {markdown_text(item)}"
     if heading == META:
@@ -187,10 +254,15 @@ def plain_lines(answer) -> list[list[tuple[str, str]]]:
 
 
 def _plain_item(heading: str, item) -> list[list[tuple[str, str]]]:
-    """One item's lines; each text on one line (whitespace runs collapsed), as in Markdown."""
+    """One item's lines; each text on one line (whitespace runs collapsed), as in Markdown; a quotation's answer
+    phrase its own span, bold (answer_plain drops the styles: plain text shows the quotation unmarked)."""
     if heading == SOURCES:
+        before, phrase, after = quotation_parts(item)
+        quotation = [(f"      \u201c{before}", ""), (phrase, "bold"), (f"{after}\u201d", "")]
+        if not phrase:
+            quotation = [(f"      \u201c{before}\u201d", "")]
         return [[(f"  [{item.number}] ", ""), (collapse(item.title), "bold"), ("  ", ""), (item.chunk_id, "cyan")],
-                [(f"      \u201c{collapse(item.quotation)}\u201d", "")]]  # fmt: skip
+                quotation]  # fmt: skip
     if heading == LIMITATIONS:
         return [[(f"  - {collapse(item)}", "")]]
     return [[(collapse(item), "")]]
@@ -202,7 +274,8 @@ def answer_plain(answer) -> str:
 
 
 def answer_rich(answer) -> Text:
-    """``answer_plain`` with its styles (bold headings and titles, cyan chunk ids, dim meta), for Rich."""
+    """``answer_plain`` with its styles (bold headings, titles and answer phrase, cyan chunk ids, dim meta), for
+    Rich."""
     from rich.text import Text
 
     out = Text()

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from localreason.reason import NO_EVIDENCE_ANSWER, Answer, Citation, Reference, Statement
-from localreason.render import (LIMITATIONS, META, SOURCES, answer_markdown, answer_plain, answer_rich, latency_text,
-                                markdown_text, section, sections)  # fmt: skip
+from localreason.reason.answer import AnswerPhrase
+from localreason.render import (LIMITATIONS, META, SOURCES, Source, answer_markdown, answer_plain, answer_rich,
+                                latency_text, markdown_text, numbered_sources, quotation_parts, section,
+                                sections)  # fmt: skip
+from localreason.text import collapse
 
 C1, C2, D1, D2 = "chk_aaaaaaaaaaaaaaaa", "chk_bbbbbbbbbbbbbbbb", "doc_aaaaaaaaaaaaaaaa", "doc_bbbbbbbbbbbbbbbb"
 
@@ -64,7 +71,7 @@ def test_markdown_escapes_document_text_and_plain_does_not():
 def test_plain_and_markdown_say_the_same_things():
     from markdown_it import MarkdownIt
 
-    for a in (two_statements(), two_statements(gaps=()), no_evidence()):
+    for a in (two_statements(), two_statements(gaps=()), no_evidence(), with_phrase()):
         rendered = html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(answer_markdown(a))))
         plain = answer_plain(a)
         for s in sections(a):
@@ -113,3 +120,114 @@ def test_prose_whose_tokens_do_not_match_its_statements_is_left_as_it_is():
     odd = Answer(a.query, f"Two years. [[{C1}]]", a.citations, a.gaps, 12, 0, 5, a.statements)
     assert numbered_prose(odd) == f"Two years. [[{C1}]]"
     assert numbered_prose(no_evidence()) == NO_EVIDENCE_ANSWER
+
+
+# ---------------------------------------------------------------- the answer phrase under Sources
+
+WARRANTY = "The warranty lasts two years from purchase."
+BASE = 100
+"""The quotations' offset in their document: the phrase's offsets are document offsets, not the quotation's."""
+
+
+def with_phrase(quotation: str = WARRANTY, phrase: str = "two years", at: int | None = None,
+                text: str | None = None) -> Answer:  # fmt: skip
+    """Statement 0 quotes ``quotation`` (C1) with its answer ``phrase`` (at ``at`` in it, by default where it
+    first occurs) and "It covers parts." (C2); statement 1, without a phrase, quotes the same ``quotation``."""
+    lo = quotation.index(phrase) if at is None else at
+    quoted = Reference(C1, quotation, D1, BASE, BASE + len(quotation))
+    mark = AnswerPhrase(phrase if text is None else text, C1, BASE + lo, BASE + lo + len(phrase))
+    first = Statement("Two years.", (ref(C2, "It covers parts.", D2), quoted), mark)
+    second = Statement("It lasts.", (quoted,))
+    return Answer("How long?", f"two years [[{C2}]] [[{C1}]] It lasts. [[{C1}]]",
+                  (Citation(C1, D1, "Manual"), Citation(C2, D2, "FAQ")), (), 3, 0, 40, (first, second))  # fmt: skip
+
+
+def without_phrase(a: Answer) -> Answer:
+    return dataclasses.replace(a, statements=tuple(dataclasses.replace(s, phrase=None) for s in a.statements))
+
+
+def source_lines(md: str) -> list[str]:
+    return [line for line in md.splitlines() if line.startswith("- \\[")]
+
+
+def test_the_source_holding_the_phrase_knows_where_it_is_and_no_other_does():
+    sources = numbered_sources(with_phrase())
+    lo = WARRANTY.index("two years")
+    assert [s.phrase for s in sources] == [None, (lo, lo + 9), None], "statement 1 quotes it too, with no phrase"
+    assert sources[1].document_phrase() == (BASE + lo, BASE + lo + 9)
+    assert sources[0].document_phrase() is None
+    assert [s.phrase for s in numbered_sources(two_statements())] == [None, None, None]
+
+
+def test_markdown_bolds_the_phrase_inside_its_quotation_and_nowhere_else():
+    md = answer_markdown(with_phrase())
+    assert source_lines(md) == [
+        f"- \\[1\\] *FAQ* `{C2}`: \u201cIt covers parts.\u201d",
+        f"- \\[2\\] *Manual* `{C1}`: \u201cThe warranty lasts **two years** from purchase.\u201d",
+        f"- \\[3\\] *Manual* `{C1}`: \u201cThe warranty lasts two years from purchase.\u201d"]
+    assert md.count("**") == 2 * 3 + 2, "three headings and the phrase"
+
+
+def test_the_phrase_is_escaped_and_still_renders_bold():
+    from markdown_it import MarkdownIt
+
+    a = with_phrase("It costs $5 *net* <b>now</b> & more_ here.", "$5 *net* <b>now")
+    line = source_lines(answer_markdown(a))[1]
+    assert "\u201cIt costs **\\$5 \\*net\\* &lt;b>now**&lt;/b> & more\\_ here.\u201d" in line
+    rendered = MarkdownIt("commonmark").render(line)
+    assert "It costs <strong>$5 *net* &lt;b&gt;now</strong>&lt;/b&gt; &amp; more_ here." in rendered
+
+
+def test_rich_bolds_the_phrase_and_plain_text_shows_the_quotation_unmarked():
+    a = with_phrase()
+    text = answer_rich(a)
+    assert text.plain == answer_plain(a) == answer_plain(without_phrase(a))
+    bold = [text.plain[s.start:s.end] for s in text.spans if str(s.style) == "bold"]
+    assert bold == ["Answer", "Sources", "FAQ", "Manual", "two years", "Manual"]
+    at = text.plain.index("\u201cThe warranty lasts two years") + len("\u201cThe warranty lasts ")
+    assert [str(s.style) for s in text.spans if s.start == at and s.end == at + 9] == ["bold"]
+    assert sum(text.plain[s.start:s.end] == "two years" for s in text.spans) == 1, "only in source [2]"
+
+
+def test_whitespace_before_and_inside_the_phrase_collapses_as_the_quotation_does():
+    raw = "The warranty\n\nlasts  two \n years\tfrom   purchase."
+    a = with_phrase(raw, "two \n years")
+    assert source_lines(answer_markdown(a))[1].endswith("\u201cThe warranty lasts **two years** from purchase.\u201d")
+    text = answer_rich(a)
+    assert text.plain == answer_plain(without_phrase(a))
+    assert [text.plain[s.start:s.end] for s in text.spans if str(s.style) == "bold"].count("two years") == 1
+    padded = with_phrase(raw, "  two \n years\t", at=raw.index("  two"))  # offsets that take in the spaces
+    assert "\u201cThe warranty lasts **two years** from purchase.\u201d" in answer_markdown(padded)
+    start = with_phrase(" \nThe warranty lasts", "The warranty")
+    assert "\u201c**The warranty** lasts\u201d" in answer_markdown(start)
+    inside = with_phrase("a twofold warranty", "two")  # a word running across the phrase's edge stays one word
+    assert "\u201ca **two**fold warranty\u201d" in answer_markdown(inside)
+
+
+def test_no_phrase_or_one_that_does_not_fit_its_quotation_changes_nothing():
+    plain = without_phrase(with_phrase())
+    expected = answer_markdown(plain)
+    assert "**two years**" not in expected
+    lo = WARRANTY.index("two years")
+    elsewhere = dataclasses.replace(plain.statements[0], phrase=AnswerPhrase("two years", C2, BASE + lo, BASE + lo + 9))
+    wrong_text = with_phrase(text="ten years")
+    outside = with_phrase(phrase="years from purchase.", text="years from purchase. And")
+    outside = dataclasses.replace(outside, statements=(dataclasses.replace(
+        outside.statements[0], phrase=dataclasses.replace(outside.statements[0].phrase,
+                                                          end=BASE + len(WARRANTY) + 4)), outside.statements[1]))
+    for a in (dataclasses.replace(plain, statements=(elsewhere, plain.statements[1])), wrong_text, outside):
+        assert answer_markdown(a) == expected
+        assert answer_rich(a).spans == answer_rich(plain).spans
+        assert all(s.phrase is None for s in numbered_sources(a))
+
+
+@given(st.text(alphabet="ab \n\t", max_size=30), st.data())
+def test_quotation_parts_are_the_collapsed_quotation_cut_around_the_phrase(quotation, data):
+    lo = data.draw(st.integers(0, len(quotation)))
+    hi = data.draw(st.integers(lo, len(quotation)))
+    source = Source(1, "T", C1, quotation, 0, ref(C1, quotation), (lo, hi))
+    before, phrase, after = quotation_parts(source)
+    assert before + phrase + after == collapse(quotation)
+    assert phrase == collapse(quotation[lo:hi])
+    assert "".join(quotation_parts(source, collapsed=False)) == quotation
+    assert quotation_parts(dataclasses.replace(source, phrase=None)) == (collapse(quotation), "", "")

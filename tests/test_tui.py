@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import re
 import shutil
 import threading
 
@@ -13,6 +15,8 @@ from localreason.demo import samples_dir
 from localreason.errors import ModelError
 from localreason.library import Library
 from localreason.reason import NO_EVIDENCE_ANSWER
+from localreason.reason.answer import AnswerPhrase
+from localreason.session import Scope, Turn
 from localreason.tui.app import LocalReasonApp
 from localreason.tui.screens import (AddScreen, ConfirmScreen, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen,
                                      ReportScreen, SourceScreen)  # fmt: skip
@@ -147,6 +151,43 @@ async def test_citation_opens_the_source_with_the_quotation_highlighted_and_tree
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, SourceScreen)
+
+
+def with_a_phrase(answer, word: int = 2):
+    """``answer`` with the ``word``-th word of its first statement's first quotation as the answer phrase."""
+    first = answer.statements[0]
+    ref = first.references[0]
+    m = list(re.finditer(r"\w{3,}", ref.quotation))[word]
+    phrase = AnswerPhrase(m.group(), ref.chunk_id, ref.start + m.start(), ref.start + m.end())
+    return dataclasses.replace(answer, statements=(dataclasses.replace(first, phrase=phrase), *answer.statements[1:]))
+
+
+def styled(widget, *attributes: str) -> list[str]:
+    """The stretches of a Static's content drawn with all of ``attributes`` ("bold", "italic", "underline" ...)."""
+    content = widget.render()
+    return [content.plain[s.start:s.end] for s in content.spans
+            if all(getattr(s.style, a, False) for a in attributes)]  # fmt: skip
+
+
+async def test_the_answer_phrase_is_bold_in_its_source_row_and_marked_in_the_viewer(tui_lib):
+    question = "How long does the router warranty last?"
+    answer = with_a_phrase(tui_lib.ask(question))
+    phrase, ref = answer.statements[0].phrase, answer.statements[0].references[0]
+    app = LocalReasonApp(tui_lib, first_turn=Turn(question, Scope(), answer))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = [item.query_one("Static") for item in app.query_one(AnswerView).children]
+        row = rows[[str(r.render()) for r in rows].index("Sources") + 1]
+        assert ref.quotation in str(row.render())
+        assert styled(row, "bold", "italic") == [phrase.text], "the phrase, bold inside the italic quotation"
+        assert [t for r in rows if r is not row for t in styled(r, "bold", "italic")] == [], "only there"
+        await pilot.press("1")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SourceScreen) and screen.phrase == (phrase.start, phrase.end)
+        text = screen.query_one("#source-text")
+        assert highlighted(text) == [ref.quotation], "the quotation highlighted as before"
+        assert styled(text, "bold", "underline") == [phrase.text], "the phrase marked more strongly within it"
 
 
 async def test_a_move_before_the_first_paint_works_and_a_slow_earlier_move_is_not_painted_last(tui_lib, monkeypatch):

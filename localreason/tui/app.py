@@ -303,7 +303,8 @@ class LocalReasonApp(App):
     @on(AnswerView.OpenReference)
     def _open_reference(self, event: AnswerView.OpenReference) -> None:
         ref = event.reference
-        self.push_screen(SourceScreen(self.session, ref.chunk_id, quote=(ref.start, ref.end), title=event.title))
+        self.push_screen(SourceScreen(self.session, ref.chunk_id, quote=(ref.start, ref.end), phrase=event.phrase,
+                                      title=event.title))  # fmt: skip
 
     # ------------------------------------------------------------ search mode
 

@@ -1,4 +1,5 @@
-"""The source viewer: one chunk in its document, the verified quotation highlighted, with deep_expand navigation.
+"""The source viewer: one chunk in its document, the verified quotation highlighted (the answer phrase in it
+marked more strongly), with deep_expand navigation.
 
 It reads through the :class:`~localreason.session.Session` passed to it. Failures go to the App as
 :class:`~localreason.tui.screens.error.ErrorReported` messages; Escape or q dismisses it.
@@ -23,6 +24,10 @@ DIRECTION_LABELS = {"up": "the enclosing section", "down": "the first passage in
                     "previous": "the previous passage", "next": "the next passage",
                     "surrounding": "the passages around"}  # fmt: skip
 """What each of types.DIRECTIONS moves to, in the viewer's messages (tests/test_tui.py checks it names them all)."""
+QUOTE_STYLE = "reverse bold"
+"""The verified quotation."""
+PHRASE_STYLE = "bold underline yellow"
+"""The answer phrase, on top of QUOTE_STYLE: reversed, a yellow background, underlined."""
 HOW = {"cited": "cited passage", "previous": "previous", "next": "next", "up": "up", "down": "down",
        "surrounding": "around"}  # fmt: skip
 
@@ -40,12 +45,15 @@ class SourceScreen(Screen):
         Binding("c", "move('cited')", "Cited", show=False),
     ]
 
-    def __init__(self, session, chunk_id: str, *, quote: tuple[int, int] | None = None, title: str = "") -> None:
+    def __init__(self, session, chunk_id: str, *, quote: tuple[int, int] | None = None,
+                 phrase: tuple[int, int] | None = None, title: str = "") -> None:  # fmt: skip
         super().__init__()
         self.session = session
         self.cited = chunk_id
         self.quote = quote
         """Document character offsets of the verified quotation, highlighted wherever it is in view."""
+        self.phrase = phrase if quote and phrase and quote[0] <= phrase[0] < phrase[1] <= quote[1] else None
+        """Document character offsets of the answer phrase inside the quotation, marked with it (or None)."""
         self.heading = title
         self.current = chunk_id
         """The chunk in focus: the cited one until a move has been painted."""
@@ -161,8 +169,9 @@ class SourceScreen(Screen):
                 body.append("\n\n")
             part = Text(c.text, style="" if c.id == focus or len(chunks) == 1 else "dim")
             if self.quote and self._has_quote(c):
-                s, e = self.quote[0] - c.start, self.quote[1] - c.start
-                part.stylize("reverse bold", max(0, s), min(len(c.text), e))
+                for span, style in ((self.quote, QUOTE_STYLE), (self.phrase, PHRASE_STYLE)):
+                    if span:
+                        part.stylize(style, max(0, span[0] - c.start), min(len(c.text), span[1] - c.start))
             body.append_text(part)
         return body
 

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, ListItem, ListView, Static
 
 from ...reason import NO_EVIDENCE_ANSWER
-from ...render import LIMITATIONS, META, SOURCES, section, sections
+from ...render import LIMITATIONS, META, SOURCES, quotation_parts, section, sections
 
 WELCOME = (
     "Ask a question about your documents and press Enter.\n\n"
@@ -41,7 +41,8 @@ class NoteItem(ListItem):
 
 
 def answer_items(turn) -> tuple[list[ListItem], list]:
-    """The rows that show ``turn``, and its (reference, document title) pairs in marker order.
+    """The rows that show ``turn``, and its sources (``render.Source``: reference, document title, answer phrase)
+    in marker order.
 
     The sources, limitations and meta line are those of ``render.sections``, like every other form of an answer.
     """
@@ -62,7 +63,7 @@ def answer_items(turn) -> tuple[list[ListItem], list]:
         items.append(NoteItem(Text(LIMITATIONS, style="bold"), classes="heading"))
         items += [NoteItem(Text("• " + g), classes="gap") for g in gaps]
     items += [NoteItem(Text(line, style="dim"), classes="meta") for line in section(parts, META)]
-    return items, [(s.reference, s.title) for s in sources]
+    return items, list(sources)
 
 
 def _statement_items(a, sources) -> list[ListItem]:
@@ -81,13 +82,22 @@ def _statement_items(a, sources) -> list[ListItem]:
 
 
 def _source_items(sources) -> list[ListItem]:
-    """The Sources heading and one row per numbered source: title, chunk id and the quotation."""
+    """The Sources heading and one row per numbered source: title, chunk id and the quotation, its answer phrase
+    (``render.quotation_parts``) bold."""
     items: list[ListItem] = [NoteItem(Text(SOURCES, style="bold"), classes="heading")] if sources else []
     for s in sources:
         body = Text.assemble((f"[{s.number}] ", "bold"), (s.title, "bold"), (f"  {s.chunk_id}\n", "dim"),
-                             ("“" + s.quotation + "”", "italic"))  # fmt: skip
+                             *_quotation(s))  # fmt: skip
         items.append(RefItem(body, s.number))
     return items
+
+
+def _quotation(source) -> list[tuple[str, str]]:
+    """A source row's quotation as (text, style) parts: italic, in quotation marks, the answer phrase bold."""
+    before, phrase, after = quotation_parts(source, collapsed=False)
+    if not phrase:
+        return [("“" + before + "”", "italic")]
+    return [("“" + before, "italic"), (phrase, "bold italic"), (after + "”", "italic")]
 
 
 # ---------------------------------------------------------------- the widget
@@ -104,11 +114,12 @@ class AnswerView(ListView):
     BINDINGS = [Binding(str(n), f"open_ref({n})", show=False) for n in range(1, 10)]
 
     class OpenReference(Message):
-        """Citation ``n`` was chosen: ``reference`` (chunk id, offsets) in the document ``title``."""
+        """Citation ``n`` was chosen: ``reference`` (chunk id, offsets) in the document ``title``; ``phrase``: the
+        document offsets of the answer phrase inside it, or None."""
 
-        def __init__(self, n: int, reference, title: str) -> None:
+        def __init__(self, n: int, reference, title: str, phrase: tuple[int, int] | None = None) -> None:
             super().__init__()
-            self.n, self.reference, self.title = n, reference, title
+            self.n, self.reference, self.title, self.phrase = n, reference, title, phrase
 
     typing = False
     """True from the first letter typed here until the question box has the focus (keys of a burst follow)."""
@@ -118,7 +129,7 @@ class AnswerView(ListView):
         self.type_into = type_into
         """Where typing goes (directly, so the keys of a fast burst keep their order)."""
         self.refs: list = []
-        """(reference, document title) of the shown answer, in marker order: [1] is refs[0]."""
+        """The shown answer's sources (``render.Source``), in marker order: [1] is refs[0]."""
 
     async def show_turn(self, turn) -> None:
         """Show ``turn``; the first citation is selected (and the list focused) if there is one."""
@@ -135,8 +146,8 @@ class AnswerView(ListView):
         if not 1 <= n <= len(self.refs):
             self.notify(f"There is no citation [{n}].", severity="warning")
             return
-        ref, title = self.refs[n - 1]
-        self.post_message(self.OpenReference(n, ref, title))
+        source = self.refs[n - 1]
+        self.post_message(self.OpenReference(n, source.reference, source.title, source.document_phrase()))
 
     @on(ListView.Selected)
     def _selected(self, event: ListView.Selected) -> None:
