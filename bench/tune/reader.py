@@ -184,7 +184,8 @@ def simulate(rec: dict, cfg: dict) -> dict:
     if cfg["gate"] == "old":
         verdict = judge(rec["relevance"], best["score"])
     else:
-        z = blended_log_odds(best["logit"], rec["relevance"], best["score"], cfg.get("gb", 0.0))
+        z = blended_log_odds(best["logit"], rec["relevance"], best["score"], cfg.get("gb", 0.0), best.get("margin"),
+                             cfg.get("sb", 0.0))  # fmt: skip
         p = 1 / (1 + np.exp(-z))
         verdict = "weak" if p < cfg["weak"] else "unsure" if p < cfg["answers"] else "answers"
     if verdict == "answers" and best["field_off"]:
@@ -197,10 +198,63 @@ def simulate(rec: dict, cfg: dict) -> dict:
     lead = lead_count(probs, cfg["ratio"])
     chosen = [cands[i] for i in order[:lead]]
     held = [c["held"] for c in chosen]
-    if cfg.get("naming") and best["leans"] and best["naming"]:
+    named = bool(cfg.get("naming") and best["leans"] and best["naming"])
+    if named:
         held = [best["naming_held"]] + held
-    leans = best["leans"] and not (cfg.get("naming") and best["naming"])
-    return {"kind": rec["kind"], "noEvidence": False, "unanswered": False, "held": held, "leans": leans}
+    leans = best["leans"] and not named
+    return {"kind": rec["kind"], "noEvidence": False, "unanswered": False, "held": held, "leans": leans,
+            "phrase": phrase_of(rec, best, named, cfg), "golds": rec.get("golds", [])}  # fmt: skip
+
+
+def phrase_of(rec: dict, best: dict, named: bool, cfg: dict) -> str | None:
+    """The answer phrase reason leads with for this record under ``cfg`` (phrase.with_phrase's rule), or None."""
+    from localreason.reason.offer import is_reference, name_run
+    from localreason.reason.phrase import MAX_PHRASE_SHARE
+
+    if cfg.get("pm") is None or best.get("phrase") is None or best["margin"] < cfg["pm"]:
+        return None
+    lo, hi = best["phrase"]
+    text = best["text"][lo:hi]
+    if not text.strip() or len(text.split()) > MAX_PHRASE_SHARE * len(best["text"].split()):
+        return None
+    if not is_reference(text):
+        return text
+    run = name_run(best["naming"], rec["q"]) if named else None
+    return best["naming"][run[0]:run[1]] if run else None
+
+
+def token_f1(got: str, gold: str) -> float:
+    from collections import Counter
+
+    a, b = qa_sets.norm(got).split(), qa_sets.norm(gold).split()
+    common = sum((Counter(a) & Counter(b)).values())
+    if not a or not b or not common:
+        return float(a == b)
+    p, r = common / len(a), common / len(b)
+    return 2 * p * r / (p + r)
+
+
+def phrase_scores(o: dict) -> tuple[float, float] | None:
+    """(token F1, exact match) of an outcome's phrase against its best gold short answer, or None without one."""
+    if not o.get("phrase") or not o.get("golds"):
+        return None
+    f1 = max(token_f1(o["phrase"], g) for g in o["golds"])
+    em = max(float(qa_sets.norm(o["phrase"]) == qa_sets.norm(g)) for g in o["golds"])
+    return f1, em
+
+
+def phrase_utility(outcomes: list[dict]) -> float:
+    """What the phrase margin is chosen for, per answered answerable question: +1 for a phrase that matches the
+    gold answer (token F1 >= 0.5) in a lead quotation that holds it, -1 for any other phrase shown (it leads
+    the answer, so a wrong one misleads), 0 for none (whole sentences)."""
+    a = [o for o in outcomes if o["kind"] == "answerable" and not o["noEvidence"] and not o["unanswered"]]
+    total = 0.0
+    for o in a:
+        if not o.get("phrase"):
+            continue
+        sc = phrase_scores(o)
+        total += 1.0 if o["held"] and o["held"][0] and sc is not None and sc[0] >= 0.5 else -1.0
+    return total / len(a) if a else 0.0
 
 
 def summary(outcomes: list[dict]) -> dict:
@@ -213,7 +267,15 @@ def summary(outcomes: list[dict]) -> dict:
     def share(xs, f):
         return sum(map(f, xs)) / len(xs) if xs else float("nan")
 
+    held_lead = [o for o in a if not o["noEvidence"] and not o["unanswered"] and o["held"] and o["held"][0]
+                 and o.get("golds")]  # fmt: skip
+    scored = [sc for sc in (phrase_scores(o) for o in held_lead) if sc is not None]
+    answered_a = [o for o in a if not o["noEvidence"] and not o["unanswered"]]
     return {"support": share(a, lambda o: any(o["held"])), "first": share(a, lambda o: bool(o["held"]) and o["held"][0]),
+            "phrased": share(answered_a, lambda o: bool(o.get("phrase"))),
+            "phrase F1": statistics.fmean([f for f, _ in scored]) if scored else float("nan"),
+            "phrase EM": statistics.fmean([e for _, e in scored]) if scored else float("nan"),
+            "utility": phrase_utility(outcomes),
             "precision": share(answered, lambda o: sum(o["held"]) / max(1, len(o["held"]))),
             "refused": share(a, lambda o: o["noEvidence"]),
             "marked": share(a, lambda o: o["unanswered"] and not o["noEvidence"]),
@@ -223,11 +285,17 @@ def summary(outcomes: list[dict]) -> dict:
 
 
 COLUMNS = ("support", "first", "precision", "refused", "marked", "near-miss", "off-topic", "off+marked")
+PHRASE_COLUMNS = ("phrased", "phrase F1", "phrase EM")
+SPAN_BLENDS = (0.0, 0.25, 0.5)
+"""Weights of the span head's phrase margin in the reader's gate, tried in the choice (0: it does not count)."""
+PHRASE_MARGINS = (-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 6.0)
+"""Phrase margins tried for phrase.with_phrase's threshold."""
 
 
 def group(data: dict, names, half: str, cfg: dict) -> dict:
     rows = [summary([simulate(r, cfg) for r in data[(n, half)]]) for n in names if (n, half) in data]
-    return {c: statistics.fmean([r[c] for r in rows if r[c] == r[c]] or [float("nan")]) for c in COLUMNS + ("leans",)}
+    return {c: statistics.fmean([r[c] for r in rows if r[c] == r[c]] or [float("nan")])
+            for c in COLUMNS + PHRASE_COLUMNS + ("leans", "utility")}  # fmt: skip
 
 
 MAX_MARKED = 0.25
@@ -243,22 +311,41 @@ def objective(s: dict) -> float:
             - 10 * max(0.0, s["refused"] - 0.04) - 2 * max(0.0, s["marked"] - MAX_MARKED))  # fmt: skip
 
 
-def choose(data: dict, ks=(8, 12, 16, 20), blends=(0.0,)) -> dict:
+def choose(data: dict, ks=(8, 12, 16, 20), blends=(0.0,), span_blends=(0.0,)) -> dict:
     """The best setting on the calibration half. ``blends``: weights of the retrieval gate's score (relevance +
     best sentence, less ANSWER_GUARD) added to the reader's logit before the gate's thresholds (0: the reader
-    alone decides)."""
+    alone decides); ``span_blends``: weights of the span head's phrase margin added there too. Then the phrase
+    margin (``choose_phrase``) for that setting."""
     best, best_val = None, -1e9
     grid = itertools.product((0.0, 0.1, 0.25, 0.5, 1.0, 2.0), (0.1, 0.2, 0.35, 0.5), (0.02, 0.05, 0.1, 0.15, 0.2, 0.3),
-                             (0.1, 0.2, 0.3, 0.4, 0.5, 0.6), ks, blends)  # fmt: skip
-    for fw, ratio, weak, answers, k, gb in grid:
+                             (0.1, 0.2, 0.3, 0.4, 0.5, 0.6), ks, blends, span_blends)  # fmt: skip
+    for fw, ratio, weak, answers, k, gb, sb in grid:
         if answers < weak:
             continue
         cfg = {"rank": "combined", "rw": 1.0, "fw": fw, "ratio": ratio, "gate": "reader", "weak": weak,
-               "answers": answers, "naming": True, "k": k, "gb": gb}  # fmt: skip
+               "answers": answers, "naming": True, "k": k, "gb": gb, "sb": sb}  # fmt: skip
         val = objective(group(data, CALIBRATION, "fit", cfg))
         if val > best_val:
             best, best_val = cfg, val
-    return best
+    return choose_phrase(data, best)
+
+
+def choose_phrase(data: dict, cfg: dict) -> dict:
+    """``cfg`` with the phrase margin (PHRASE_MARGINS) that maximises phrase_utility on the calibration half."""
+    scored = [(group(data, CALIBRATION, "fit", {**cfg, "pm": pm})["utility"], -pm, pm) for pm in PHRASE_MARGINS]
+    return {**cfg, "pm": max(scored)[2]}
+
+
+def phrase_margins(data: dict, cfg: dict) -> None:
+    """The phrase margins tried, under ``cfg``: utility, share phrased and F1, on the calibration half and held out."""
+    print("
+phrase margin: utility / phrased / phrase F1 / EM, calibration fit half | fit eval half | held out")
+    for pm in PHRASE_MARGINS:
+        row = []
+        for names, half in ((CALIBRATION, "fit"), (list(qa_sets.FIT), "eval"), (qa_sets.HELD_OUT, "eval")):
+            g = group(data, names, half, {**cfg, "pm": pm})
+            row.append(f"{g['utility']:.3f} {g['phrased']:.3f} {g['phrase F1']:.3f} {g['phrase EM']:.3f}")
+        print(f"  {pm:>5}:  " + "  |  ".join(row))
 
 
 def ceiling(data: dict, ks=(1, 3, 8, 20)) -> None:
@@ -435,7 +522,7 @@ def table(data: dict, configs: dict[str, dict]) -> None:
     fit = [n for n in qa_sets.FIT]
     for label, cfg in configs.items():
         print(f"\n{label}")
-        print(f"{'domain':<16} " + " ".join(f"{c:>10}" for c in COLUMNS + ("leans",)))
+        print(f"{'domain':<16} " + " ".join(f"{c:>10}" for c in COLUMNS + PHRASE_COLUMNS + ("leans",)))
         rows = {}
         for n in fit:
             if (n, "eval") in data:
@@ -447,7 +534,7 @@ def table(data: dict, configs: dict[str, dict]) -> None:
         rows["[fit, eval half]"] = group(data, fit, "eval", cfg)
         rows["[held out]"] = group(data, qa_sets.HELD_OUT, "eval", cfg)
         for name, s in rows.items():
-            print(f"{name:<24}"[:24] + " ".join(f"{s[c]:>10.3f}" for c in COLUMNS + ("leans",)))
+            print(f"{name:<24}"[:24] + " ".join(f"{s[c]:>10.3f}" for c in COLUMNS + PHRASE_COLUMNS + ("leans",)))
 
 
 def arguments() -> argparse.Namespace:
@@ -527,8 +614,9 @@ def main() -> None:
     print(f"\nreader time per question (this run's CPU): p50 {statistics.median(read_ms):.0f} ms, "
           f"p90 {np.percentile(read_ms, 90):.0f} ms over {len(read_ms)} questions")  # fmt: skip
     reading_counts(data)
-    chosen = choose(data, (8, 12), BLENDS)
+    chosen = choose(data, (8,), BLENDS, SPAN_BLENDS)
     print(f"\nchosen on {', '.join(CALIBRATION)} (fit half): {json.dumps(chosen)}")
+    phrase_margins(data, chosen)
     table(data, ablation(data, chosen))
 
 
@@ -540,15 +628,16 @@ def ablation(data: dict, chosen: dict) -> dict[str, dict]:
     shipped = {"rank": "combined", "k": DEFAULT.read_candidates, "rw": DEFAULT.reader_weight,
                "fw": DEFAULT.feature_weight, "ratio": DEFAULT.read_lead_ratio, "gate": "reader",
                "weak": DEFAULT.read_weak, "answers": DEFAULT.read_answers, "naming": True,
-               "gb": DEFAULT.read_gate_blend}  # fmt: skip
+               "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.phrase_margin}  # fmt: skip
     lead_ratio = DEFAULT.lead_ratio
+    sentence_gate = choose(data, (chosen["k"],), (chosen["gb"],), (0.0,))
     return {
         "features only, old gate (today)": {"rank": "features", "ratio": lead_ratio, "gate": "old"},
         "features only, old gate, naming rule": {"rank": "features", "ratio": lead_ratio, "gate": "old", "naming": True},
         "reader only, old gate": {**chosen, "fw": 0.0, "gate": "old"},
         "reader only, reader gate": {**chosen, "fw": 0.0},
         "combined, old gate": {**chosen, "gate": "old"},
-        "combined, reader gate alone": choose(data, (chosen["k"],)),
+        "combined, reader gate on the sentence score alone (no span margin)": sentence_gate,
         "combined, reader gate (chosen)": chosen,
         "shipped constants": shipped,
     }

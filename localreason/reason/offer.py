@@ -34,6 +34,7 @@ _ASKS_NAME = re.compile(r"^\W*(?:(?:and|but|so)\W+)?(?:who|whom|whose|which)\b|\
 """A question that asks for who or what by name: who / whom / whose / which, "what is the name of", "what was
 it called"."""
 _REFERRING = frozenset("he she they it his her their its him them this these those".split())
+_DETERMINERS = frozenset("the this that these those".split())
 _DESCRIPTION = re.compile(r"^\W*(?:(?:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?:the|this|that|these)\s+"
                           r"[a-z][\w-]*\b", re.I)  # fmt: skip
 """A bare description at the start: "The company ...", "After the war the band ..."."""
@@ -121,14 +122,15 @@ def _names(text: str, skip: set[str]) -> list[str]:
 
 
 def is_reference(phrase: str) -> bool:
-    """Whether ``phrase`` only refers to someone or something: a pronoun ("he", "its"), or a short bare
-    description with no name in it ("the company", "this band")."""
+    """Whether ``phrase`` only refers to someone or something: pronouns ("he", "its"), or a bare description of
+    two words with no name in it ("the company", "this band")."""
     words = WORD.findall(phrase)
     if not words:
         return False
     if all(w.lower() in _REFERRING for w in words):
         return True
-    return len(words) <= 3 and bool(_DESCRIPTION.match(phrase)) and not _names(" ".join(["x", *words[1:]]), set())
+    return (len(words) == 2 and words[0].lower() in _DETERMINERS and words[1].isalpha()
+            and not _names(" ".join(["x", *words[1:]]), set()))  # fmt: skip
 
 
 def name_run(sentence: str, question: str) -> tuple[int, int] | None:

@@ -221,7 +221,10 @@ class AnswerOut(_Shape):
     gaps: list[str]
     meta: MetaOut
     statements: list[dict] | None = Field(None, description="Only with includeStatements: [{text, references: "
-                                          "[{chunkId, quotation, documentId, start, end}]}].")  # fmt: skip
+                                          "[{chunkId, quotation, documentId, start, end}], answerPhrase?: {text, "
+                                          "chunkId, start, end}}]; answerPhrase (first statement only, when the "
+                                          "reader found one) is the exact answer inside one of its quotations, "
+                                          "at document offsets.")  # fmt: skip
 
 
 class ReasonResponse(_Shape):

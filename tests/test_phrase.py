@@ -1,0 +1,159 @@
+"""The answer phrase (reason/phrase.py, reason/reader.py's span decoding): the words of the lead quotation that
+answer, which the prose leads with; verified against the quotation, offsets in the document; none when the span
+head is unsure, the gate is unsure, or the phrase only refers ("he")."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from localreason.reason import Answer, AnswerPhrase, Reference, Statement, compose, reason
+from localreason.reason.calibration import DEFAULT
+from localreason.reason.candidates import Quote
+from localreason.reason.offer import is_reference, name_run
+from localreason.reason.phrase import with_phrase
+from localreason.reason.reader import Phrase, best_phrase, load_tokenizer, pair_text
+
+from fakes import FakeGenerator
+
+APOLLO = ("# Apollo\n\nThe Apollo program, also known as Project Apollo, was the third United States human spaceflight "
+          "program, which flew crewed missions from 1969 to 1972. It was run by NASA.\n\n## Why\n\nThe program "
+          "was started because the nation wanted to show what it could do in space, and the reasons are debated.\n")
+BRIDGE = ("# Town history\n\nJohn Rennie was the county's chief engineer for thirty years. After the flood of 1810 he "
+          "rebuilt the bridge in stone. The old wooden bridge had stood for a century.\n")  # fmt: skip
+
+
+class SpanReader:
+    """A reader with a span head: logits +4 per ``likes`` word; the phrase is the first of ``points`` found in
+    the sentence, with ``margin`` over no phrase (no phrase found: margin -5)."""
+
+    def __init__(self, likes=(), points=(), margin=4.0, base=-4.0) -> None:
+        self.likes, self.points, self.margin, self.base = likes, points, margin, base
+        self.calls = 0
+
+    def logits(self, question, candidates):
+        return self.read(question, candidates)[0]
+
+    def read(self, question, candidates):
+        self.calls += 1
+        logits = np.array([self.base + 4.0 * sum(w in s.lower() for w in self.likes) for s, _ in candidates])
+        phrases = []
+        for s, _ in candidates:
+            at = next(((s.find(p), p) for p in self.points if p in s), None)
+            phrases.append(Phrase(at[0], at[0] + len(at[1]), self.margin, 0.0) if at else Phrase(0, 3, -5.0, 0.0))
+        return logits, phrases
+
+
+@pytest.fixture
+def library(library_of):
+    return library_of({"apollo.md": APOLLO, "bridge.md": BRIDGE})
+
+
+def test_the_answer_leads_with_the_phrase_verified_inside_its_quotation(library):
+    reader = SpanReader(likes=("1969",), points=("from 1969 to 1972",))
+    a = reason(library, "When did the Apollo program fly crewed missions?", generator=FakeGenerator(), reader=reader)
+    first = a.statements[0]
+    assert first.phrase is not None and first.phrase.text == "from 1969 to 1972"
+    assert a.answer.startswith("from 1969 to 1972 [["), a.answer
+    ref = next(r for r in first.references if first.phrase_in(r))
+    lo, hi = first.phrase_in(ref)
+    assert ref.quotation[lo:hi] == "from 1969 to 1972", "the phrase is a verified substring of the quotation"
+    assert ref.start <= first.phrase.start < first.phrase.end <= ref.end and first.phrase.chunk_id == ref.chunk_id
+    assert "1969 to 1972" in first.text and len(first.text) > len(first.phrase.text), "the statement keeps the sentence"
+    data = a.to_dict()
+    assert data["statements"][0]["answerPhrase"] == {"text": "from 1969 to 1972", "chunkId": ref.chunk_id,
+                                                     "start": first.phrase.start, "end": first.phrase.end}
+    assert "answerPhrase" not in data["statements"][1:] and Answer.from_dict(data).statements[0].phrase == first.phrase
+    assert set(data) == {"answer", "citations", "gaps", "meta", "statements"}, "the spec's fields stay"
+
+
+def test_the_phrase_offsets_are_the_documents(library):
+    reader = SpanReader(likes=("1969",), points=("from 1969 to 1972",))
+    a = reason(library, "When did the Apollo program fly crewed missions?", generator=FakeGenerator(), reader=reader)
+    p, ref = a.statements[0].phrase, a.statements[0].references[0]
+    text = library.document_text(ref.document_id)
+    assert text[ref.start:ref.end] == ref.quotation and text[p.start:p.end] == p.text == "from 1969 to 1972"
+
+
+def test_an_unsure_span_head_keeps_whole_sentences(library):
+    q = "Why was the Apollo program started?"
+    reader = SpanReader(likes=("started",), points=("to show what it could do in space",), margin=DEFAULT.phrase_margin - 0.5)
+    a = reason(library, q, generator=FakeGenerator(), reader=reader)
+    assert a.statements and all(s.phrase is None for s in a.statements)
+    assert not a.answer.startswith("to show"), "the prose is the sentences"
+    sure = reason(library, q, generator=FakeGenerator(), reader=SpanReader(likes=("started",),
+                                                                           points=("to show what it could do in space",)))
+    assert sure.statements[0].phrase is not None, "the same question with a confident head gets its phrase"
+
+
+def test_no_phrase_when_the_gate_is_unsure_or_without_a_reader(library):
+    from localreason.reason import NOT_ANSWERED_GAP
+
+    q = "When did the Apollo program fly crewed missions?"
+    between = float(np.log(((DEFAULT.read_weak * DEFAULT.read_answers) ** 0.5) / (1 - (DEFAULT.read_weak * DEFAULT.read_answers) ** 0.5)))
+    unsure = reason(library, q, generator=FakeGenerator(), reader=SpanReader(points=("from 1969 to 1972",), base=between))
+    assert NOT_ANSWERED_GAP in unsure.gaps and all(s.phrase is None for s in unsure.statements), \
+        "a phrase would claim an answer the gate doubts"
+    plain = reason(library, q, generator=FakeGenerator())
+    assert plain.statements and all(s.phrase is None for s in plain.statements)
+
+
+def test_a_pronoun_phrase_is_named_by_the_naming_sentence(library):
+    q = "Who rebuilt the bridge after the flood?"
+    a = reason(library, q, generator=FakeGenerator(), reader=SpanReader(likes=("rebuilt", "flood"), points=(" he ",)))
+    assert a.statements[0].references[0].quotation.startswith("John Rennie")
+    assert a.statements[0].phrase is not None and a.statements[0].phrase.text == "John Rennie"
+    assert a.answer.startswith("John Rennie [[")
+
+
+def statement(quotation: str, start: int = 100, chunk: str = "chk_a") -> Statement:
+    return Statement(quotation, (Reference(chunk, quotation, "doc_a", start, start + len(quotation)),))
+
+
+def test_with_phrase_checks_the_phrase_against_the_quotation():
+    sentence = "The bridge was rebuilt in 1810 by the county."
+    quote = Quote("chk_a", sentence, 40, 1.0, phrase=(26, 30), phrase_margin=5.0)
+    st = [statement(sentence, start=140)]
+    got = with_phrase(st, quote, 140, "When was the bridge rebuilt?")
+    assert got[0].phrase == AnswerPhrase("1810", "chk_a", 166, 170)
+    assert with_phrase(st, quote, 141, "When?") == st, "a phrase not where the quotation has it is not shown"
+    assert with_phrase([statement("Another sentence entirely here.", 140)], quote, 140, "When?")[0].phrase is None
+    assert with_phrase(st, replace(quote, phrase=(0, 40)), 140, "When?") == st, "most of the sentence is no phrase"
+    assert with_phrase(st, replace(quote, phrase_margin=-1.0), 140, "When?", calibration=replace(DEFAULT, phrase_margin=0.0)) == st
+    assert with_phrase(st, replace(quote, phrase=None), 140, "When?") == st
+
+
+def test_compose_writes_the_phrase_with_its_token():
+    st = statement("The bridge was rebuilt in 1810 by the county.")
+    phrased = replace(st, phrase=AnswerPhrase("in\n1810", "chk_a", 123, 130))
+    prose, cited = compose([phrased, statement("It is of stone.", chunk="chk_b")], {"chk_a": ("d", "A"), "chk_b": ("e", "B")})
+    assert prose == "in 1810 [[chk_a]] It is of stone. [[chk_b]]" and len(cited) == 2
+
+
+def test_references_and_names():
+    assert is_reference("he") and is_reference("the company") and is_reference("its")
+    assert not is_reference("the nation wanted") and not is_reference("George Eliot") and not is_reference("from 1969 to 1972") and not is_reference("the 1970s")
+    s = "In 1969, Neil Armstrong and Buzz Aldrin landed."
+    a, b = name_run(s, "Who landed?")
+    assert s[a:b] == "Neil Armstrong"
+    assert name_run("it was late.", "When?") is None
+
+
+def test_best_phrase_maps_tokens_back_through_whitespace():
+    from localreason.config import load_settings
+    from localreason.models import resolve_embedding_model
+    from pathlib import Path
+
+    tok = load_tokenizer(resolve_embedding_model(load_settings(Path("/nonexistent-home"))).path)
+    s = "It  ran from 1969\n to 1972."
+    enc = tok.encode("When did it run?", pair_text(s, "Apollo was a program."))
+    starts, ends = np.zeros(len(enc.ids)), np.zeros(len(enc.ids))
+    at = {t: i for i, t in enumerate(enc.tokens) if i > 6}
+    starts[at["1969"]], ends[at["1972"]] = 5.0, 5.0
+    starts[at["apollo"]], ends[at["program"]] = 9.0, 9.0  # the previous sentence: never the phrase of this one
+    p = best_phrase(s, enc, starts, ends)
+    assert s[p.start:p.end] == "1969\n to 1972" and p.margin == pytest.approx(10.0)
+    starts[at["1972"]], ends[at["1969"]] = 50.0, 50.0  # an end before its start is no phrase
+    assert s[best_phrase(s, enc, starts, ends).start:best_phrase(s, enc, starts, ends).end] != "1972. 1969"
