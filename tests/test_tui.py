@@ -177,7 +177,10 @@ async def test_the_answer_phrase_is_bold_in_its_source_row_and_marked_in_the_vie
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         rows = [item.query_one("Static") for item in app.query_one(AnswerView).children]
-        row = rows[[str(r.render()) for r in rows].index("Sources") + 1]
+        texts = [str(r.render()) for r in rows]
+        row = rows[texts.index("Sources") + 1]
+        lead = next(t for t in texts if answer.statements[0].text in t and t != str(row.render()))
+        assert lead.startswith(phrase.text + " [1]\n"), "the statement leads with its phrase, its sentence under it"
         assert ref.quotation in str(row.render())
         assert styled(row, "bold", "italic") == [phrase.text], "the phrase, bold inside the italic quotation"
         assert [t for r in rows if r is not row for t in styled(r, "bold", "italic")] == [], "only there"

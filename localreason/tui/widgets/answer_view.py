@@ -67,14 +67,17 @@ def answer_items(turn) -> tuple[list[ListItem], list]:
 
 
 def _statement_items(a, sources) -> list[ListItem]:
-    """One row per statement, followed by the markers of its sources (``render.Source`` numbers)."""
+    """One row per statement, followed by the markers of its sources (``render.Source`` numbers); a statement
+    with an answer phrase leads with the phrase, bold, its sentence under it."""
     items: list[ListItem] = []
     for i, st in enumerate(a.statements):
         numbers = [s.number for s in sources if s.statement == i]
-        body = Text(st.text)
+        body = Text(st.phrase.text, style="bold") if st.phrase is not None else Text(st.text)
         for n in numbers:
             body.append(" ")
             body.append(f"[{n}]", style="bold reverse")
+        if st.phrase is not None:  # the answer phrase leads; its sentence follows, as in Sources
+            body.append("\n" + st.text, style="dim")
         items.append(RefItem(body, numbers[0] if numbers else 0))
     if not a.statements:
         items.append(NoteItem(Text(a.answer, style="italic")))
