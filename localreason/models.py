@@ -170,8 +170,8 @@ def describe_reader(settings: Settings) -> dict:
         row["problem"] = "off (reader = \"off\"): sentences are ranked by retrieval features alone"
         return row
     if not reader_shipped():
-        row["problem"] = ("not shipped in this build (its weights are committed once they meet their targets; "
-                          "python -m bench.train.reader in a checkout trains one): sentences are ranked by retrieval "
+        row["problem"] = ("missing from this installation (it ships inside the package: reinstall localreason, "
+                          "or in a checkout python -m bench.train.reader makes it): sentences are ranked by retrieval "
                           "features alone")  # fmt: skip
         return row
     try:
@@ -204,9 +204,9 @@ class ReaderInfo:
 
 
 def reader_shipped(folder: Path | None = None) -> bool:
-    """Whether a reader is in ``folder`` (READER_DIR by default) at all. The weights are committed only once
-    they meet the targets of their issue; until then a build has the model card and no weights, and answers are
-    ranked without a reader (bench/train/reader.py makes one locally)."""
+    """Whether a reader is in ``folder`` (READER_DIR by default) at all. The package ships one; an installation
+    without it (a damaged copy, a checkout whose weights were deleted) ranks answers without a reader
+    (bench/train/reader.py makes one)."""
     return ((folder or READER_DIR) / "reader.json").is_file()
 
 

@@ -186,11 +186,13 @@ def test_pair_text_puts_the_sentence_before_its_context():
 
 # ---------------------------------------------------------------- the packaged reader
 
-needs_weights = pytest.mark.skipif(not reader_shipped(), reason="this build ships no reader weights (committed once they "
-                                   "meet their targets; bench/train/reader.py makes them)")  # fmt: skip
+def test_the_reader_ships_in_the_package():
+    assert reader_shipped(), "the trained reader is committed in localreason/models/reader (bench/train/reader.py)"
+    info = read_reader_info(READER_DIR)
+    assert info.meta["format"] == READER_FORMAT and set(info.meta["sources"]) >= {"new_wiki", "squad-fit"}
+    assert all(v["licence"] for v in info.meta["sources"].values()), "every training source names its licence"
+    assert info.meta["export_max_logit_difference"] < 0.1 and info.meta["export_same_phrase"] >= 0.9
 
-
-@needs_weights
 
 def test_the_packaged_reader_finds_the_answering_sentence():
     reader = Reader(READER_DIR)
@@ -216,13 +218,29 @@ def test_the_packaged_reader_finds_the_answering_sentence():
     assert p[0] < 0.2, "a sentence on another topic is not an answer"
 
 
-@needs_weights
+def test_the_packaged_reader_points_at_the_answer_phrase():
+    reader = Reader(READER_DIR)
+    cases = [
+        ("When was the bridge rebuilt in stone?", "After the flood of 1810 the bridge was rebuilt in stone.", "1810"),
+        ("Who wrote the novel Middlemarch?", "Middlemarch was written by George Eliot in 1871.", "George Eliot"),
+        ("How many ports does the router have?", "The router has four network ports on its back.", "four"),
+    ]  # fmt: skip
+    for question, sentence, answer in cases:
+        _, phrases = reader.read(question, [(sentence, "")])
+        p = phrases[0]
+        assert p is not None and answer in sentence[p.start:p.end], (question, sentence[p.start:p.end])
+        assert len(sentence[p.start:p.end]) < len(sentence) / 2, "a phrase, not the sentence"
+    _, off = reader.read("Who wrote the novel Middlemarch?", [("The router warranty lasts two years.", "")])
+    _, on = reader.read("Who wrote the novel Middlemarch?", [("Middlemarch was written by George Eliot.", "")])
+    assert off[0].margin < on[0].margin, "the span head is surer where the sentence answers"
+
+
 def test_asking_with_the_reader_imports_no_torch(tmp_path):
     code = ("import sys, numpy as np\n"
             "from localreason.reason.reader import Reader\n"
             "r = Reader()\n"
-            "x = r.logits('How long is the warranty?', [('The warranty lasts two years.', ''), ('Hello.', '')])\n"
-            "assert x.shape == (2,) and np.isfinite(x).all()\n"
+            "x, p = r.read('How long is the warranty?', [('The warranty lasts two years.', ''), ('Hello.', '')])\n"
+            "assert x.shape == (2,) and np.isfinite(x).all() and p[0] is not None\n"
             "print('torch' in sys.modules)\n")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr

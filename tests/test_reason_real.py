@@ -48,6 +48,18 @@ def test_answers_with_a_verified_quotation(demo):
     assert t.rerank_tokens == 0, "the re-ordering is off by default"
 
 
+def test_the_answer_leads_with_the_phrase_the_packaged_reader_points_at(demo):
+    a = demo.ask("Where did the Black Death originate?", max_tokens=1000)
+    first = a.statements[0]
+    assert first.phrase is not None and "Central Asia" in first.phrase.text, a.answer
+    assert a.answer.startswith(f"{first.phrase.text} [[{first.phrase.chunk_id}]]")
+    text = demo.document_text(first.references[0].document_id)
+    assert text[first.phrase.start:first.phrase.end] == first.phrase.text, "at the document's offsets"
+    assert any(first.phrase_in(r) for r in first.references), "inside a verified quotation"
+    why = demo.ask("How do I handle exceptions in Python?", max_tokens=1000)
+    assert why.statements and why.statements[0].phrase is None, "a how-question keeps whole sentences"
+
+
 def test_the_model_finds_the_question_likelier_after_the_sentence_that_answers(demo):
     from localreason.reason import likelihood
 

