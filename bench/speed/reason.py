@@ -109,7 +109,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from localreason.config import load_settings
-    from localreason.embed import SentenceTransformerEmbedder
+    from localreason.embed import SentenceTransformerEmbedder, make_embedder
     from localreason.library import Library
     from localreason.generate import LlamaGenerator
     from localreason.models import resolve_embedding_model, resolve_gguf
@@ -120,9 +120,12 @@ def main() -> None:
     write_corpus(articles, corpus)
     home = args.library or args.data_dir / "lib-all"
     settings = load_settings(home)
-    embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings))
-    lib = build(home, corpus, [a["title"] for a in articles], embedder) if args.library is None else \
-        Library(settings=settings, embedder=embedder)  # fmt: skip
+    info = resolve_embedding_model(settings)
+    # building the library: torch (as bench.quality.reason builds them); asking: what users get (OpenVINO by
+    # default; the vectors are interchangeable, README "embedding_backend")
+    if args.library is None and not (home / ".complete").is_file():
+        build(home, corpus, [a["title"] for a in articles], SentenceTransformerEmbedder(info)).close()
+    lib = Library(settings=settings, embedder=make_embedder(info, cache_root=settings.cache_path))
     qs = [(qa["question"], [a["text"] for a in qa["answers"]]) for a in articles for p in a["paragraphs"]
           for qa in p["qas"]]  # fmt: skip
     qs = random.Random(99).sample(qs, args.questions)
