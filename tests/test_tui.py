@@ -105,7 +105,8 @@ async def test_ask_shows_statements_markers_sources_gaps_and_meta(tui_lib):
         turn = app.turn
         assert turn.answer is not None and turn.answer.statements
         first = turn.answer.statements[0]
-        assert rows[1] == first.text + " [1]", "statement text followed by its citation marker"
+        assert first.phrase is not None, "the packaged reader finds the answer phrase here"
+        assert rows[1] == f"{first.phrase.text} [1]\n{first.text}", "the phrase and its marker, the sentence under it"
         assert "Sources" in rows
         source = rows[rows.index("Sources") + 1]
         assert source.startswith("[1] Black Death") and first.references[0].quotation in source
@@ -589,8 +590,10 @@ async def test_history_revisits_answers_and_export_writes_markdown(tui_lib, tmp_
         await pilot.pause()
         text = target.read_text()
         assert text.startswith("# Where did the Black Death originate?")
+        unmarked = text.replace("**", "")  # the answer phrase is bold inside its quotation
         for st in app.turn.answer.statements:
-            assert st.references[0].quotation in text and st.references[0].chunk_id in text
+            assert st.references[0].quotation in unmarked and st.references[0].chunk_id in text
+            assert st.phrase is None or f"**{st.phrase.text}**" in text
         assert "Black Death" in text and "citations dropped" in text
 
 
