@@ -321,16 +321,17 @@ class Library:
     @property
     def reader(self):
         """The packaged reader (reason/reader.py) when the ``reader`` setting is ``auto`` and it can be read; None
-        when it is off, not shipped in this build, or unusable (answers are then ranked without it; a notice says
-        why it is unusable, once)."""
+        when it is off, missing from the installation, or unusable (answers are then ranked without it; a notice
+        says why, once)."""
         if self.settings.reader == "off" or self._reader_problem is not None:
             return None
         if self._reader is None:
-            from .models import reader_shipped
+            from . import models
             from .reason.reader import packaged_reader
 
-            if not reader_shipped():  # this build has no reader: the ranking without it, nothing to say
-                self._reader_problem = "not shipped"
+            if not models.reader_shipped():  # the package ships one: its absence is a damaged installation, said once
+                self.reader_failed(ModelError(f"The reader's files are missing from {models.READER_DIR} (reinstall "
+                                              "localreason, or set reader = \"off\")."))
                 return None
             try:
                 self._reader = packaged_reader(self.settings.threads)

@@ -136,12 +136,15 @@ def test_the_reader_setting(isolated_home, monkeypatch, tmp_path):
     absent = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
     told: list[str] = []
     absent.notice = told.append
-    assert absent.reader is None and told == [], "a build without a reader ranks without it, quietly"
+    assert absent.reader is None and len(told) == 1 and "missing" in told[0] and "reinstall" in told[0], \
+        "a damaged installation ranks without the reader, and says so"
+    assert absent.reader is None and len(told) == 1, "once"
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "reader.json").write_text(json.dumps({"format": READER_FORMAT}))
     monkeypatch.setattr("localreason.models.READER_DIR", broken)
     missing = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
+    told.clear()
     missing.notice = told.append
     assert missing.reader is None and missing.reader is None
     assert len(told) == 1 and "incomplete" in told[0] and "ranked without it" in told[0]
