@@ -244,8 +244,9 @@ class Settings:
         "the re-ordering gained too little to pay for its time (docs/benchmarks.md); a larger GGUF may do "
         "better.")  # fmt: skip
     reader: str = setting(
-        "auto", "auto: the reader trained for this project re-orders the best-ranked sentences and tells the "
-        "relevance gate whether the best one answers; off: the ranking of retrieval features alone.",
+        "auto", "auto: the reader trained for this project re-orders the best-ranked sentences, tells the "
+        "relevance gate whether the best one answers, and finds the answer phrase the answer leads with; off: the "
+        "ranking of retrieval features alone, whole sentences.",
         one_of("auto", "off"), details="The reader is a small cross-encoder on OpenVINO (localreason/models/reader); "
         "when it cannot load, today's ranking is used with a notice. `localreason models` shows which.")  # fmt: skip
 
