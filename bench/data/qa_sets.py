@@ -79,6 +79,18 @@ def norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+def token_f1(got: str, gold: str) -> float:
+    """SQuAD's token F1 of ``got`` against ``gold``, on ``norm``'s words (1.0 for two empty texts)."""
+    from collections import Counter
+
+    a, b = norm(got).split(), norm(gold).split()
+    common = sum((Counter(a) & Counter(b)).values())
+    if not a or not b or not common:
+        return float(a == b)
+    p, r = common / len(a), common / len(b)
+    return 2 * p * r / (p + r)
+
+
 @dataclass
 class Question:
     text: str

@@ -345,15 +345,6 @@ def score(model, tok, pairs: list[tuple[str, str, str]], torch, batch: int = 64,
     return out
 
 
-def token_f1(got: str, gold: str) -> float:
-    a, b = qa_sets.norm(got).split(), qa_sets.norm(gold).split()
-    common = sum((Counter(a) & Counter(b)).values())
-    if not a or not b or not common:
-        return float(a == b)
-    p, r = common / len(a), common / len(b)
-    return 2 * p * r / (p + r)
-
-
 def span_figures(val: list[dict], phrases: list, y: np.ndarray) -> dict:
     """On answering sentences whose phrase is known: token F1 and exact match of the head's phrase; on every
     candidate: how well its phrase margin (phrase against no phrase) tells answering sentences from others."""
@@ -362,7 +353,7 @@ def span_figures(val: list[dict], phrases: list, y: np.ndarray) -> dict:
         if e["y"] == 1 and e.get("a") and ph is not None:
             gold = e["s"][e["a"][0]:e["a"][1]]
             got = e["s"][ph.start:ph.end]
-            f1.append(token_f1(got, gold))
+            f1.append(qa_sets.token_f1(got, gold))
             em.append(float(qa_sets.norm(got) == qa_sets.norm(gold)))
     margin = np.array([ph.margin if ph is not None else -99.0 for ph in phrases])
     pos, neg = margin[y == 1], margin[y == 0]

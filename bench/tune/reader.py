@@ -223,22 +223,11 @@ def phrase_of(rec: dict, best: dict, named: bool, cfg: dict) -> str | None:
     return best["naming"][run[0]:run[1]] if run else None
 
 
-def token_f1(got: str, gold: str) -> float:
-    from collections import Counter
-
-    a, b = qa_sets.norm(got).split(), qa_sets.norm(gold).split()
-    common = sum((Counter(a) & Counter(b)).values())
-    if not a or not b or not common:
-        return float(a == b)
-    p, r = common / len(a), common / len(b)
-    return 2 * p * r / (p + r)
-
-
 def phrase_scores(o: dict) -> tuple[float, float] | None:
     """(token F1, exact match) of an outcome's phrase against its best gold short answer, or None without one."""
     if not o.get("phrase") or not o.get("golds"):
         return None
-    f1 = max(token_f1(o["phrase"], g) for g in o["golds"])
+    f1 = max(qa_sets.token_f1(o["phrase"], g) for g in o["golds"])
     em = max(float(qa_sets.norm(o["phrase"]) == qa_sets.norm(g)) for g in o["golds"])
     return f1, em
 
