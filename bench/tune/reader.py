@@ -209,14 +209,14 @@ def simulate(rec: dict, cfg: dict) -> dict:
 def phrase_of(rec: dict, best: dict, named: bool, cfg: dict) -> str | None:
     """The answer phrase reason leads with for this record under ``cfg`` (phrase.with_phrase's rule), or None."""
     from localreason.reason.offer import is_reference, name_run
-    from localreason.reason.phrase import MAX_PHRASE_SHARE
+    from localreason.reason.phrase import sure_phrase
 
-    if cfg.get("pm") is None or best.get("phrase") is None or best["margin"] < cfg["pm"]:
+    if cfg.get("pm") is None:
         return None
-    lo, hi = best["phrase"]
-    text = best["text"][lo:hi]
-    if not text.strip() or len(text.split()) > MAX_PHRASE_SHARE * len(best["text"].split()):
+    span = sure_phrase(best["text"], best.get("phrase"), best.get("margin"), cfg["pm"])
+    if span is None:
         return None
+    text = best["text"][span[0]:span[1]]
     if not is_reference(text):
         return text
     run = name_run(best["naming"], rec["q"]) if named else None

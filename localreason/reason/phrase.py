@@ -31,14 +31,13 @@ def with_phrase(statements: list[Statement], best: Quote | None, best_start: int
                 calibration: Calibration = DEFAULT) -> list[Statement]:  # fmt: skip
     """``statements`` with the answer phrase on the first one when the reader found one in ``best`` (the
     best-ranked sentence offered, which starts at ``best_start`` in its document's text); else unchanged."""
-    if not statements or best is None or best.phrase is None or best_start is None:
+    if not statements or best is None or best_start is None:
         return statements
-    if best.phrase_margin is None or best.phrase_margin < calibration.phrase_margin:
+    span = sure_phrase(best.text, best.phrase, best.phrase_margin, calibration.phrase_margin)
+    if span is None:
         return statements
-    lo, hi = best.phrase
+    lo, hi = span
     text = best.text[lo:hi]
-    if not text.strip() or len(text.split()) > MAX_PHRASE_SHARE * len(best.text.split()):
-        return statements
     if is_reference(text):
         phrase = _named(statements, question)
     else:
@@ -46,6 +45,19 @@ def with_phrase(statements: list[Statement], best: Quote | None, best_start: int
     if phrase is None:
         return statements
     return [replace(statements[0], phrase=phrase), *statements[1:]]
+
+
+def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | None,
+                threshold: float) -> tuple[int, int] | None:  # fmt: skip
+    """``phrase`` (offsets in ``sentence``) when the span head's ``margin`` reaches ``threshold`` and it is a phrase:
+    not blank, and not more than MAX_PHRASE_SHARE of the sentence's words; else None. bench/tune/reader.py
+    simulates with it."""
+    if phrase is None or margin is None or margin < threshold:
+        return None
+    text = sentence[phrase[0]:phrase[1]]
+    if not text.strip() or len(text.split()) > MAX_PHRASE_SHARE * len(sentence.split()):
+        return None
+    return phrase
 
 
 def _inside(refs: tuple[Reference, ...], chunk_id: str, start: int, end: int, text: str) -> AnswerPhrase | None:
