@@ -12,7 +12,7 @@ import pytest
 from localreason.reason import Answer, AnswerPhrase, Reference, Statement, compose, reason
 from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
-from localreason.reason.offer import is_reference, name_run
+from localreason.reason.offer import is_reference, name_run, opens_with_reference, points_before
 from localreason.reason.phrase import with_phrase
 from localreason.reason.reader import Phrase, best_phrase, load_tokenizer, pair_text
 
@@ -21,16 +21,20 @@ from fakes import FakeGenerator
 APOLLO = ("# Apollo\n\nThe Apollo program, also known as Project Apollo, was the third United States human spaceflight "
           "program, which flew crewed missions from 1969 to 1972. It was run by NASA.\n\n## Why\n\nThe program "
           "was started because the nation wanted to show what it could do in space, and the reasons are debated.\n")
+FLEMING = ("# Alexander Fleming\n\nAlexander Fleming was a Scottish physician, born in Ayrshire in 1881. In 1928 he "
+           "discovered penicillin at St Mary's Hospital in London. The discovery changed medicine.\n")  # fmt: skip
 BRIDGE = ("# Town history\n\nJohn Rennie was the county's chief engineer for thirty years. After the flood of 1810 he "
           "rebuilt the bridge in stone. The old wooden bridge had stood for a century.\n")  # fmt: skip
 
 
 class SpanReader:
     """A reader with a span head: logits +4 per ``likes`` word; the phrase is the first of ``points`` found in
-    the sentence, with ``margin`` over no phrase (no phrase found: margin -5)."""
+    the sentence, with ``margin`` over no phrase (no phrase found: margin -5); the phrase before, the first of
+    ``before`` found in the sentence before, with ``before_margin``."""
 
-    def __init__(self, likes=(), points=(), margin=4.0, base=-4.0) -> None:
+    def __init__(self, likes=(), points=(), margin=4.0, base=-4.0, before=(), before_margin=1.0) -> None:
         self.likes, self.points, self.margin, self.base = likes, points, margin, base
+        self.before, self.before_margin = before, before_margin
         self.calls = 0
 
     def logits(self, question, candidates):
@@ -40,15 +44,18 @@ class SpanReader:
         self.calls += 1
         logits = np.array([self.base + 4.0 * sum(w in s.lower() for w in self.likes) for s, _ in candidates])
         phrases = []
-        for s, _ in candidates:
+        for s, previous in candidates:
             at = next(((s.find(p), p) for p in self.points if p in s), None)
-            phrases.append(Phrase(at[0], at[0] + len(at[1]), self.margin, 0.0) if at else Phrase(0, 3, -5.0, 0.0))
+            back = next(((previous.find(p), p) for p in self.before if p in previous), None)
+            before = Phrase(back[0], back[0] + len(back[1]), self.before_margin, 0.0) if back else None
+            phrases.append(Phrase(at[0], at[0] + len(at[1]), self.margin, 0.0, before) if at
+                           else Phrase(0, 3, -5.0, 0.0, before))  # fmt: skip
         return logits, phrases
 
 
 @pytest.fixture
 def library(library_of):
-    return library_of({"apollo.md": APOLLO, "bridge.md": BRIDGE})
+    return library_of({"apollo.md": APOLLO, "bridge.md": BRIDGE, "fleming.md": FLEMING})
 
 
 def test_the_answer_leads_with_the_phrase_verified_inside_its_quotation(library):
@@ -108,6 +115,48 @@ def test_a_pronoun_phrase_is_named_by_the_naming_sentence(library):
     assert a.answer.startswith("John Rennie [[")
 
 
+def test_a_name_in_the_sentence_before_leads_when_the_head_points_there(library):
+    q = "Who discovered penicillin?"  # the lead names a hospital and a city: the naming rule alone would not fire
+    reader = SpanReader(likes=("penicillin",), points=("St Mary's Hospital",), margin=0.75, before=("Alexander Fleming",),
+                        before_margin=0.85)  # fmt: skip
+    a = reason(library, q, generator=FakeGenerator(), reader=reader)
+    first = a.statements[0]
+    assert first.references[0].quotation.startswith("Alexander Fleming was"), "the sentence before is quoted first"
+    assert first.phrase is not None and first.phrase.text == "Alexander Fleming" and a.answer.startswith("Alexander Fleming [[")
+    assert any("he discovered penicillin" in r.quotation for s in a.statements for r in s.references)
+    text = library.document_text(first.references[0].document_id)
+    assert text[first.phrase.start:first.phrase.end] == "Alexander Fleming" and first.phrase_in(first.references[0])
+    unsure = reason(library, q, generator=FakeGenerator(), reader=SpanReader(
+        likes=("penicillin",), points=("St Mary's Hospital",), margin=0.75, before=("Alexander Fleming",), before_margin=-0.5))
+    assert unsure.statements[0].phrase is None and "he discovered" in unsure.statements[0].references[0].quotation, \
+        "a head that believes no phrase there changes nothing"
+
+
+def test_points_before_asks_for_a_pronoun_and_a_better_phrase_before():
+    Q = "Who was the first woman to win a Nobel Prize?"
+    ctx = "Marie Curie was a physicist and chemist."
+    text = "She was the first woman to win a Nobel Prize."
+    quote = Quote("chk_a", text, 50, 1.0, context=ctx, phrase=(0, 23), phrase_margin=4.2, before=(0, 11), before_margin=2.0)
+    assert points_before(Q, quote), "the phrase inside only opens with 'She': the name before is the answer"
+    assert not points_before(Q, replace(quote, before_margin=0.0)), "no better than no phrase at all"
+    assert not points_before(Q, replace(quote, text="Curie was the first woman to win a Nobel Prize.")), "no pronoun"
+    assert not points_before(Q, replace(quote, phrase=(12, 23), phrase_margin=5.0)), "a real phrase inside that beats the one before"
+    assert points_before(Q, replace(quote, phrase=(12, 23), phrase_margin=1.0)), "one that the phrase before beats"
+    assert not points_before(Q, replace(quote, context="She was a physicist and chemist.", before=(0, 3))), "a pronoun before"
+    assert not points_before(Q, replace(quote, before=None, before_margin=None))
+    assert not points_before("When was the first Nobel Prize won?", quote), "the question does not ask who"
+    assert not points_before(Q, replace(quote, context="They said Marie Curie was a chemist.", before=(9, 20))), \
+        "the sentence before leans on a pronoun too: the name is further back"
+    assert opens_with_reference("She was the first woman") and not opens_with_reference("Marie Curie")
+
+
+def test_a_phrase_that_opens_with_a_pronoun_is_not_shown():
+    sentence = "She was the first woman to win a Nobel Prize."
+    quote = Quote("chk_a", sentence, 40, 1.0, phrase=(0, 23), phrase_margin=6.0)
+    st = [statement(sentence, start=140)]
+    assert with_phrase(st, quote, 140, "Who was the first woman to win a Nobel Prize?") == st
+
+
 def statement(quotation: str, start: int = 100, chunk: str = "chk_a") -> Statement:
     return Statement(quotation, (Reference(chunk, quotation, "doc_a", start, start + len(quotation)),))
 
@@ -148,12 +197,14 @@ def test_best_phrase_maps_tokens_back_through_whitespace():
 
     tok = load_tokenizer(resolve_embedding_model(load_settings(Path("/nonexistent-home"))).path)
     s = "It  ran from 1969\n to 1972."
-    enc = tok.encode("When did it run?", pair_text(s, "Apollo was a program."))
+    enc = tok.encode("When did it run?", pair_text(s, "Apollo  was a\nprogram."))
     starts, ends = np.zeros(len(enc.ids)), np.zeros(len(enc.ids))
     at = {t: i for i, t in enumerate(enc.tokens) if i > 6}
     starts[at["1969"]], ends[at["1972"]] = 5.0, 5.0
     starts[at["apollo"]], ends[at["program"]] = 9.0, 9.0  # the previous sentence: never the phrase of this one
-    p = best_phrase(s, enc, starts, ends)
+    p = best_phrase(s, enc, starts, ends, "Apollo  was a\nprogram.")
     assert s[p.start:p.end] == "1969\n to 1972" and p.margin == pytest.approx(10.0)
+    assert "Apollo  was a\nprogram."[p.before.start:p.before.end] == "Apollo  was a\nprogram", "the phrase before, mapped back"
+    assert p.before.margin == pytest.approx(18.0)
     starts[at["1972"]], ends[at["1969"]] = 50.0, 50.0  # an end before its start is no phrase
     assert s[best_phrase(s, enc, starts, ends).start:best_phrase(s, enc, starts, ends).end] != "1972. 1969"

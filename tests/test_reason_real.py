@@ -83,6 +83,26 @@ def test_the_model_finds_the_question_likelier_after_the_sentence_that_answers(d
     assert n >= 5 and -200 < long < 0
 
 
+PEOPLE = ("# Alexander Fleming\n\nAlexander Fleming was a Scottish physician and microbiologist, born in Ayrshire in 1881. "
+          "In 1928 he discovered penicillin at St Mary's Hospital in London, after noticing mould on a culture plate.\n\n"
+          "# Marie Curie\n\nMarie Curie was a Polish and naturalised French physicist and chemist. She was the first "
+          "woman to win a Nobel Prize, and she remains the only person to win Nobel Prizes in two scientific fields.\n")  # fmt: skip
+
+
+@pytest.mark.parametrize("question, name", [("Who discovered penicillin?", "Alexander Fleming"),
+                                            ("Who was the first woman to win a Nobel Prize?", "Marie Curie")])
+def test_the_name_a_pronoun_leans_on_is_found_in_the_sentence_before(tmp_path, real_embedder, question, name):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "people.md").write_text(PEOPLE)
+    with Library(settings=load_settings(tmp_path / "home"), embedder=real_embedder) as lib:
+        lib.ingest([tmp_path / "docs"])
+        a = lib.ask(question, max_tokens=1000)
+    first = a.statements[0]
+    assert first.phrase is not None and first.phrase.text == name and a.answer.startswith(f"{name} [["), a.answer
+    assert first.references[0].quotation.startswith(f"{name} was"), "the sentence before, which names, is quoted first"
+    assert " he " in a.answer or "She was" in a.answer, "the sentence that says what follows"
+
+
 def test_disagreeing_documents_are_both_cited(demo):
     a = demo.ask("How long is the router warranty?", collection_id=demo.collection("router").id)
     assert a.citations_dropped == 0

@@ -55,7 +55,7 @@ def records(lib, reader, questions) -> list[dict]:
         req = P.check_request(lib, q.text, None, {"document_id": search.UNSET, "collection_id": search.UNSET},
                               search.DEFAULT_EVIDENCE_LIMIT, BUDGET, "extract", None, "off", reader)  # fmt: skip
         evidence = P.gather_evidence(req)
-        rec = {"q": q.text, "kind": q.kind, "relevance": evidence.relevance, "cands": []}
+        rec = {"q": q.text, "kind": q.kind, "relevance": evidence.relevance, "cands": [], "version": RECORDS}
         try:
             packet = P.pack_evidence(evidence, BUDGET)
             ranked = P.rank_sentences(req, packet, evidence)
@@ -74,7 +74,8 @@ def records(lib, reader, questions) -> list[dict]:
             rec["cands"].append({"text": x.text, "context": x.context, "score": x.score, "logit": float(logit),
                                  "held": q.held_by(x.text), "field_off": field_off_question(q.text, x), "leans": named and leans_on_reference(
                                      q.text, x.text), "naming": naming.text if naming else None,
-                                 "naming_held": bool(naming and q.held_by(naming.text)), **phrase_fields(phrase)})  # fmt: skip
+                                 "naming_held": bool(naming and q.held_by(naming.text)), **phrase_fields(phrase),
+                                 "context_held": bool(x.context and q.held_by(x.context))})  # fmt: skip
         out.append(rec)
     return out
 
@@ -87,10 +88,10 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
     from localreason.reason.calibration import DEFAULT
 
     ranking = hashlib.sha256()
-    for code in ("reason/candidates.py", "reason/ranking.py", "reason/offer.py",
-                 "reason/gate.py", "text.py", "reason/pipeline.py", "search/progressive.py",
-                 "search/packet.py"):  # what records run
+    for code in ("reason/candidates.py", "reason/ranking.py", "reason/gate.py", "text.py", "reason/pipeline.py",
+                 "search/progressive.py", "search/packet.py"):  # what records run
         ranking.update((ROOT / "localreason" / code).read_bytes())
+    ranking.update(offer_key().encode())
     # of the calibration, only what the recorded stages use (the rest is what this script chooses)
     ranking.update(repr((DEFAULT.ranking_weights, DEFAULT.read_candidates, DEFAULT.rerank_candidates,
                          DEFAULT.sentence_guard_weight, DEFAULT.answer_guard)).encode())
@@ -103,11 +104,16 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
         stem = f"{name}-{half}-{a}-{nm}-{off}-{ranking}"
         path = cache / f"{stem}-{weights}.json"
         if path.is_file() and not refresh:
-            out[(name, half)] = json.loads(path.read_text())
+            recs = json.loads(path.read_text())
+            if any(r.get("version", 1) < RECORDS for r in recs):
+                recs = upgraded(recs, reader, data_dir, name, (half, a, nm, off))
+                print(f"  {name} ({half} half): records brought to version {RECORDS} (read again)", flush=True)
+                path.write_text(json.dumps(recs))
+            out[(name, half)] = recs
             continue
         other = None if refresh else next(iter(sorted(cache.glob(f"{stem}-*.json"))), None)
         if other is not None:  # the same questions and ranking, read by other weights: only the reading is redone
-            recs = rescore(json.loads(other.read_text()), reader)
+            recs = upgraded(json.loads(other.read_text()), reader, data_dir, name, (half, a, nm, off))
             print(f"  {name} ({half} half): records of {other.name} read again by these weights", flush=True)
             path.write_text(json.dumps(recs))
             out[(name, half)] = recs
@@ -127,11 +133,51 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
     return out
 
 
+RECORDS = 2
+"""The records' version: 2 adds the span head's phrase in the sentence before (``before``, ``beforeMargin``) and
+whether that sentence holds the answer (``context_held``)."""
+
+
+def offer_key() -> str:
+    """What the records use of reason/offer.py: its constants and the naming functions records() calls (the rest
+    of offer.py decides what is offered, which the simulation does, so a change there keeps the records)."""
+    import inspect
+
+    from localreason.reason import offer as O
+
+    parts = [inspect.getsource(f) for f in (O.asks_for_name, O._names, O.is_reference, O.leans_on_reference,
+                                            O.naming_sentence)]  # fmt: skip
+    parts.append(repr((O.MAX_LEAD, O.EXTRA_CANDIDATES, O.NAMING_LOOKBACK, O._ASKS_NAME.pattern,
+                       sorted(O._REFERRING), sorted(O._DETERMINERS), O._DESCRIPTION.pattern)))  # fmt: skip
+    return "\n".join(parts)
+
+
+def upgraded(recs: list[dict], reader, data_dir: Path, name: str, plan: tuple[str, int, int, int]) -> list[dict]:
+    """Records of an earlier version brought to RECORDS: read again by ``reader`` (the same weights give the same
+    logits and phrases, with the phrase before now), and ``context_held`` from the same questions."""
+    half, a, nm, off = plan
+    domain = qa_sets.load(data_dir, name)
+    asked = (qa_sets.sample(domain, "answerable", a, half) + qa_sets.sample(domain, "near-miss", nm, half)
+             + qa_sets.sample(domain, "off-topic", off, half))  # fmt: skip
+    if [q.text for q in asked] != [r["q"] for r in recs]:
+        raise SystemExit(f"{name} ({half} half): the cached records are not of these questions; run with --refresh")
+    recs = rescore(recs, reader)
+    for q, rec in zip(asked, recs):
+        for c in rec["cands"]:
+            c["context_held"] = bool(c["context"] and q.held_by(c["context"]))
+        rec["version"] = RECORDS
+    return recs
+
+
 def phrase_fields(phrase) -> dict:
-    """A candidate's record of the span head's best phrase (reader.Phrase or None): offsets and margin."""
+    """A candidate's record of the span head's best phrase (reader.Phrase or None): offsets and margin, and the
+    best phrase in the sentence before."""
     if phrase is None:
-        return {"phrase": None, "margin": None}
-    return {"phrase": [phrase.start, phrase.end], "margin": float(phrase.margin)}
+        return {"phrase": None, "margin": None, "before": None, "beforeMargin": None}
+    before = phrase.before
+    return {"phrase": [phrase.start, phrase.end], "margin": float(phrase.margin),
+            "before": [before.start, before.end] if before else None,
+            "beforeMargin": float(before.margin) if before else None}  # fmt: skip
 
 
 def rescore(recs: list[dict], reader) -> list[dict]:
@@ -198,26 +244,43 @@ def simulate(rec: dict, cfg: dict) -> dict:
     lead = lead_count(probs, cfg["ratio"])
     chosen = [cands[i] for i in order[:lead]]
     held = [c["held"] for c in chosen]
-    named = bool(cfg.get("naming") and best["leans"] and best["naming"])
-    if named:
+    before = bool(cfg.get("before") and cfg.get("naming") and points_to_before(rec["q"], best))
+    named = bool(cfg.get("naming") and not before and best["leans"] and best["naming"])
+    if before:
+        held = [best["context_held"]] + held
+    elif named:
         held = [best["naming_held"]] + held
-    leans = best["leans"] and not named
+    leans = best["leans"] and not named and not before
     return {"kind": rec["kind"], "noEvidence": False, "unanswered": False, "held": held, "leans": leans,
-            "phrase": phrase_of(rec, best, named, cfg), "golds": rec.get("golds", [])}  # fmt: skip
+            "phrase": phrase_of(rec, best, named, before, cfg), "golds": rec.get("golds", []), "before": before}  # fmt: skip
 
 
-def phrase_of(rec: dict, best: dict, named: bool, cfg: dict) -> str | None:
+def points_to_before(question: str, c: dict) -> bool:
+    """offer.points_before on a recorded candidate (its context is the sentence before it)."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import points_before
+
+    if c.get("before") is None or c.get("phrase") is None:
+        return False
+    quote = Quote("", c["text"], 0, c["score"], context=c["context"], phrase=tuple(c["phrase"]),
+                  phrase_margin=c["margin"], before=tuple(c["before"]), before_margin=c["beforeMargin"])  # fmt: skip
+    return points_before(question, quote)
+
+
+def phrase_of(rec: dict, best: dict, named: bool, before: bool, cfg: dict) -> str | None:
     """The answer phrase reason leads with for this record under ``cfg`` (phrase.with_phrase's rule), or None."""
-    from localreason.reason.offer import is_reference, name_run
+    from localreason.reason.offer import is_reference, name_run, opens_with_reference
     from localreason.reason.phrase import sure_phrase
 
     if cfg.get("pm") is None:
         return None
+    if before:
+        return best["context"][best["before"][0]:best["before"][1]]
     span = sure_phrase(best["text"], best.get("phrase"), best.get("margin"), cfg["pm"])
     if span is None:
         return None
     text = best["text"][span[0]:span[1]]
-    if not is_reference(text):
+    if not (is_reference(text) or opens_with_reference(text)):
         return text
     run = name_run(best["naming"], rec["q"]) if named else None
     return best["naming"][run[0]:run[1]] if run else None
@@ -334,6 +397,32 @@ def phrase_margins(data: dict, cfg: dict) -> None:
             g = group(data, names, half, {**cfg, "pm": pm})
             row.append(f"{g['utility']:.3f} {g['phrased']:.3f} {g['phrase F1']:.3f} {g['phrase EM']:.3f}")
         print(f"  {pm:>5}:  " + "  |  ".join(row))
+
+
+def phrase_before(data: dict) -> None:
+    """How often the shipped answer leads with the span head's phrase in the sentence before the best one
+    (offer.points_before), per group and half: among answered answerable questions, the share it does, how often
+    that sentence holds the answer, and its phrase's token F1 against the gold; and among near-miss and off-topic
+    questions answered, the share it does (a phrase there misleads)."""
+    from localreason.reason.calibration import DEFAULT
+
+    cfg = {"rank": "combined", "k": DEFAULT.read_candidates, "rw": DEFAULT.reader_weight,
+           "fw": DEFAULT.feature_weight, "ratio": DEFAULT.read_lead_ratio, "gate": "reader",
+           "weak": DEFAULT.read_weak, "answers": DEFAULT.read_answers, "naming": True,
+           "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.phrase_margin, "before": True}  # fmt: skip
+    print("\nthe phrase in the sentence before (shipped constants):")
+    for label, names, half in (("calibration, fit half", CALIBRATION, "fit"), ("fit domains, eval half", qa_sets.FIT, "eval"),
+                               ("held out", qa_sets.HELD_OUT, "eval")):  # fmt: skip
+        outs = [simulate(r, cfg) for n in names if (n, half) in data for r in data[(n, half)]]
+        answered = [o for o in outs if not o["noEvidence"] and not o["unanswered"]]
+        a = [o for o in answered if o["kind"] == "answerable"]
+        fired = [o for o in a if o.get("before")]
+        f1 = [sc[0] for sc in (phrase_scores(o) for o in fired) if sc is not None]
+        other = [o for o in answered if o["kind"] != "answerable"]
+        print(f"  {label}: {len(fired)} of {len(a)} answered answerable questions"
+              f" (held by that sentence {sum(o['held'][0] for o in fired)}, phrase F1 "
+              f"{statistics.fmean(f1) if f1 else float('nan'):.3f} over {len(f1)});"
+              f" near-miss/off-topic answered {sum(bool(o.get('before')) for o in other)} of {len(other)}")  # fmt: skip
 
 
 def ceiling(data: dict, ks=(1, 3, 8, 20)) -> None:
@@ -605,6 +694,7 @@ def main() -> None:
     chosen = choose(data, (8,), BLENDS, SPAN_BLENDS)
     print(f"\nchosen on {', '.join(CALIBRATION)} (fit half): {json.dumps(chosen)}")
     phrase_margins(data, chosen)
+    phrase_before(data)
     table(data, ablation(data, chosen))
 
 
@@ -616,7 +706,8 @@ def ablation(data: dict, chosen: dict) -> dict[str, dict]:
     shipped = {"rank": "combined", "k": DEFAULT.read_candidates, "rw": DEFAULT.reader_weight,
                "fw": DEFAULT.feature_weight, "ratio": DEFAULT.read_lead_ratio, "gate": "reader",
                "weak": DEFAULT.read_weak, "answers": DEFAULT.read_answers, "naming": True,
-               "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.phrase_margin}  # fmt: skip
+               "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.phrase_margin,
+               "before": True}  # fmt: skip
     lead_ratio = DEFAULT.lead_ratio
     sentence_gate = choose(data, (chosen["k"],), (chosen["gb"],), (0.0,))
     return {
@@ -629,6 +720,7 @@ def ablation(data: dict, chosen: dict) -> dict[str, dict]:
         "combined, reader gate + span margin x 0.25": choose(data, (chosen["k"],), (chosen["gb"],), (0.25,)),
         "combined, reader gate + span margin x 0.5": choose(data, (chosen["k"],), (chosen["gb"],), (0.5,)),
         "combined, reader gate (chosen)": chosen,
+        "shipped constants, without the phrase in the sentence before": {**shipped, "before": False},
         "shipped constants": shipped,
     }
 

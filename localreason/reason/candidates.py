@@ -43,6 +43,10 @@ class Quote:
     """Where the reader's span head puts the answer phrase in ``text`` (offsets into it), when it read it."""
     phrase_margin: float | None = None
     """The span head's belief in that phrase over no phrase (reader.Phrase.margin)."""
+    before: tuple[int, int] | None = None
+    """Where the span head puts its best phrase in ``context`` (the sentence before, offsets into it)."""
+    before_margin: float | None = None
+    """Its belief in that phrase over no phrase (offer.points_before decides when it is the answer)."""
 
 
 def is_sentence_like(text: str) -> bool:

@@ -34,6 +34,8 @@ _ASKS_NAME = re.compile(r"^\W*(?:(?:and|but|so)\W+)?(?:who|whom|whose|which)\b|\
 """A question that asks for who or what by name: who / whom / whose / which, "what is the name of", "what was
 it called"."""
 _REFERRING = frozenset("he she they it his her their its him them this these those".split())
+_PERSONAL = frozenset("he she they him her them".split())
+"""Pronouns that stand for who did something (offer.points_before); "it" and "this" too often stand for nothing."""
 _DETERMINERS = frozenset("the this that these those".split())
 _DESCRIPTION = re.compile(r"^\W*(?:(?:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?:the|this|that|these)\s+"
                           r"[a-z][\w-]*\b", re.I)  # fmt: skip
@@ -92,13 +94,17 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with the sentence that names what its best sentence refers to leading just before it, in the
-    document's order, when the question asks for a name and the best sentence leans on a pronoun or a bare
-    description (``naming_sentence``); else ``offer``."""
+    document's order: the sentence before, when the reader's span head points there (``points_before``), or,
+    when the question asks for a name and the best sentence leans on a pronoun or a bare description, the
+    nearest one that names (``naming_sentence``); else ``offer``."""
     best = offer.quotes[0]
-    if not asks_for_name(question) or not leans_on_reference(question, best.text):
-        return offer
     text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
-    naming = naming_sentence(question, best, text)
+    if points_before(question, best):
+        naming = sentence_before(best, text)
+    elif asks_for_name(question) and leans_on_reference(question, best.text):
+        naming = naming_sentence(question, best, text)
+    else:
+        return offer
     if naming is None:
         return offer
     quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
@@ -168,3 +174,45 @@ def naming_sentence(question: str, quote: Quote, chunk_text: str) -> Quote | Non
         if _names(text, asked) and not reads_like_instructions(text) and not text.rstrip().endswith("?"):
             return Quote(quote.chunk_id, text, s, quote.score, 0.0, "", quote.reader)
     return None
+
+
+def opens_with_reference(phrase: str) -> bool:
+    """Whether ``phrase`` begins with a word that only refers ("She was the first woman", "it"): not an answer."""
+    words = WORD.findall(phrase)
+    return bool(words) and words[0].lower() in _REFERRING
+
+
+def points_before(question: str, quote: Quote) -> bool:
+    """Whether the reader's span head puts the answer to ``question`` in the sentence before ``quote``'s, which
+    it read as the context. All of:
+    - the question asks who or what by name (``asks_for_name``);
+    - the sentence says who through a personal pronoun in its first words ("In 1928 he discovered ...");
+    - the sentence before does not open with one too (then the name is further back);
+    - the head's best phrase before beats no phrase at all and neither is nor opens with a reference;
+    - the head's best phrase inside the sentence only refers ("she", "She was the first woman") or scores below
+      the one before."""
+    if quote.before is None or quote.before_margin is None or quote.before_margin <= 0 or quote.phrase is None:
+        return False
+    if not asks_for_name(question) or not _PERSONAL & {w.lower() for w in WORD.findall(quote.text)[:8]}:
+        return False
+    if opens_with_reference(quote.context):
+        return False
+    before = quote.context[quote.before[0]:quote.before[1]]
+    if not before.strip() or is_reference(before) or opens_with_reference(before):
+        return False
+    inside = quote.text[quote.phrase[0]:quote.phrase[1]]
+    return (is_reference(inside) or opens_with_reference(inside)
+            or quote.phrase_margin is None or quote.before_margin > quote.phrase_margin)  # fmt: skip
+
+
+def sentence_before(quote: Quote, chunk_text: str) -> Quote | None:
+    """The sentence just before ``quote`` in its chunk, as a Quote, when it is the context the reader read with
+    it (not a table's header row or a list's first field); else None."""
+    before = [(s, e) for s, e in sentences(chunk_text) if e <= quote.start]
+    if not before:
+        return None
+    s, e = before[-1]
+    text = chunk_text[s:e]
+    if " ".join(text.split()) != " ".join(quote.context.split()):
+        return None
+    return Quote(quote.chunk_id, text, s, quote.score, 0.0, "", quote.reader)

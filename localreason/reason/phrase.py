@@ -10,8 +10,14 @@ first statement gets the best sentence's phrase (``AnswerPhrase``) when:
 - the statement quotes that sentence, and the phrase is, character for character, the part of the verified
   quotation where the reader found it (its offsets are the document's, like a reference's).
 
-A phrase that only refers ("he", "the company") is not an answer: when the statement before the best sentence's
-quotes the sentence that names it (offer.py's naming rule), the name in that sentence is the phrase.
+A phrase that only refers ("he", "the company", "She was the first woman") is not an answer: when the statement
+before the best sentence's quotes the sentence that names it (offer.py's naming rule), the name in that sentence
+is the phrase.
+
+The head also reads the sentence before the best one (the reader's context). When the best sentence says who
+through a pronoun and the head's phrase before it is the better one (offer.points_before), that sentence leads
+the answer and the head's phrase in it is the answer phrase: "Alexander Fleming" for "Who discovered penicillin?"
+over "Alexander Fleming was a Scottish physician ... In 1928 he discovered penicillin ...".
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from dataclasses import replace
 from .answer import AnswerPhrase, Reference, Statement
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
-from .offer import is_reference, name_run
+from .offer import is_reference, name_run, opens_with_reference, points_before
 
 MAX_PHRASE_SHARE = 0.7
 """A phrase of more than this share of its sentence's words is not shown apart from it (a limit, not a fit)."""
@@ -33,15 +39,18 @@ def with_phrase(statements: list[Statement], best: Quote | None, best_start: int
     best-ranked sentence offered, which starts at ``best_start`` in its document's text); else unchanged."""
     if not statements or best is None or best_start is None:
         return statements
-    span = sure_phrase(best.text, best.phrase, best.phrase_margin, calibration.phrase_margin)
-    if span is None:
-        return statements
-    lo, hi = span
-    text = best.text[lo:hi]
-    if is_reference(text):
-        phrase = _named(statements, question)
+    if points_before(question, best):
+        phrase = _before(statements, best, best_start)
     else:
-        phrase = _inside(statements[0].references, best.chunk_id, best_start + lo, best_start + hi, text)
+        span = sure_phrase(best.text, best.phrase, best.phrase_margin, calibration.phrase_margin)
+        if span is None:
+            return statements
+        lo, hi = span
+        text = best.text[lo:hi]
+        if is_reference(text) or opens_with_reference(text):
+            phrase = _named(statements, question)
+        else:
+            phrase = _inside(statements[0].references, best.chunk_id, best_start + lo, best_start + hi, text)
     if phrase is None:
         return statements
     return [replace(statements[0], phrase=phrase), *statements[1:]]
@@ -67,6 +76,19 @@ def _inside(refs: tuple[Reference, ...], chunk_id: str, start: int, end: int, te
         if ref.chunk_id == chunk_id and ref.start <= start and end <= ref.end:
             if ref.quotation[start - ref.start:end - ref.start] == text:
                 return AnswerPhrase(text, chunk_id, start, end)
+    return None
+
+
+def _before(statements: list[Statement], best: Quote, best_start: int) -> AnswerPhrase | None:
+    """The span head's phrase in the sentence before ``best`` (which starts at document offset ``best_start``),
+    when the first statement quotes that sentence (offer.with_naming_sentence leads with it)."""
+    if best.before is None:
+        return None
+    text = best.context[best.before[0]:best.before[1]]
+    for ref in statements[0].references:
+        at = ref.quotation.find(text)
+        if ref.chunk_id == best.chunk_id and at >= 0 and ref.start + at + len(text) <= best_start:
+            return AnswerPhrase(text, ref.chunk_id, ref.start + at, ref.start + at + len(text))
     return None
 
 

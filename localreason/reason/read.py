@@ -50,11 +50,20 @@ def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration
     probs = softmax(combined)
     chances = sigmoid(logits)
     order = np.argsort(-combined, kind="stable")
-    out = [replace(head[i], probability=float(probs[i]), reader=float(chances[i]),
-                   phrase=(phrases[i].start, phrases[i].end) if phrases[i] is not None else None,
-                   phrase_margin=phrases[i].margin if phrases[i] is not None else None) for i in order]  # fmt: skip
+    out = [replace(head[i], probability=float(probs[i]), reader=float(chances[i]), **_phrase_fields(phrases[i]))
+           for i in order]  # fmt: skip
     out += [replace(q, probability=0.0) for q in quotes[n:]]
     return Read(out, time.perf_counter() - start)
+
+
+def _phrase_fields(phrase) -> dict:
+    """The Quote fields of the span head's ``phrase`` (reader.Phrase, or None): inside the sentence and before it."""
+    if phrase is None:
+        return {}
+    before = phrase.before
+    return {"phrase": (phrase.start, phrase.end), "phrase_margin": phrase.margin,
+            "before": (before.start, before.end) if before is not None else None,
+            "before_margin": before.margin if before is not None else None}  # fmt: skip
 
 
 def reader_reads(reader, question: str, evidence, ranked: list[Quote], failed=None, *,

@@ -81,12 +81,15 @@ def span_tokens(encoding, sentence_chars: int) -> tuple[np.ndarray, np.ndarray]:
 
 class Phrase(NamedTuple):
     """Where the span head puts the answer inside a sentence: ``start``/``end`` in the sentence as given (not
-    squeezed), its score (start + end logit) and the no-phrase score ([CLS]'s start + end logit)."""
+    squeezed), its score (start + end logit) and the no-phrase score ([CLS]'s start + end logit). ``before`` is
+    its best phrase in the sentence before, which it reads as context (offsets in that sentence as given), when
+    there is one: the name a sentence that says "he" leans on (offer.points_before decides when it counts)."""
 
     start: int
     end: int
     score: float
     null: float
+    before: "Phrase | None" = None
 
     @property
     def margin(self) -> float:
@@ -94,22 +97,40 @@ class Phrase(NamedTuple):
         return self.score - self.null
 
 
-def best_phrase(sentence: str, encoding, starts: np.ndarray, ends: np.ndarray) -> Phrase | None:
-    """The best-scoring phrase of at most MAX_SPAN_TOKENS tokens inside ``sentence`` (start token <= end token),
-    from the span head's start and end logits over ``encoding``'s tokens; None when the sentence has no token."""
-    squeezed_text, where = squeezed(sentence)
-    in_sentence, _ = span_tokens(encoding, len(squeezed_text))
-    tokens = np.flatnonzero(in_sentence)
-    if not len(tokens):
-        return None
+def _best_run(tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[int, int, float]:
+    """(first token, last token, score) of the best run of at most MAX_SPAN_TOKENS of ``tokens`` (token indices,
+    ascending) by start + end logit."""
     s = np.asarray(starts, dtype=np.float64)[tokens]
     e = np.asarray(ends, dtype=np.float64)[tokens]
     pairs = s[:, None] + e[None, :]
     gap = tokens[None, :] - tokens[:, None]
     pairs[(gap < 0) | (gap >= MAX_SPAN_TOKENS)] = -np.inf
     i, j = np.unravel_index(int(np.argmax(pairs)), pairs.shape)
-    lo, hi = encoding.offsets[tokens[i]][0], encoding.offsets[tokens[j]][1]
-    return Phrase(where[lo], where[hi - 1] + 1, float(pairs[i, j]), float(starts[0] + ends[0]))
+    return int(tokens[i]), int(tokens[j]), float(pairs[i, j])
+
+
+def best_phrase(sentence: str, encoding, starts: np.ndarray, ends: np.ndarray, previous: str = "") -> Phrase | None:
+    """The best-scoring phrase of at most MAX_SPAN_TOKENS tokens inside ``sentence`` (start token <= end token),
+    from the span head's start and end logits over ``encoding``'s tokens (of ``pair_text(sentence, previous)``),
+    with the best one inside ``previous`` as its ``before``; None when the sentence has no token."""
+    squeezed_text, where = squeezed(sentence)
+    in_sentence, in_context = span_tokens(encoding, len(squeezed_text))
+    tokens = np.flatnonzero(in_sentence)
+    if not len(tokens):
+        return None
+    null = float(starts[0] + ends[0])
+    i, j, score = _best_run(tokens, starts, ends)
+    lo, hi = encoding.offsets[i][0], encoding.offsets[j][1]
+    before = None
+    context = np.flatnonzero(in_context)
+    _, back = squeezed(previous)
+    if len(context) and back:
+        shift = len(squeezed_text) + len(CONTEXT_MARK)
+        a, b, prior = _best_run(context, starts, ends)
+        ca, cb = encoding.offsets[a][0] - shift, encoding.offsets[b][1] - shift
+        if 0 <= ca < cb <= len(back):
+            before = Phrase(back[ca], back[cb - 1] + 1, prior, null)
+    return Phrase(where[lo], where[hi - 1] + 1, score, null, before)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -204,7 +225,8 @@ class Reader:
             if spans:
                 starts, ends = result[compiled.output(1)], result[compiled.output(2)]
                 for row, i in enumerate(part):
-                    found[i] = best_phrase(candidates[i][0], encoded[i], starts[row], ends[row])
+                    sentence, previous = candidates[i]
+                    found[i] = best_phrase(sentence, encoded[i], starts[row], ends[row], previous)
         return out, found
 
     def probabilities(self, question: str, candidates: list[tuple[str, str]]) -> np.ndarray:
