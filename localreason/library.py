@@ -14,6 +14,7 @@ reason/ (answers).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -409,9 +410,12 @@ class Library:
             col = self.ensure_collection(name)
             return self._ingestor().ingest(paths, col, include, exclude, prune, progress)
 
-    def sync(self, collection: str | None = None, progress: ProgressCallback | None = None) -> list[IngestReport]:
+    def sync(self, collection: str | None = None, progress: ProgressCallback | None = None, *,
+             prune_vanished: bool = False) -> list[IngestReport]:  # fmt: skip
         """Re-ingest every folder and file previously ingested (into ``collection``, or all), with pruning.
 
+        A folder that no longer exists (an unmounted drive, a renamed folder) keeps its documents, unless
+        ``prune_vanished``: then they are removed and the folder is forgotten (``vanished_folders`` lists them).
         Documents cut with other chunking settings than the current ones are re-chunked.
         """
         with self._writing("sync"):
@@ -419,11 +423,49 @@ class Library:
             reports = []
             for col in cols:
                 for source in self.store.sources(col.id):
+                    if prune_vanished and self._documents_under(col, source["path"]) and \
+                            not os.path.lexists(source["path"]):  # fmt: skip
+                        reports.append(self._ingestor().forget_folder(col, source["path"]))
+                        continue
                     reports.append(self.ingest([source["path"]], col.name, include=source["include"],
                                                exclude=source["exclude"], prune=True, progress=progress))  # fmt: skip
                     if reports[-1].stopped:
                         return reports
             return reports
+
+    def sources(self, collection: str | None = None) -> list[dict]:
+        """The folders and files ingested before, which sync re-checks and a watcher follows: each as
+        ``{"collection": name, "path", "include", "exclude"}``."""
+        cols = [self.collection(collection)] if collection is not None else self.collections()
+        return [{"collection": col.name, **{k: s[k] for k in ("path", "include", "exclude")}}
+                for col in cols for s in self.store.sources(col.id)]  # fmt: skip
+
+    def vanished_folders(self, collection: str | None = None) -> list[tuple[str, str, int]]:
+        """(collection name, folder, documents) for each folder ingested before that no longer exists and still
+        has documents: sync keeps them, ``sync(prune_vanished=True)`` removes them."""
+        cols = [self.collection(collection)] if collection is not None else self.collections()
+        found = []
+        for col in cols:
+            for source in self.store.sources(col.id):
+                count = 0 if os.path.lexists(source["path"]) else self._documents_under(col, source["path"])
+                if count:
+                    found.append((col.name, source["path"], count))
+        return found
+
+    def _documents_under(self, col: Collection, folder: str) -> int:
+        prefix = folder.rstrip(os.sep) + os.sep
+        return sum(d.source_path.startswith(prefix) for d in self.store.document_rows(col.id))
+
+    def refresh(self, collection: str, changed: list[str], gone: list[str] = (),
+                progress: ProgressCallback | None = None) -> IngestReport:  # fmt: skip
+        """Apply what a watcher saw in ``collection`` (watch.py): ingest the ``changed`` files (as files of the
+        folders they are in: they do not become sources of their own), then remove the documents of files at or
+        under the ``gone`` paths that no longer exist. A file moved or renamed keeps its passages' vectors."""
+        name = _check_collection_name(collection)
+        with self._writing(f"watch: {len(changed) + len(gone)} change(s) in {name!r}"):
+            col = self.ensure_collection(name)
+            return self._ingestor().ingest([str(p) for p in changed], col, None, None, False, progress,
+                                           remember=False, gone=[str(g) for g in gone])  # fmt: skip
 
     def stale_chunking(self) -> int:
         """How many documents were read or cut otherwise than the current reader and chunking settings do (sync

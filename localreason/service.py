@@ -261,6 +261,11 @@ class Service:
         with self.lock.write():
             return self.library.sync(collection, **kwargs)
 
+    def refresh(self, collection: str, changed, gone=(), progress=None):
+        """``Library.refresh`` (a watcher's changes, watch.py): searches see the library before or after them."""
+        with self.lock.write():
+            return self.library.refresh(collection, changed, gone, progress)
+
     def remove(self, target: str):
         with self.lock.write():
             return self.library.remove(target)

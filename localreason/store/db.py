@@ -444,6 +444,12 @@ class Store:
                                "AND embedding IS NOT NULL", (doc_id,))  # fmt: skip
         return {r[0]: r[1] for r in rows}
 
+    def document_opening(self, doc_id: str, chars: int) -> tuple[str, str, bytes | None]:
+        """A document's title, the first ``chars`` characters of its text, and its own vector (to reuse)."""
+        r = self.db.execute("SELECT title, substr(text, 1, ?), embedding FROM documents WHERE id = ?",
+                            (chars, doc_id)).fetchone()  # fmt: skip
+        return (r[0], r[1], r[2]) if r else ("", "", None)
+
     def replace_document(self, doc: dict, chunks: list[Chunk], vectors: np.ndarray) -> "Write":
         """Write one document and its chunks in a single transaction; returns what the vector index must apply."""
         with self.transaction():
