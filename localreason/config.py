@@ -33,6 +33,7 @@ HANDOFF_ENV = "LOCALREASON_HANDOFF"
 DEBUG_ENV = "LOCALREASON_DEBUG"
 TUI_TRACE_ENV = "LOCALREASON_TUI_TRACE"
 CI_ENV = "CI"
+FORCE_POLLING_ENV = "WATCHFILES_FORCE_POLLING"
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GENERATION_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -63,6 +64,9 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar(DEBUG_ENV, "Set: the CLI shows the traceback of an unexpected error instead of a one-line message."),
     EnvVar(TUI_TRACE_ENV, "A file the TUI appends its timing trace to (the TUI benchmark reads it)."),
     EnvVar(CI_ENV, "Set: `localreason demo` does not open the TUI at its end."),
+    EnvVar(FORCE_POLLING_ENV, "Read by watchfiles: set (not to `false`), watching folders re-checks them every few "
+                              "seconds instead of using inotify; for network file systems, whose changes made "
+                              "elsewhere inotify does not see."),
     EnvVar("HF_HUB_OFFLINE", "keeps the Hugging Face hub library off the network", sets="1"),
     EnvVar("TRANSFORMERS_OFFLINE", "keeps transformers off the network", sets="1"),
     EnvVar("TOKENIZERS_PARALLELISM", "keeps the tokenizers library from warning about forks", sets="false"),
@@ -249,6 +253,11 @@ class Settings:
         "ranking of retrieval features alone, whole sentences.",
         one_of("auto", "off"), details="The reader is a small cross-encoder on OpenVINO (localreason/models/reader); "
         "when it cannot load, today's ranking is used with a notice. `localreason models` shows which.")  # fmt: skip
+    tui_watch: str = setting(
+        "on", "on: the TUI follows the library's folders while it runs (changes are applied as they happen, the "
+        "status line says so); off: only F5 re-syncs.", one_of("on", "off"),
+        details="`localreason tui --no-watch` turns it off once; `localreason watch`, `serve --watch` and `mcp "
+        "--watch` follow folders outside the TUI.")  # fmt: skip
 
     @property
     def lead_quotes(self) -> int | None:

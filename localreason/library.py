@@ -419,42 +419,49 @@ class Library:
         Documents cut with other chunking settings than the current ones are re-chunked.
         """
         with self._writing("sync"):
+            reports = self.forget_vanished(collection) if prune_vanished else []
             cols = [self.collection(collection)] if collection is not None else self.collections()
-            reports = []
             for col in cols:
                 for source in self.store.sources(col.id):
-                    if prune_vanished and self._documents_under(col, source["path"]) and \
-                            not os.path.lexists(source["path"]):  # fmt: skip
-                        reports.append(self._ingestor().forget_folder(col, source["path"]))
-                        continue
                     reports.append(self.ingest([source["path"]], col.name, include=source["include"],
                                                exclude=source["exclude"], prune=True, progress=progress))  # fmt: skip
                     if reports[-1].stopped:
                         return reports
             return reports
 
+    def forget_vanished(self, collection: str | None = None) -> list[IngestReport]:
+        """Remove the documents of each folder ingested before that no longer exists (``vanished_folders``), and
+        forget the folder: what ``sync(prune_vanished=True)`` and the TUI's confirmation do."""
+        with self._writing("remove the documents of vanished folders"):
+            return [self._ingestor().forget_folder(self.collection(name), folder)
+                    for name, folder, _ in self.vanished_folders(collection)]  # fmt: skip
+
     def sources(self, collection: str | None = None) -> list[dict]:
         """The folders and files ingested before, which sync re-checks and a watcher follows: each as
-        ``{"collection": name, "path", "include", "exclude"}``."""
+        ``{"collection": name, "path", "include", "exclude", "folder"}`` (``folder``: a folder, or one that is gone
+        and still has documents under it; else a file ingested by name)."""
         cols = [self.collection(collection)] if collection is not None else self.collections()
-        return [{"collection": col.name, **{k: s[k] for k in ("path", "include", "exclude")}}
-                for col in cols for s in self.store.sources(col.id)]  # fmt: skip
+        found = []
+        for col in cols:
+            paths = [d.source_path for d in self.store.document_rows(col.id)]
+            for s in self.store.sources(col.id):
+                prefix = s["path"].rstrip(os.sep) + os.sep
+                folder = os.path.isdir(s["path"]) or (not os.path.lexists(s["path"]) and
+                                                      any(p.startswith(prefix) for p in paths))  # fmt: skip
+                found.append({"collection": col.name, **{k: s[k] for k in ("path", "include", "exclude")},
+                              "folder": folder})  # fmt: skip
+        return found
 
     def vanished_folders(self, collection: str | None = None) -> list[tuple[str, str, int]]:
         """(collection name, folder, documents) for each folder ingested before that no longer exists and still
         has documents: sync keeps them, ``sync(prune_vanished=True)`` removes them."""
-        cols = [self.collection(collection)] if collection is not None else self.collections()
-        found = []
-        for col in cols:
-            for source in self.store.sources(col.id):
-                count = 0 if os.path.lexists(source["path"]) else self._documents_under(col, source["path"])
-                if count:
-                    found.append((col.name, source["path"], count))
-        return found
+        return [(s["collection"], s["path"], len(self.documents_under(s["collection"], s["path"])))
+                for s in self.sources(collection) if s["folder"] and not os.path.lexists(s["path"])]  # fmt: skip
 
-    def _documents_under(self, col: Collection, folder: str) -> int:
-        prefix = folder.rstrip(os.sep) + os.sep
-        return sum(d.source_path.startswith(prefix) for d in self.store.document_rows(col.id))
+    def documents_under(self, collection: str, path: str) -> list[Document]:
+        """The documents of ``collection`` whose file is ``path`` or lies under it."""
+        prefix = path.rstrip(os.sep) + os.sep
+        return [d for d in self.documents(collection) if d.source_path == path or d.source_path.startswith(prefix)]
 
     def refresh(self, collection: str, changed: list[str], gone: list[str] = (),
                 progress: ProgressCallback | None = None) -> IngestReport:  # fmt: skip

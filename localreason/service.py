@@ -266,6 +266,10 @@ class Service:
         with self.lock.write():
             return self.library.refresh(collection, changed, gone, progress)
 
+    def forget_vanished(self, collection: str | None = None):
+        with self.lock.write():
+            return self.library.forget_vanished(collection)
+
     def remove(self, target: str):
         with self.lock.write():
             return self.library.remove(target)
