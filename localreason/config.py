@@ -33,7 +33,6 @@ HANDOFF_ENV = "LOCALREASON_HANDOFF"
 DEBUG_ENV = "LOCALREASON_DEBUG"
 TUI_TRACE_ENV = "LOCALREASON_TUI_TRACE"
 CI_ENV = "CI"
-FORCE_POLLING_ENV = "WATCHFILES_FORCE_POLLING"
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GENERATION_MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -64,9 +63,6 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar(DEBUG_ENV, "Set: the CLI shows the traceback of an unexpected error instead of a one-line message."),
     EnvVar(TUI_TRACE_ENV, "A file the TUI appends its timing trace to (the TUI benchmark reads it)."),
     EnvVar(CI_ENV, "Set: `localreason demo` does not open the TUI at its end."),
-    EnvVar(FORCE_POLLING_ENV, "Read by watchfiles: set (not to `false`), watching folders re-checks them every few "
-                              "seconds instead of using inotify; for network file systems, whose changes made "
-                              "elsewhere inotify does not see."),
     EnvVar("HF_HUB_OFFLINE", "keeps the Hugging Face hub library off the network", sets="1"),
     EnvVar("TRANSFORMERS_OFFLINE", "keeps transformers off the network", sets="1"),
     EnvVar("TOKENIZERS_PARALLELISM", "keeps the tokenizers library from warning about forks", sets="false"),
@@ -258,6 +254,10 @@ class Settings:
         "status line says so); off: only F5 re-syncs.", one_of("on", "off"),
         details="`localreason tui --no-watch` turns it off once; `localreason watch`, `serve --watch` and `mcp "
         "--watch` follow folders outside the TUI.")  # fmt: skip
+    watch_mode: str = setting(
+        "auto", "How watching folders finds changes: auto (inotify, and re-checking every 2 s where it cannot: its "
+        "limit reached); poll (re-checking every 2 s only).", one_of("auto", "poll"),
+        details="poll is for network file systems (NFS, SMB): inotify sees only the changes made on this machine.")
 
     @property
     def lead_quotes(self) -> int | None:

@@ -438,16 +438,14 @@ class Library:
 
     def sources(self, collection: str | None = None) -> list[dict]:
         """The folders and files ingested before, which sync re-checks and a watcher follows: each as
-        ``{"collection": name, "path", "include", "exclude", "folder"}`` (``folder``: a folder, or one that is gone
-        and still has documents under it; else a file ingested by name)."""
+        ``{"collection": name, "path", "include", "exclude", "folder"}`` (``folder``: a folder, or a path that is
+        gone and still has documents under it; else a file ingested by name)."""
         cols = [self.collection(collection)] if collection is not None else self.collections()
         found = []
         for col in cols:
-            paths = [d.source_path for d in self.store.document_rows(col.id)]
             for s in self.store.sources(col.id):
-                prefix = s["path"].rstrip(os.sep) + os.sep
-                folder = os.path.isdir(s["path"]) or (not os.path.lexists(s["path"]) and
-                                                      any(p.startswith(prefix) for p in paths))  # fmt: skip
+                folder = os.path.isdir(s["path"]) or (not os.path.lexists(s["path"]) and any(
+                    d.source_path != s["path"] for d in self.documents_under(col.name, s["path"])))  # fmt: skip
                 found.append({"collection": col.name, **{k: s[k] for k in ("path", "include", "exclude")},
                               "folder": folder})  # fmt: skip
         return found

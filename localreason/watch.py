@@ -22,7 +22,7 @@ watchfiles (Rust's notify: inotify on Linux) reports what changed; this module t
   files deleted while nothing watched are counted at the start, and ``localreason sync`` removes them.
 - **The inotify limit.** When the system's limit on watched folders is reached, at the start or when a new folder
   appears, the watcher says so, with the sysctl that raises it, and finds changes by re-checking every POLL_S
-  seconds instead (watchfiles' polling).
+  seconds instead (``_Poller``; the ``watch_mode`` setting ``poll`` asks for it, for network file systems).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .config import FORCE_POLLING_ENV
 from .errors import Interrupted, LocalReasonError, ValidationError
 from .ingest.parse import detect_format
 from .ingest.pipeline import Progress, ProgressCallback
@@ -54,16 +53,16 @@ SETTLE_S = 0.5
 MAX_WAIT_S = 60.0
 """A file that never settles (a log written to all the time) is applied as it is after this long."""
 POLL_S = 2.0
-"""How often the folders are re-checked when inotify cannot follow them (its limit, or WATCHFILES_FORCE_POLLING)."""
+"""How often the folders are re-checked when inotify cannot follow them (its limit, or ``watch_mode = "poll"``)."""
 RECHECK_S = 2.0
 """How often the roots are looked at: vanished, back, replaced, or new sources ingested by another program."""
 TICK_S = 0.1
 """How often waiting changes are looked at again (their size and modification time)."""
 BATCH_FILES = 100
 """Files written in one batch (one hold of the writer lock): searches wait for a batch, never for a whole copy."""
-DEBOUNCE_MS, STEP_MS, TIMEOUT_MS = 500, 50, 250
+DEBOUNCE_MS, STEP_MS, TIMEOUT_MS = 500, 50, 100
 """watchfiles' grouping: changes are handed over 50 ms after the last one, at most 500 ms after the first, and
-every 250 ms when nothing happens (when a watch has started, and to see a stop)."""
+every 100 ms when nothing happens (which tells that a watch has started, and lets it see a stop)."""
 LIMIT_HINT = ("To raise the limit: sudo sysctl fs.inotify.max_user_watches=524288 (and the same line, "
               "fs.inotify.max_user_watches=524288, in /etc/sysctl.d/90-inotify.conf to keep it after a restart).")
 
@@ -186,6 +185,11 @@ class Pending:
             else:
                 seen.key, seen.changed = key, now
 
+    def add(self, path: str) -> None:
+        """Wait for ``path`` too, unless it already waits (found in a folder, not reported by an event)."""
+        if path not in self._paths:
+            self.touch(path)
+
     def settled(self) -> list[str]:
         """The paths that have settled, taken off the list; the others are looked at again (a key that moved
         starts their wait again)."""
@@ -225,13 +229,15 @@ class WatchState:
     polling: bool = False
     applying: int = 0
     """Changes being written now (0: none)."""
+    every: float = POLL_S
+    """How often the folders are re-checked when ``polling``, in seconds."""
 
     def describe(self) -> str:
         parts = [f"{self.folders} folder{'s' * (self.folders != 1)}"] if self.folders or not self.files else []
         parts += [f"{self.files} file{'s' * (self.files != 1)}"] if self.files else []
         text = "Watching " + " and ".join(parts)
         if self.polling:
-            text += f" (re-checked every {POLL_S:g} s)"
+            text += f" (re-checked every {self.every:g} s)"
         if self.gone:
             text += f"; {len(self.gone)} gone ({', '.join(self.gone)})"
         if self.applying:
@@ -283,23 +289,15 @@ def no_watch_left(folder: str) -> bool:
         os.close(fd)
 
 
-def polling_forced() -> bool:
-    """Whether watchfiles polls whatever it is asked (its variable WATCHFILES_FORCE_POLLING)."""
-    value = os.environ.get(FORCE_POLLING_ENV, "")
-    return bool(value) and value.lower() not in ("false", "disable", "disabled")
-
-
 # ---------------------------------------------------------------- one watchfiles watch on its own thread
 
 
 class _Group:
-    """One watchfiles watch over some folders (recursively, or only their own entries), on a thread of its own,
-    handing change sets (or the exception that ended it) to the watcher's queue."""
+    """One watchfiles watch (inotify) over some folders, recursively or only their own entries, on a thread of its
+    own, handing change sets (or the exception that ended it) to the watcher's queue."""
 
-    def __init__(self, paths: list[str], recursive: bool, polling: bool, out: queue.Queue, notify,
-                 poll_s: float = POLL_S) -> None:  # fmt: skip
-        self.paths, self.recursive, self.polling, self.out, self.notify = paths, recursive, polling, out, notify
-        self.poll_ms = int(poll_s * 1000)
+    def __init__(self, paths: list[str], recursive: bool, out: queue.Queue, notify) -> None:
+        self.paths, self.recursive, self.out, self.notify = paths, recursive, out, notify
         self.stop_event = threading.Event()
         self.ready = threading.Event()
         self.failure: BaseException | None = None
@@ -315,8 +313,7 @@ class _Group:
         try:
             for changes in self.notify(*self.paths, watch_filter=None, debounce=DEBOUNCE_MS, step=STEP_MS,
                                        stop_event=self.stop_event, rust_timeout=TIMEOUT_MS, yield_on_timeout=True,
-                                       force_polling=self.polling or None, poll_delay_ms=self.poll_ms,
-                                       recursive=self.recursive, raise_interrupt=False,
+                                       force_polling=False, recursive=self.recursive, raise_interrupt=False,
                                        ignore_permission_denied=False):  # fmt: skip
                 self.ready.set()
                 if changes:
@@ -334,6 +331,54 @@ class _Group:
             self.thread.join(10)
 
 
+class _Poller(_Group):
+    """Changes found by looking, where inotify cannot follow: every ``interval`` seconds the folders are walked and
+    each entry's stat key compared with the last look; changes go to the queue as a watch's do.
+
+    watchfiles has polling of its own, but the notify it ships compares modification times in whole seconds: a
+    second save within the second of the first went unseen (measured with watchfiles 1.3). Hidden folders are not
+    walked (their changes are not applied anyway); a folder counts as made or gone, its own time is not compared.
+    """
+
+    def __init__(self, paths: list[str], recursive: bool, out: queue.Queue, interval: float) -> None:
+        super().__init__(paths, recursive, out, None)
+        self.interval = interval
+        self.last: dict[str, tuple] = {}
+
+    def start(self, timeout: float = 60.0) -> BaseException | None:
+        self.last = self._look()
+        self.thread.start()
+        return None
+
+    def _follow(self) -> None:
+        from watchfiles import Change
+
+        while not self.stop_event.wait(self.interval):
+            now = self._look()
+            changes = {(Change.added, p) for p in now.keys() - self.last.keys()}
+            changes |= {(Change.deleted, p) for p in self.last.keys() - now.keys()}
+            changes |= {(Change.modified, p) for p in now.keys() & self.last.keys() if now[p] != self.last[p]}
+            self.last = now
+            if changes:
+                self.out.put((self, changes))
+
+    def _look(self) -> dict[str, tuple]:
+        """path -> stat key of every entry under the folders (a folder's key is only that it is one)."""
+        found: dict[str, tuple] = {}
+        for top in self.paths:
+            for here, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if not d.startswith(".")] if self.recursive else []
+                for name in dirs:
+                    found[os.path.join(here, name)] = ("folder",)
+                for name in files:
+                    key = stat_key(os.path.join(here, name))
+                    if key is not None:
+                        found[os.path.join(here, name)] = key
+                if not self.recursive:
+                    break
+        return found
+
+
 # ---------------------------------------------------------------- the watcher
 
 
@@ -341,13 +386,15 @@ class Watcher:
     """Follows roots and applies what changes in them through a service's writer path (see the module docstring).
 
     ``roots`` None: every folder and file ingested before (into ``collection``, or any), looked up again every
-    ``recheck`` seconds (a folder added by another program is followed too). ``clock`` times settling and the root checks (tests pass one they
-    move by hand); ``notify`` is watchfiles.watch unless a test gives another.
+    ``recheck`` seconds (a folder added by another program is followed too). ``polling``: re-check every ``poll``
+    seconds from the start instead of using inotify (None: as the ``watch_mode`` setting says). ``clock`` times settling and the root checks (tests pass one
+    they move by hand); ``notify`` is watchfiles.watch unless a test gives another.
     """
 
     def __init__(self, service, roots: list[Root] | None = None, listener: Listener | None = None, *,
                  settle: float = SETTLE_S, recheck: float = RECHECK_S, poll: float = POLL_S,
-                 clock: Callable[[], float] = time.monotonic, notify=None, collection: str | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, notify=None, collection: str | None = None,
+                 polling: bool | None = None) -> None:  # fmt: skip
         if notify is None:
             from watchfiles import watch as notify
         self.service = service
@@ -364,7 +411,8 @@ class Watcher:
         self.live: dict[Root, tuple[int, int]] = {}
         """The roots followed now, with the identity of their folder when they were last read."""
         self.vanished: set[Root] = set()
-        self.polling = polling_forced()
+        self.polling = service.settings.watch_mode == "poll" if polling is None else polling
+        """Whether changes are found by re-checking (``_Poller``) instead of inotify (None: the watch_mode setting)."""
         self.applying = 0
         self.ticks = 0
         """Turns of the loop so far (a test waits for one to pass)."""
@@ -403,7 +451,8 @@ class Watcher:
     def state(self) -> WatchState:
         live = list(self.live)
         return WatchState(sum(r.folder for r in live), sum(not r.folder for r in live),
-                          tuple(sorted(r.path for r in self.vanished)), self.polling, self.applying)  # fmt: skip
+                          tuple(sorted(r.path for r in self.vanished)), self.polling, self.applying,
+                          self.poll)  # fmt: skip
 
     def _tell_state(self) -> None:
         self.listener.state(self.state())
@@ -446,10 +495,10 @@ class Watcher:
         self.vanished &= set(self.roots)
         if restart:
             self._restart_groups()
-        if first:
+        self._catch_up(fresh)
+        if first:  # watched before read again: a change from now on is seen
             where = ", ".join(f"{r.path} ({r.collection})" for r in self.live)
             self.listener.notice(f"{self.state().describe()}: {where or 'nothing yet'}.")
-        self._catch_up(fresh)
         if restart:
             self._tell_state()
 
@@ -503,7 +552,8 @@ class Watcher:
                 self.groups.append(group)
 
     def _start_group(self, paths: list[str], recursive: bool) -> _Group | None:
-        group = _Group(paths, recursive, self.polling, self.events, self.notify, self.poll)
+        group = _Poller(paths, recursive, self.events, self.poll) if self.polling else \
+            _Group(paths, recursive, self.events, self.notify)  # fmt: skip
         failure = group.start()
         if failure is None:
             return group
@@ -591,18 +641,22 @@ class Watcher:
 
     def _apply_settled(self) -> None:
         """Write what has settled: files changed or made, files and folders deleted; a folder made or moved in is
-        looked into (its files settle in turn)."""
+        looked into (its files settle in turn, unless they settled with it)."""
         changed: dict[str, set[str]] = {}
-        for path in self.pending.settled():
+        ready = self.pending.settled()
+        folders = []
+        for path in ready:
             key = stat_key(path)
             if key is None:
                 self.gone.setdefault(path, self.clock())
             elif stat.S_ISDIR(key[3]):
-                self._look_into(path)
+                folders.append(path)
             else:
                 for root in self.live:
                     if root.holds(path) and root.admits(path):
                         changed.setdefault(root.collection, set()).add(path)
+        for folder in folders:
+            self._look_into(folder, set(ready))
         gone = self._gone_due()
         for collection in sorted(set(changed) | set(gone)):
             files = sorted(changed.get(collection, ()))
@@ -612,14 +666,14 @@ class Watcher:
                 self._refresh(collection, batch, sorted(gone.get(collection, ())) if last else [],
                               i * BATCH_FILES, len(files))  # fmt: skip
 
-    def _look_into(self, folder: str) -> None:
+    def _look_into(self, folder: str, ready: set[str]) -> None:
         """The files of a folder made or moved into a root wait to settle (no event came for those moved in)."""
         for here, dirs, files in os.walk(folder):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             for name in files:
                 path = os.path.join(here, name)
-                if any(r.holds(path) and r.admits(path) for r in self.live):
-                    self.pending.touch(path)
+                if path not in ready and any(r.holds(path) and r.admits(path) for r in self.live):
+                    self.pending.add(path)
 
     def _gone_due(self) -> dict[str, set[str]]:
         """The deletions to apply now, by collection: once nothing else waits (a moved file's new side is written

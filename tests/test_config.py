@@ -35,6 +35,7 @@ BAD = {
     "answer_rerank": ("yes", "answer_rerank must be one of likelihood, off (got 'yes')."),
     "reader": ("on", "reader must be one of auto, off (got 'on')."),
     "tui_watch": ("yes", "tui_watch must be one of on, off (got 'yes')."),
+    "watch_mode": ("inotify", "watch_mode must be one of auto, poll (got 'inotify')."),
 }
 """A value each checked setting refuses, and the message it is refused with."""
 
