@@ -115,8 +115,9 @@ class Library:
         self.close()
 
     @contextmanager
-    def _writing(self, what: str):
-        """Hold the library's writer lock (reentrant within this process: sync calls ingest)."""
+    def writing(self, what: str):
+        """Hold the library's writer lock, ``what`` naming the write for a program that waits for it (reentrant
+        within this process: sync calls ingest; one thread at a time)."""
         with self._write_mutex:
             if self._write_depth == 0:
                 self.store  # the folder exists and the schema is current
@@ -406,7 +407,7 @@ class Library:
         if not paths:
             raise ValidationError("No paths given.", hint="Name at least one file or folder to ingest.")
         name = _check_collection_name(collection)
-        with self._writing(f"ingest into {name!r}"):
+        with self.writing(f"ingest into {name!r}"):
             col = self.ensure_collection(name)
             return self._ingestor().ingest(paths, col, include, exclude, prune, progress)
 
@@ -418,7 +419,7 @@ class Library:
         ``prune_vanished``: then they are removed and the folder is forgotten (``vanished_folders`` lists them).
         Documents cut with other chunking settings than the current ones are re-chunked.
         """
-        with self._writing("sync"):
+        with self.writing("sync"):
             reports = self.forget_vanished(collection) if prune_vanished else []
             cols = [self.collection(collection)] if collection is not None else self.collections()
             for col in cols:
@@ -432,22 +433,19 @@ class Library:
     def forget_vanished(self, collection: str | None = None) -> list[IngestReport]:
         """Remove the documents of each folder ingested before that no longer exists (``vanished_folders``), and
         forget the folder: what ``sync(prune_vanished=True)`` and the TUI's confirmation do."""
-        with self._writing("remove the documents of vanished folders"):
+        with self.writing("remove the documents of vanished folders"):
             return [self._ingestor().forget_folder(self.collection(name), folder)
                     for name, folder, _ in self.vanished_folders(collection)]  # fmt: skip
 
     def sources(self, collection: str | None = None) -> list[dict]:
         """The folders and files ingested before, which sync re-checks and a watcher follows: each as
         ``{"collection": name, "path", "include", "exclude", "folder"}`` (``folder``: a folder, or a path that is
-        gone and still has documents under it; else a file ingested by name)."""
-        cols = [self.collection(collection)] if collection is not None else self.collections()
+        gone and still has documents under it; else a file ingested by name). Cheap: a watch asks every 2 s."""
         found = []
-        for col in cols:
-            for s in self.store.sources(col.id):
-                folder = os.path.isdir(s["path"]) or (not os.path.lexists(s["path"]) and any(
-                    d.source_path != s["path"] for d in self.documents_under(col.name, s["path"])))  # fmt: skip
-                found.append({"collection": col.name, **{k: s[k] for k in ("path", "include", "exclude")},
-                              "folder": folder})  # fmt: skip
+        for s in self.store.sources(self.collection(collection).id if collection is not None else None):
+            folder = os.path.isdir(s["path"]) or (not os.path.lexists(s["path"]) and any(
+                d.source_path != s["path"] for d in self.documents_under(s["collection"], s["path"])))  # fmt: skip
+            found.append({k: s[k] for k in ("collection", "path", "include", "exclude")} | {"folder": folder})
         return found
 
     def vanished_folders(self, collection: str | None = None) -> list[tuple[str, str, int]]:
@@ -467,7 +465,7 @@ class Library:
         folders they are in: they do not become sources of their own), then remove the documents of files at or
         under the ``gone`` paths that no longer exist. A file moved or renamed keeps its passages' vectors."""
         name = _check_collection_name(collection)
-        with self._writing(f"watch: {len(changed) + len(gone)} change(s) in {name!r}"):
+        with self.writing(f"watch: {len(changed) + len(gone)} change(s) in {name!r}"):
             col = self.ensure_collection(name)
             return self._ingestor().ingest([str(p) for p in changed], col, None, None, False, progress,
                                            remember=False, gone=[str(g) for g in gone])  # fmt: skip
@@ -485,7 +483,7 @@ class Library:
         if kind == "chunk":
             raise ValidationError("Chunks cannot be removed on their own.",
                                   hint="Remove the document that holds it (its doc_ id).")  # fmt: skip
-        with self._writing("remove"):
+        with self.writing("remove"):
             if kind == "document":
                 doc = self.document(target)
                 self.vectors.apply(self.store.delete_documents([doc.id], [(doc.collection_id, doc.source_path)]))
@@ -499,7 +497,7 @@ class Library:
 
     def reindex(self, progress: ProgressCallback | None = None, batch: int = 512) -> int:
         """Re-embed every paragraph chunk with the configured model, in one transaction; return the count."""
-        with self._writing("reindex"):
+        with self.writing("reindex"):
             count = self._ingestor().reembed(progress, batch)
             with self._init_lock:
                 self._vectors = None  # the next use builds it from the new vectors

@@ -51,7 +51,8 @@ class Clock:
 def wait_until(condition, what: str, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
 
 
@@ -96,8 +97,13 @@ class Watch:
 
     def seen(self, *paths) -> None:
         """Wait until the watcher holds each path, as it is on disk now, among the changes waiting to settle."""
-        wait_until(lambda: all(self.watcher.pending.snapshot().get(str(p), "absent") == stat_key(str(p))
-                               for p in paths), f"the watcher to see {[str(p) for p in paths]}")  # fmt: skip
+
+        def unseen() -> list[str]:
+            waiting = self.watcher.pending.snapshot()
+            return [str(p) for p in paths if waiting.get(str(p), "absent") != stat_key(str(p))]
+
+        wait_until(lambda: not unseen(), "the watcher to see the changes")
+
 
     def settle(self) -> None:
         """Move time past the settling period and let the watcher act on it."""
@@ -279,8 +285,12 @@ def test_a_copy_of_hundreds_of_files_goes_in_batches_with_progress(service, watc
     for i in range(240):
         (source / f"n{i:03d}.md").write_text(f"# Note {i}\n\nNote {i} is about part{i}.\n")
     w = watch()
-    shutil.copytree(source, folder / "copied")
-    w.seen(folder / "copied", *(folder / "copied" / p.name for p in source.iterdir()))  # every event arrived
+    target = folder / "copied"
+    target.mkdir()
+    w.seen(target)  # its watch is in place: every file copied into it has its events
+    for f in sorted(source.iterdir()):
+        shutil.copy(f, target / f.name)
+    w.seen(target, *(target / f.name for f in source.iterdir()))
     w.drain()
     assert [s for s, _ in w.changes()] == ["added"] * 240
     batches = [r for r, catch_up in w.reports if not catch_up]

@@ -679,13 +679,15 @@ class Store:
             )
 
     def sources(self, cid: str | None = None) -> list[dict]:
-        sql = "SELECT collection_id, path, include, exclude FROM sources"
+        """The folders and files ingested before (into collection ``cid``, or any), with their collection's name."""
+        sql = ("SELECT s.collection_id, s.path, s.include, s.exclude, c.name FROM sources s "
+               "JOIN collections c ON c.id = s.collection_id")  # fmt: skip
         args: tuple = ()
         if cid is not None:
-            sql += " WHERE collection_id = ?"
+            sql += " WHERE s.collection_id = ?"
             args = (cid,)
-        return [{"collection_id": r[0], "path": r[1], "include": json.loads(r[2]), "exclude": json.loads(r[3])}
-                for r in self.db.execute(sql + " ORDER BY collection_id, path", args)]  # fmt: skip
+        return [{"collection_id": r[0], "path": r[1], "include": json.loads(r[2]), "exclude": json.loads(r[3]),
+                 "collection": r[4]} for r in self.db.execute(sql + " ORDER BY s.collection_id, s.path", args)]
 
 
 def _key_of_format(chunking: dict[str, str]) -> tuple[str, list[str]]:
