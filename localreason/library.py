@@ -444,7 +444,7 @@ class Library:
         found = []
         for s in self.store.sources(self.collection(collection).id if collection is not None else None):
             folder = os.path.isdir(s["path"]) or (not os.path.lexists(s["path"]) and any(
-                d.source_path != s["path"] for d in self.documents_under(s["collection"], s["path"])))  # fmt: skip
+                d.source_path != s["path"] for d in self.store.document_rows(s["collection_id"], under=s["path"])))
             found.append({k: s[k] for k in ("collection", "path", "include", "exclude")} | {"folder": folder})
         return found
 
@@ -455,9 +455,8 @@ class Library:
                 for s in self.sources(collection) if s["folder"] and not os.path.lexists(s["path"])]  # fmt: skip
 
     def documents_under(self, collection: str, path: str) -> list[Document]:
-        """The documents of ``collection`` whose file is ``path`` or lies under it."""
-        prefix = path.rstrip(os.sep) + os.sep
-        return [d for d in self.documents(collection) if d.source_path == path or d.source_path.startswith(prefix)]
+        """The documents of ``collection`` whose file is ``path`` or lies under it (read by an index range)."""
+        return self.store.document_rows(self.collection(collection).id, under=path)
 
     def refresh(self, collection: str, changed: list[str], gone: list[str] = (),
                 progress: ProgressCallback | None = None) -> IngestReport:  # fmt: skip

@@ -170,8 +170,9 @@ class Ingestor:
             self._run(col, candidates, known, report, progress)
             if prune and not report.stopped:
                 self._prune(col, candidates, roots, problems, known, report)
-            if not report.stopped:
-                self._forget(col, list(gone), known, report)
+            gone = list(gone)
+            if gone and not report.stopped:
+                self._forget(col, gone, known, report)
         except StorageFull as exc:
             report.stopped = f"{exc.message} {exc.hint or ''}".strip()
         except KeyboardInterrupt as exc:

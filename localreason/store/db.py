@@ -407,12 +407,17 @@ class Store:
         (SELECT COUNT(*) FROM chunks k WHERE k.document_id = d.id AND k.level = {_P}) AS chunk_count,
         d.created_at, d.updated_at"""
 
-    def document_rows(self, collection_id: str | None = None) -> list[Document]:
+    def document_rows(self, collection_id: str | None = None, under: str | None = None) -> list[Document]:
+        """The documents (of one collection), or those whose file is ``under`` or lies inside it (a folder)."""
         sql = f"SELECT {self._DOC_COLUMNS} FROM documents d"
         args: tuple = ()
         if collection_id is not None:
             sql += " WHERE d.collection_id = ?"
             args = (collection_id,)
+        if under is not None:  # a range of the (collection_id, source_path) index: "dir/" <= path < "dir0"
+            folder = under.rstrip("/")
+            sql += (" AND" if args else " WHERE") + " (d.source_path = ? OR (d.source_path >= ? AND d.source_path < ?))"
+            args += (under, folder + "/", folder + "0")
         return [Document(*r) for r in self.db.execute(sql + " ORDER BY d.source_path", args)]
 
     def document_row(self, doc_id: str) -> Document | None:
