@@ -142,13 +142,21 @@ def _progress_callback(enabled: bool):
 
     def update(p) -> None:
         nonlocal task
-        if task is None:
+        if task is None or task not in bar.task_ids:  # watch removes it after each batch
             task = bar.add_task("ingest", total=p.total, chunks=0, rate="", current="")
         elapsed = bar.tasks[0].elapsed or 1e-9
         bar.update(task, completed=p.done, total=p.total, chunks=p.chunks,
                    rate=f"{p.done / elapsed:.1f} files/s", current=Path(p.path).name[:30])  # fmt: skip
 
     return bar, update
+
+
+def _file_line(f) -> str:
+    """One file's result as a line: ingest's --verbose summary, and each change `localreason watch` applies."""
+    from rich.markup import escape
+
+    colour = {"failed": "red", "skipped": "yellow", "removed": "magenta"}.get(f.status, "green")
+    return f"  [{colour}]{f.status:8}[/] {escape(f.detail())}"
 
 
 def _print_report(report, verbose: bool) -> None:
@@ -171,7 +179,7 @@ def _print_report(report, verbose: bool) -> None:
         if f.status in ("added", "updated") and f.reason:
             out.print(f"  [cyan]note[/]    {f.path}: {f.reason}")
         if verbose and f.status in ("added", "updated", "removed"):
-            out.print(f"  {f.status:8} {f.path} ({f.chunks} chunks)")
+            out.print(_file_line(f))
 
 
 def _run_ingest(ctx_obj: _Ctx, fn, as_json: bool, quiet: bool, verbose: bool) -> int:
@@ -226,14 +234,92 @@ def ingest(obj: _Ctx, paths, collection, include, exclude, prune, as_json, quiet
 
 @cli.command()
 @click.option("-c", "--collection", default=None, help="Only this collection (default: all).")
+@click.option("--prune", is_flag=True,
+              help="Also remove the documents of folders that no longer exist (an unmounted drive, a renamed folder).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("-v", "--verbose", is_flag=True, help="List every file in the summary.")
 @click.pass_obj
-def sync(obj: _Ctx, collection, as_json, quiet, verbose) -> int:
-    """Re-ingest every folder and file ingested before, removing documents whose files are gone."""
+def sync(obj: _Ctx, collection, prune, as_json, quiet, verbose) -> int:
+    """Re-ingest every folder and file ingested before, removing documents whose files are gone.
+
+    A folder that is gone itself keeps its documents (it may be a drive not mounted now); --prune removes them.
+    """
     svc = obj.service()
-    return _run_ingest(obj, lambda cb: svc.sync(collection, progress=cb), as_json, quiet, verbose)
+    code = _run_ingest(obj, lambda cb: svc.sync(collection, progress=cb, prune_vanished=prune), as_json, quiet,
+                       verbose)  # fmt: skip
+    if not as_json:
+        for name, folder, count in svc.library.vanished_folders(collection):
+            click.echo(f"The folder {folder} is gone: its {count} document{'s' * (count != 1)} in {name!r} are kept. "
+                       "`localreason sync --prune` removes them.", err=True)  # fmt: skip
+    return code
+
+
+EXAMPLES_WATCH = """
+\b
+Examples:
+  localreason watch                          # every folder and file ingested before
+  localreason watch ~/notes -c notes         # ingest ~/notes into 'notes', then follow it
+  localreason serve --watch                  # serve the library and follow its folders
+"""
+
+
+@cli.command(epilog=EXAMPLES_WATCH)
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-c", "--collection", default=None,
+              help="Only this collection's folders; with PATHS, the collection for paths not ingested before "
+              "(default: 'default').")  # fmt: skip
+@click.option("--include", multiple=True, metavar="GLOB", help="With PATHS: only files matching this (repeatable).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="With PATHS: leave out files matching this.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def watch(obj: _Ctx, paths, collection, include, exclude, quiet) -> int:
+    """Follow folders: re-ingest a file when it changes, remove a document when its file is deleted.
+
+    With no PATHS: every folder and file ingested before (`localreason library`), and those ingested later.
+    First each is read again, as `ingest` does; then one line per change is printed, as `ingest` reports a
+    file. A folder that disappears (an unmounted drive) keeps its documents. Ctrl+C stops (exit 0).
+    """
+    from .signals import stop_signals
+    from .watch import Listener, Watcher, roots_for
+
+    svc = obj.service()
+    roots = roots_for(svc, list(paths), collection, tuple(include), tuple(exclude)) if paths else None
+    if roots is None and not svc.library.sources(collection):
+        from .errors import ValidationError
+
+        raise ValidationError("Nothing to watch: no folder or file was ingested yet.",
+                              hint="Name one: localreason watch ~/notes -c notes")  # fmt: skip
+    bar, update = _progress_callback(not quiet and sys.stderr.isatty())
+    listener = Listener(notice=lambda message: click.echo(message, err=True),
+                        report=lambda report, catch_up: _print_changes(report, catch_up, bar), progress=update)
+    watcher = Watcher(svc, roots, listener, collection=collection)
+    try:
+        with stop_signals(), bar or nullcontext():  # Ctrl+C stops it even in a background job that ignores SIGINT
+            watcher.run()
+    except KeyboardInterrupt as stop:  # Ctrl+C: the way to stop
+        report = getattr(stop, "report", None)
+        if report is not None:
+            _print_changes(report, False, None)
+        click.echo("Stopped watching." + (" The change being written was cut short: what was finished is kept, "
+                                          "and the next watch or sync does the rest." if report else ""), err=True)
+    return 0
+
+
+def _print_changes(report, catch_up: bool, bar) -> None:
+    """What a watch wrote: after reading a root again, ingest's summary when something was written or failed; for
+    changes as they happen, one line a file (what stayed the same is not shown)."""
+    if bar is not None:
+        for task in list(bar.task_ids):
+            bar.remove_task(task)
+    changed = [f for f in report.files if f.status != "unchanged"]
+    if catch_up:
+        if any(f.status not in ("unchanged", "skipped") for f in changed):
+            _print_report(report, verbose=False)
+        return
+    out = _console()
+    for f in changed:
+        out.print(_file_line(f))
 
 
 # ---------------------------------------------------------------- library / show / remove
@@ -720,8 +806,10 @@ def demo(obj: _Ctx, as_json, tui) -> int:
 @cli.command()
 @click.option("--max-tokens", default=None, show_default="the answer_budget setting, 1000 unless changed",
               help="Evidence budget of each question (more considers more passages).")
+@click.option("--watch/--no-watch", default=None, show_default="the tui_watch setting, on unless changed",
+              help="Follow the library's folders while the TUI runs (changes are applied as they happen).")
 @click.pass_obj
-def tui(obj: _Ctx, max_tokens) -> int:
+def tui(obj: _Ctx, max_tokens, watch) -> int:
     """Open the terminal UI over your library: ask, read citations in context, search, manage files."""
     from .search import clean_max_tokens
 
@@ -730,16 +818,21 @@ def tui(obj: _Ctx, max_tokens) -> int:
         raise click.UsageError("The TUI needs a terminal. Use `localreason ask` or `search` in scripts.")
     from .tui import run
 
-    run(obj.service(), max_tokens=budget)
+    svc = obj.service()
+    run(svc, max_tokens=budget, watch=svc.settings.tui_watch == "on" if watch is None else watch)
     return 0
 
 
 # ---------------------------------------------------------------- servers
 
 
+_WATCH_HELP = "Also follow the library's folders: changes are applied as they happen (see `localreason watch`)."
+
+
 @cli.command()
+@click.option("--watch", is_flag=True, help=_WATCH_HELP)
 @click.pass_obj
-def mcp(obj: _Ctx) -> int:
+def mcp(obj: _Ctx, watch) -> int:
     """Serve the library to MCP clients (desktop assistants, editors, agents) over stdio.
 
     \b
@@ -749,7 +842,7 @@ def mcp(obj: _Ctx) -> int:
     """
     from .serve.mcp import run
 
-    run(obj.home)
+    run(obj.home, watch=watch)
     return 0
 
 
@@ -757,8 +850,9 @@ def mcp(obj: _Ctx) -> int:
 @click.option("--host", default="127.0.0.1", show_default=True,
               help=f"Address to listen on. Other than loopback needs {API_KEY_ENV}.")  # fmt: skip
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--watch", is_flag=True, help=_WATCH_HELP)
 @click.pass_obj
-def serve(obj: _Ctx, host, port) -> int:
+def serve(obj: _Ctx, host, port, watch) -> int:
     """Serve the library over HTTP: POST /v1/reason and the retrieval tools (see /openapi.json).
 
     \b
@@ -766,10 +860,11 @@ def serve(obj: _Ctx, host, port) -> int:
       localreason serve                          # http://127.0.0.1:8765
       curl -s localhost:8765/v1/reason -H 'Content-Type: application/json' -d '{"query": "..."}'
       LOCALREASON_API_KEY=secret localreason serve --host 0.0.0.0
+      localreason serve --watch                  # and apply changes to the library's folders as they happen
     """
     from .serve.rest import run
 
-    run(obj.home, host=host, port=port)
+    run(obj.home, host=host, port=port, watch=watch)
     return 0
 
 

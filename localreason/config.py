@@ -249,6 +249,15 @@ class Settings:
         "ranking of retrieval features alone, whole sentences.",
         one_of("auto", "off"), details="The reader is a small cross-encoder on OpenVINO (localreason/models/reader); "
         "when it cannot load, today's ranking is used with a notice. `localreason models` shows which.")  # fmt: skip
+    tui_watch: str = setting(
+        "on", "on: the TUI follows the library's folders while it runs (changes are applied as they happen, the "
+        "status line says so); off: only F5 re-syncs.", one_of("on", "off"),
+        details="`localreason tui --no-watch` turns it off once; `localreason watch`, `serve --watch` and `mcp "
+        "--watch` follow folders outside the TUI.")  # fmt: skip
+    watch_mode: str = setting(
+        "auto", "How watching folders finds changes: auto (inotify, and re-checking every 2 s where it cannot: its "
+        "limit reached); poll (re-checking every 2 s only).", one_of("auto", "poll"),
+        details="poll is for network file systems (NFS, SMB): inotify sees only the changes made on this machine.")
 
     @property
     def lead_quotes(self) -> int | None:

@@ -14,6 +14,7 @@ reason/ (answers).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -114,8 +115,9 @@ class Library:
         self.close()
 
     @contextmanager
-    def _writing(self, what: str):
-        """Hold the library's writer lock (reentrant within this process: sync calls ingest)."""
+    def writing(self, what: str):
+        """Hold the library's writer lock, ``what`` naming the write for a program that waits for it (reentrant
+        within this process: sync calls ingest; one thread at a time)."""
         with self._write_mutex:
             if self._write_depth == 0:
                 self.store  # the folder exists and the schema is current
@@ -405,18 +407,21 @@ class Library:
         if not paths:
             raise ValidationError("No paths given.", hint="Name at least one file or folder to ingest.")
         name = _check_collection_name(collection)
-        with self._writing(f"ingest into {name!r}"):
+        with self.writing(f"ingest into {name!r}"):
             col = self.ensure_collection(name)
             return self._ingestor().ingest(paths, col, include, exclude, prune, progress)
 
-    def sync(self, collection: str | None = None, progress: ProgressCallback | None = None) -> list[IngestReport]:
+    def sync(self, collection: str | None = None, progress: ProgressCallback | None = None, *,
+             prune_vanished: bool = False) -> list[IngestReport]:  # fmt: skip
         """Re-ingest every folder and file previously ingested (into ``collection``, or all), with pruning.
 
+        A folder that no longer exists (an unmounted drive, a renamed folder) keeps its documents, unless
+        ``prune_vanished``: then they are removed and the folder is forgotten (``vanished_folders`` lists them).
         Documents cut with other chunking settings than the current ones are re-chunked.
         """
-        with self._writing("sync"):
+        with self.writing("sync"):
+            reports = self.forget_vanished(collection) if prune_vanished else []
             cols = [self.collection(collection)] if collection is not None else self.collections()
-            reports = []
             for col in cols:
                 for source in self.store.sources(col.id):
                     reports.append(self.ingest([source["path"]], col.name, include=source["include"],
@@ -424,6 +429,45 @@ class Library:
                     if reports[-1].stopped:
                         return reports
             return reports
+
+    def forget_vanished(self, collection: str | None = None) -> list[IngestReport]:
+        """Remove the documents of each folder ingested before that no longer exists (``vanished_folders``), and
+        forget the folder: what ``sync(prune_vanished=True)`` and the TUI's confirmation do."""
+        with self.writing("remove the documents of vanished folders"):
+            return [self._ingestor().forget_folder(self.collection(name), folder)
+                    for name, folder, _ in self.vanished_folders(collection)]  # fmt: skip
+
+    def sources(self, collection: str | None = None) -> list[dict]:
+        """The folders and files ingested before, which sync re-checks and a watcher follows: each as
+        ``{"collection": name, "path", "include", "exclude", "folder"}`` (``folder``: a folder, or a path that is
+        gone and still has documents under it; else a file ingested by name). Cheap: a watch asks every 2 s."""
+        found = []
+        for s in self.store.sources(self.collection(collection).id if collection is not None else None):
+            folder = os.path.isdir(s["path"]) or (not os.path.lexists(s["path"]) and any(
+                d.source_path != s["path"] for d in self.store.document_rows(s["collection_id"], under=s["path"])))
+            found.append({k: s[k] for k in ("collection", "path", "include", "exclude")} | {"folder": folder})
+        return found
+
+    def vanished_folders(self, collection: str | None = None) -> list[tuple[str, str, int]]:
+        """(collection name, folder, documents) for each folder ingested before that no longer exists and still
+        has documents: sync keeps them, ``sync(prune_vanished=True)`` removes them."""
+        return [(s["collection"], s["path"], len(self.documents_under(s["collection"], s["path"])))
+                for s in self.sources(collection) if s["folder"] and not os.path.lexists(s["path"])]  # fmt: skip
+
+    def documents_under(self, collection: str, path: str) -> list[Document]:
+        """The documents of ``collection`` whose file is ``path`` or lies under it (read by an index range)."""
+        return self.store.document_rows(self.collection(collection).id, under=path)
+
+    def refresh(self, collection: str, changed: list[str], gone: list[str] = (),
+                progress: ProgressCallback | None = None) -> IngestReport:  # fmt: skip
+        """Apply what a watcher saw in ``collection`` (watch.py): ingest the ``changed`` files (as files of the
+        folders they are in: they do not become sources of their own), then remove the documents of files at or
+        under the ``gone`` paths that no longer exist. A file moved or renamed keeps its passages' vectors."""
+        name = _check_collection_name(collection)
+        with self.writing(f"watch: {len(changed) + len(gone)} change(s) in {name!r}"):
+            col = self.ensure_collection(name)
+            return self._ingestor().ingest([str(p) for p in changed], col, None, None, False, progress,
+                                           remember=False, gone=[str(g) for g in gone])  # fmt: skip
 
     def stale_chunking(self) -> int:
         """How many documents were read or cut otherwise than the current reader and chunking settings do (sync
@@ -438,7 +482,7 @@ class Library:
         if kind == "chunk":
             raise ValidationError("Chunks cannot be removed on their own.",
                                   hint="Remove the document that holds it (its doc_ id).")  # fmt: skip
-        with self._writing("remove"):
+        with self.writing("remove"):
             if kind == "document":
                 doc = self.document(target)
                 self.vectors.apply(self.store.delete_documents([doc.id], [(doc.collection_id, doc.source_path)]))
@@ -452,7 +496,7 @@ class Library:
 
     def reindex(self, progress: ProgressCallback | None = None, batch: int = 512) -> int:
         """Re-embed every paragraph chunk with the configured model, in one transaction; return the count."""
-        with self._writing("reindex"):
+        with self.writing("reindex"):
             count = self._ingestor().reembed(progress, batch)
             with self._init_lock:
                 self._vectors = None  # the next use builds it from the new vectors

@@ -253,18 +253,35 @@ class Service:
 
     # ------------------------------------------------------------ writing
 
+    @contextmanager
+    def _writing(self, what: str):
+        """The library's writer lock, then this process's write lock: waiting for another program's write (an
+        ingest in a shell, while a watch of this process has a change to apply) holds no search up, only the
+        write itself does. Every write takes the two in this order, so two of this process's never deadlock."""
+        with self.library.writing(what), self.lock.write():
+            yield self.library
+
     def ingest(self, paths, collection: str = DEFAULT_COLLECTION, **kwargs):
-        with self.lock.write():
+        with self._writing(f"ingest into {collection!r}"):
             return self.library.ingest(paths, collection, **kwargs)
 
     def sync(self, collection: str | None = None, **kwargs):
-        with self.lock.write():
+        with self._writing("sync"):
             return self.library.sync(collection, **kwargs)
 
+    def refresh(self, collection: str, changed, gone=(), progress=None):
+        """``Library.refresh`` (a watcher's changes, watch.py): searches see the library before or after them."""
+        with self._writing(f"watch: changes in {collection!r}"):
+            return self.library.refresh(collection, changed, gone, progress)
+
+    def forget_vanished(self, collection: str | None = None):
+        with self._writing("remove the documents of vanished folders"):
+            return self.library.forget_vanished(collection)
+
     def remove(self, target: str):
-        with self.lock.write():
+        with self._writing("remove"):
             return self.library.remove(target)
 
     def reindex(self, **kwargs):
-        with self.lock.write():
+        with self._writing("reindex"):
             return self.library.reindex(**kwargs)

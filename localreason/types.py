@@ -98,6 +98,11 @@ class FileResult(_AsDict):
     document_id: str | None = None
     chunks: int = 0
 
+    def detail(self) -> str:
+        """The path, the chunks written and the reason or note, as a line of a report shows them after the status."""
+        chunks = f" ({self.chunks} chunk{'s' * (self.chunks != 1)})" if self.status in ("added", "updated") else ""
+        return f"{self.path}{chunks}" + (f": {self.reason}" if self.reason else "")
+
 
 @dataclass
 class IngestReport:

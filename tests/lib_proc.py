@@ -4,6 +4,7 @@
     python tests/lib_proc.py HOME [--stall-in POINT] remove TARGET
     python tests/lib_proc.py HOME [--stall-in POINT] sync
     python tests/lib_proc.py HOME [--stall-in POINT] reindex
+    python tests/lib_proc.py HOME [--stall-in POINT] watch     # follows every source, through a Service, until killed
     python tests/lib_proc.py HOME search QUERY
     python tests/lib_proc.py HOME serve        # reads "search Q" / "ask Q" lines, answers one JSON line each
     python tests/lib_proc.py HOME [--stall-in POINT] cli ARGS ...   # the real `localreason ARGS` (real models)
@@ -123,6 +124,20 @@ def serve(lib: Library) -> None:
         say(json.dumps(reply))
 
 
+def watch(lib: Library) -> None:
+    """Follow every source as `localreason watch` does (through a Service), saying each change; until killed."""
+    from localreason.service import Service
+    from localreason.watch import Listener, Watcher
+
+    def report(report, catch_up) -> None:
+        for f in report.files:
+            if f.status != "unchanged":
+                say("file", f.status, f.path)
+
+    Watcher(Service(lib), None, Listener(notice=lambda message: say("notice", message), report=report),
+            settle=0.2).run()
+
+
 def main(argv: list[str]) -> int:
     home, *rest = argv
     if rest[0] == "--stall-in":
@@ -151,6 +166,8 @@ def main(argv: list[str]) -> int:
             say(json.dumps(search(lib, args[0])))
         elif command == "serve":
             serve(lib)
+        elif command == "watch":
+            watch(lib)
         else:
             raise SystemExit(f"unknown command {command}")
     finally:

@@ -14,7 +14,8 @@ import localreason
 PACKAGE = Path(localreason.__file__).resolve().parent
 
 LAYERS = (
-    ("vocabulary", ("errors", "ids", "types", "config", "text", "tokens", "stages", "logs", "openvino_runtime")),
+    ("vocabulary", ("errors", "ids", "types", "config", "text", "tokens", "stages", "logs", "openvino_runtime",
+                    "signals")),
     ("models", ("models", "embed", "generate")),
     ("store", ("store",)),
     ("ingest", ("ingest",)),
@@ -22,7 +23,7 @@ LAYERS = (
     ("render", ("render",)),
     ("reason", ("reason",)),
     ("library", ("library",)),
-    ("service", ("service", "session", "demo")),
+    ("service", ("service", "session", "demo", "watch")),
     ("package", ("localreason",)),
     ("front ends", ("serve", "cli", "tui", "__main__")),
 )

@@ -34,6 +34,8 @@ BAD = {
     "answer_quotes": ("6", "answer_quotes must be 'auto' or a number from 1 to 5 (got '6')."),
     "answer_rerank": ("yes", "answer_rerank must be one of likelihood, off (got 'yes')."),
     "reader": ("on", "reader must be one of auto, off (got 'on')."),
+    "tui_watch": ("yes", "tui_watch must be one of on, off (got 'yes')."),
+    "watch_mode": ("inotify", "watch_mode must be one of auto, poll (got 'inotify')."),
 }
 """A value each checked setting refuses, and the message it is refused with."""
 

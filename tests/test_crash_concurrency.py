@@ -177,6 +177,37 @@ def test_remove_sync_and_reindex_killed_in_a_write_leave_a_working_library(tmp_p
     check_after_crash(home)
 
 
+def test_a_watch_killed_in_a_write_it_started_leaves_a_consistent_library(tmp_path):
+    """A watch (lib_proc.py watch: the Watcher through a Service) applies six saved files and is killed inside
+    the transaction of the 3rd document it writes; the next sync (as the next watch's catch-up) finishes."""
+    root = corpus(tmp_path, 12)
+    home = tmp_path / "home"
+    lib = open_lib(home)
+    lib.ingest([root], "work")
+    lib.close()
+    proc = start(home, "--stall-in", "write:3", "watch")
+    ready = next((line for line in proc.stdout if line.startswith("notice Watching")), None)
+    assert ready is not None, proc.stderr.read()[-3000:]
+    for f in sorted(root.iterdir())[:6]:
+        f.write_text(f.read_text().replace("Paragraph", "Changed paragraph"))
+    killed = kill_in_write(proc, home)
+    check_after_crash(home)
+    assert_undone(home, killed)
+
+    def changed() -> int:
+        with open_lib(home) as lib:
+            return sum("Changed paragraph" in lib.document_text(d.id) for d in lib.documents())
+
+    assert changed() == 2, "the two writes before it stand, the killed one left nothing"
+    code, out, err = run(home, "sync")
+    assert code == 0, err
+    with open_lib(tmp_path / "clean-home") as clean:
+        clean.ingest([root], "work")
+        expect = (len(clean.documents()), clean.store.paragraph_count())
+    check_after_crash(home, expect)
+    assert changed() == 6
+
+
 def test_two_ingests_at_once_take_turns_and_leave_a_consistent_library(tmp_path):
     root = corpus(tmp_path, 24)
     other = folder_of(tmp_path / "other", 10, "other")

@@ -86,6 +86,9 @@ class PreparedDocument:
     status: str
     """``added`` or ``updated``."""
     notes: list[str] = field(default_factory=list)
+    reuse_from: str | None = None
+    """The document whose vectors are kept for passages of the same text: this file's own before it changed, or,
+    for a new file, one of the collection with the same content (the file moved or renamed, or a copy)."""
 
     @property
     def paragraphs(self) -> list[Chunk]:
@@ -113,9 +116,18 @@ def chunking_keys(params: ChunkParams) -> dict[str, str]:
     return {"": chunking_key(params), **{fmt: chunking_key(params, fmt) for fmt in READER_VERSIONS}}
 
 
-def document_summary(title: str, text: str, chars: int = 400) -> str:
+SUMMARY_CHARS = 400
+"""How much of a document's opening text its own vector is made from (with its title)."""
+
+
+def document_summary(title: str, text: str, chars: int = SUMMARY_CHARS) -> str:
     """What a document's own vector is made from (find_items): its title and opening text."""
     return f"{title}\n{' '.join(text[:chars].split())}"
+
+
+def _vector(made: dict[str, np.ndarray], reuse: dict[str, bytes], text: str) -> np.ndarray:
+    """The vector of ``text``: embedded just now, or kept from the document the file was before."""
+    return made[text] if text in made else np.frombuffer(reuse[text], np.float32)
 
 
 def model_meta(embedder, dim: int) -> dict[str, str]:
@@ -141,7 +153,11 @@ class Ingestor:
     # ------------------------------------------------------------ ingest
 
     def ingest(self, paths: list[str], col: Collection, include, exclude, prune: bool,
-               progress: ProgressCallback | None) -> IngestReport:  # fmt: skip
+               progress: ProgressCallback | None, *, remember: bool = True, gone: Iterable[str] = ()) -> IngestReport:
+        """Ingest ``paths`` into ``col``; with ``prune``, remove the documents whose files left the given folders;
+        the documents of files at or under the ``gone`` paths that no longer exist are removed too (a watcher's
+        deletions). ``remember``: the paths become sources that sync re-checks. Removals come after the files are
+        written, so a file moved within the collection reuses the vectors of its old document (``_Preparer``)."""
         start = time.perf_counter()
         report = IngestReport(col.id, col.name)
         candidates, problems, roots = discover(paths, include, exclude)
@@ -149,10 +165,14 @@ class Ingestor:
             report.files.append(FileResult(path_text(p.path), p.status, p.reason))
         known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
         try:
-            self._remember_sources(col, candidates, roots, include, exclude)
+            if remember:
+                self._remember_sources(col, candidates, roots, include, exclude)
             self._run(col, candidates, known, report, progress)
             if prune and not report.stopped:
                 self._prune(col, candidates, roots, problems, known, report)
+            gone = list(gone)
+            if gone and not report.stopped:
+                self._forget(col, gone, known, report)
         except StorageFull as exc:
             report.stopped = f"{exc.message} {exc.hint or ''}".strip()
         except KeyboardInterrupt as exc:
@@ -218,14 +238,17 @@ class Ingestor:
         vectors = self.index.vectors  # checks the model and loads/catches up the index first
         reuse: dict[str, bytes] = {}
         for p in prepared:
-            if p.status == "updated":
-                reuse.update(self.store.old_embeddings(p.record.id))
+            if p.reuse_from is not None:
+                reuse.update(self.store.old_embeddings(p.reuse_from))
+                title, opening, blob = self.store.document_opening(p.reuse_from, SUMMARY_CHARS)
+                if blob is not None:
+                    reuse[document_summary(title, opening)] = blob
         by_text = self._embed_new(prepared, reuse)
         for i, p in enumerate(prepared):
-            p.record.embedding = by_text[document_summary(p.record.title, p.record.text)].tobytes()
+            p.record.embedding = _vector(by_text, reuse, document_summary(p.record.title, p.record.text)).tobytes()
             paras = p.paragraphs
-            doc_vecs = np.vstack([by_text[c.text] if c.text in by_text else np.frombuffer(reuse[c.text], np.float32)
-                                  for c in paras]) if paras else np.zeros((0, vectors.dim), np.float32)  # fmt: skip
+            doc_vecs = np.vstack([_vector(by_text, reuse, c.text) for c in paras]) if paras \
+                else np.zeros((0, vectors.dim), np.float32)  # fmt: skip
             try:
                 vectors.apply(self.store.replace_document(p.record.row(), p.chunks, doc_vecs), doc_vecs)
             except StorageFull as exc:
@@ -235,10 +258,10 @@ class Ingestor:
             tally.record(FileResult(p.path, p.status, "; ".join(p.notes), p.record.id, len(paras)))
 
     def _embed_new(self, prepared: list[PreparedDocument], reuse: dict[str, bytes]) -> dict[str, np.ndarray]:
-        """Vectors for every paragraph text not in ``reuse`` and every document summary, in one call."""
+        """Vectors for every paragraph text and document summary not in ``reuse``, in one call."""
         summaries = [document_summary(p.record.title, p.record.text) for p in prepared]
-        texts = list(dict.fromkeys([c.text for p in prepared for c in p.paragraphs if c.text not in reuse]
-                                   + summaries))  # fmt: skip
+        texts = [t for t in dict.fromkeys([c.text for p in prepared for c in p.paragraphs] + summaries)
+                 if t not in reuse]  # fmt: skip
         if not texts:
             return {}
         vecs = self.index.embedder.embed(texts)
@@ -265,6 +288,27 @@ class Ingestor:
         self.index.vectors.apply(write)
         for path, doc_id in doomed:
             report.files.append(FileResult(path, "removed", "the file no longer exists", doc_id))
+
+    def _forget(self, col: Collection, gone: list[str], known: dict, report: IngestReport,
+                reason: str = "the file no longer exists", sources: list[tuple[str, str]] = ()) -> None:  # fmt: skip
+        """Remove the documents of files at or under the ``gone`` paths, each only if its file is indeed not there
+        (a file deleted and written again since it was seen gone keeps its document), and forget ``sources``."""
+        exact, prefixes = set(gone), tuple(g.rstrip(os.sep) + os.sep for g in gone)
+        doomed = [(path, doc_id) for path, (doc_id, _) in known.items()
+                  if (path in exact or path.startswith(prefixes)) and not os.path.lexists(path)]  # fmt: skip
+        if doomed or sources:
+            self.index.vectors.apply(self.store.delete_documents((doc_id for _, doc_id in doomed), sources))
+        report.files += [FileResult(path, "removed", reason, doc_id) for path, doc_id in doomed]
+
+    def forget_folder(self, col: Collection, folder: str) -> IngestReport:
+        """Remove a vanished folder's documents and forget it as a source (``sync --prune``), in one transaction."""
+        start = time.perf_counter()
+        report = IngestReport(col.id, col.name)
+        known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
+        self._forget(col, [folder], known, report, "its folder no longer exists", [(col.id, folder)])
+        self.publish()
+        report.seconds = time.perf_counter() - start
+        return report
 
     # ------------------------------------------------------------ reindex
 
@@ -337,6 +381,13 @@ class _Preparer:
     params: ChunkParams
     max_bytes: int
     parser: ParseWorker
+    _by_content: dict[str, str] | None = None
+
+    def by_content(self) -> dict[str, str]:
+        """content hash -> a document id with that content (made on first use, from ``known``)."""
+        if self._by_content is None:
+            self._by_content = {h: doc_id for doc_id, h in self.known.values() if h is not None}
+        return self._by_content
 
     def prepare(self, cand: Candidate) -> PreparedDocument | FileResult:
         """One file prepared, or its result; any fault fails this file only."""
@@ -365,6 +416,7 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
     if previous and previous[1] == content_hash:
         return FileResult(path, "unchanged", "", previous[0])
     doc_id = derived_id("doc", prep.collection_id, path)
+    reuse_from = previous[0] if previous else prep.by_content().get(content_hash)
     parsed = prep.parser.parse(Job(path, data, cand.format, doc_id, prep.params, prep.parser.limits.unpacked_bytes))
     notes = list(parsed.notes)
     if previous and previous[1] is None:
@@ -376,7 +428,7 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
         format=parsed.format, content_hash=content_hash, size_bytes=len(data), mtime=st.st_mtime,
         char_count=len(parsed.text), token_count=sum(c.token_count for c in parsed.chunks if c.level == LEVEL_SECTION),
         text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params, parsed.format))  # fmt: skip
-    return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes)
+    return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes, reuse_from)
 
 
 class _Tally:

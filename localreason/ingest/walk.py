@@ -1,8 +1,10 @@
 """Finding the files to ingest: explicit files, and folders walked recursively.
 
-Hidden files and folders (name starting with '.') are skipped in walks;
-symbolic links to folders are followed once, and a link back into a folder
-already being walked is reported as a loop instead of being walked forever.
+Hidden files and folders (name starting with '.') and editors' and browsers' temporary
+files (``is_transient``) are skipped in walks; symbolic links to folders are followed
+once, and a link back into a folder already being walked is reported as a loop instead
+of being walked forever. ``admitted`` is the same rule for one path, as the watcher
+(watch.py) asks it of a changed file.
 """
 
 from __future__ import annotations
@@ -35,8 +37,44 @@ class Problem:
     reason: str
 
 
+TRANSIENT_SUFFIXES = (".swp", ".swo", ".swx", ".swpx", ".tmp", ".temp", ".part", ".partial", ".crdownload",
+                      ".download", "~", "___jb_tmp___", "___jb_old___")  # fmt: skip
+"""Endings of files that editors and browsers write beside a file while it is saved or downloaded: vim's swap
+files, backups (``notes.md~``), temporary copies, unfinished downloads, JetBrains' safe-write copies."""
+TRANSIENT_PREFIXES = (".#", "~$", ".~lock.")
+"""Lock files: Emacs (``.#notes.md``), Microsoft Office (``~$report.docx``), LibreOffice."""
+
+
+def is_transient(name: str) -> bool:
+    """Whether a file of this name is an editor's or browser's temporary, backup, swap or lock file (never a
+    document: vim's ``4913`` write test, Emacs' ``#autosave#`` and ``.#lock``, ``~$`` Office locks, ``.swp``,
+    ``~``, ``.tmp``, ``.part``, ``.crdownload`` ...)."""
+    lower = name.lower()
+    return (lower.endswith(TRANSIENT_SUFFIXES) or name.startswith(TRANSIENT_PREFIXES) or name == "4913"
+            or (len(name) > 1 and name.startswith("#") and name.endswith("#")))  # fmt: skip
+
+
 def _matches(rel: str, name: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def _wanted(rel: str, name: str, include: list[str], exclude: list[str]) -> bool:
+    """Whether a file found in a folder walk is read: not hidden or transient, and through the globs."""
+    if name.startswith(".") or is_transient(name):
+        return False
+    return (not include or _matches(rel, name, include)) and not (exclude and _matches(rel, name, exclude))
+
+
+def admitted(path: Path, root: Path, include: list[str] | None = None, exclude: list[str] | None = None) -> bool:
+    """Whether a walk of the folder ``root`` reads the file ``path`` (it does not look at the disk): no hidden
+    folder on the way, and the file itself passes the walk's rules (``_wanted``)."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return False
+    if not rel.parts or any(part.startswith(".") for part in rel.parts[:-1]):
+        return False
+    return _wanted(rel.as_posix(), rel.parts[-1], list(include or []), list(exclude or []))
 
 
 def discover(paths: list[str | Path], include: list[str] | None = None, exclude: list[str] | None = None,
@@ -91,13 +129,8 @@ def _walk(root: Path, include: list[str], exclude: list[str], found: dict, probl
         visited.add(key)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
-            if name.startswith("."):
-                continue
             path = here / name
-            rel = path.relative_to(root).as_posix()
-            if include and not _matches(rel, name, include):
-                continue
-            if exclude and _matches(rel, name, exclude):
+            if not _wanted(path.relative_to(root).as_posix(), name, include, exclude):
                 continue
             try:
                 fst = path.stat()

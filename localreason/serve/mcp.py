@@ -257,10 +257,14 @@ class _Server(MCPServer):
 class LocalReasonMCP:
     """The MCP front end over one library: the SDK server (``.mcp``), the service (opened on first use)."""
 
-    def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None, service=None) -> None:
+    def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None, service=None,
+                 watch: bool = False) -> None:  # fmt: skip
         from .. import __version__
 
         self.settings = settings or load_settings(home)
+        self.watch = watch
+        """Whether the library's folders are followed once the library is open (watch.py); changes go to the log."""
+        self._watcher = None
         self.log_path = self.settings.home / "logs" / LOG_NAME
         self._service = service
         self._open_lock = threading.Lock()
@@ -305,6 +309,7 @@ class LocalReasonMCP:
             svc = self.service()
             with svc.reading():  # the vector index loaded and caught up with other processes' writes
                 pass
+            self._start_watching(svc)
             svc.warm(background=False)
         except Exception:  # noqa: BLE001 - the first request meets the same problem and reports it
             log.exception("Preparing the library failed")
@@ -323,8 +328,16 @@ class LocalReasonMCP:
             self.start_warming(WARM_DELAY)
         return result
 
+    def _start_watching(self, svc) -> None:
+        if self.watch and self._watcher is None:
+            from ..watch import BackgroundWatch, logged
+
+            self._watcher = BackgroundWatch(svc, logged(log.info)).start()
+
     def close(self, timeout: float = 5.0) -> None:
-        """Close the service, waiting at most ``timeout`` seconds for requests still running."""
+        """Stop watching, close the service, waiting at most ``timeout`` seconds for requests still running."""
+        if self._watcher is not None:
+            self._watcher.stop(timeout)
         if self._service is not None:
             closer = threading.Thread(target=self._service.close, name="localreason-mcp-close", daemon=True)
             closer.start()
@@ -432,11 +445,11 @@ def _log_to(path: Path) -> None:
     log.setLevel(logging.INFO)
 
 
-def run(home: str | None = None) -> None:
+def run(home: str | None = None, watch: bool = False) -> None:
     """Serve the library at ``home`` (default: LOCALREASON_HOME or the per-user library) over stdio.
 
     Blocks until the client closes the connection. stdout carries only the protocol; Python logging
-    and native libraries' stderr go to ``<home>/logs/mcp.log``.
+    and native libraries' stderr go to ``<home>/logs/mcp.log``, the changes a watch applies too.
     """
     from ..logs import stderr_to
     from .stdio import serve_stdio
@@ -447,7 +460,7 @@ def run(home: str | None = None) -> None:
         _log_to(log_path)
         print(f"localreason MCP server: library {settings.home}; log {log_path}", file=sys.__stderr__, flush=True)
         log.info("Serving %s over stdio", settings.home)
-        server = LocalReasonMCP(settings=settings)
+        server = LocalReasonMCP(settings=settings, watch=watch)
         try:
             anyio.run(serve_stdio, server.mcp)
         finally:

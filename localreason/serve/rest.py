@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import signal
 import socket
 import sys
-import threading
 from collections.abc import Iterable
 from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated
@@ -26,6 +24,7 @@ from .. import __version__
 from ..config import API_KEY_ENV
 from ..errors import LocalReasonError, ValidationError
 from ..ids import check_id
+from ..signals import stop_signals
 from ..search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_limit, clean_max_tokens, clean_query
 from . import handoff
 from .http import (Gate, ReasonQueue, StrictJSONRoute, host_name, install_error_handlers, is_loopback,
@@ -251,11 +250,12 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> None:
+def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765, watch: bool = False) -> None:
     """Serve the library at ``home`` over HTTP until interrupted (blocking): `localreason serve`.
 
     A bind other than loopback needs an API key. The discovery file is published once the socket listens and
-    withdrawn when the server stops; SIGINT and SIGTERM stop it through the ``finally`` blocks (_stop_signals).
+    withdrawn when the server stops; SIGINT and SIGTERM stop it through the ``finally`` blocks (signals.stop_signals).
+    With ``watch``, the library's folders are followed while it serves (watch.py), changes said on stderr.
     """
     key = api_key_from_env()
     loopback = is_loopback(host)
@@ -264,61 +264,58 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765) -> N
                               "read your library.",
                               hint=f"Set {API_KEY_ENV} to a long random secret (clients send it as "
                               "Authorization: API-Key <key>), or serve on 127.0.0.1.")  # fmt: skip
-    with _stop_signals():
-        _serve(home, host, port, key, (LOOPBACK_NAMES | {host_name(host)}) if loopback else None)
+    with stop_signals():
+        _serve(home, host, port, key, (LOOPBACK_NAMES | {host_name(host)}) if loopback else None, watch)
 
 
-def _serve(home: str | None, host: str, port: int, key: str | None, allowed: frozenset | None) -> None:
+def _serve(home: str | None, host: str, port: int, key: str | None, allowed: frozenset | None,
+           watch: bool = False) -> None:  # fmt: skip
     """Bind, open the library, publish the discovery file and run uvicorn; undo each, however it stops."""
-    import uvicorn
-
     from ..service import Service
 
     sock = _bind(host, port)
     service = Service.open(home)
     try:
-        app = create_app(service, api_key=key, allowed_hosts=allowed)
-        config = uvicorn.Config(app, proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
-        bound = sock.getsockname()[1]
-        shown = f"[{host.strip('[]')}]" if ":" in host else host
-        print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
-              f"({'API key required' if key else 'no API key'}; models load in the background)",
-              file=sys.stderr, flush=True)  # fmt: skip
-        token = app.state.instance_token
-        published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
-        try:
-            uvicorn.Server(config).run(sockets=[sock])
-        finally:
-            handoff.withdraw(published, token)
+        with _watching(service, watch):
+            _run_uvicorn(service, sock, host, key, allowed)
     finally:
         sock.close()
         service.close()
 
 
 @contextmanager
-def _stop_signals():
-    """SIGINT and SIGTERM end the server through the ``finally`` blocks, with exit codes 130 and 143.
-
-    uvicorn shuts down gracefully on either signal, then raises it again to the handler that was in place
-    before it. For SIGINT that handler is Python's own here (KeyboardInterrupt: 130) even when the process was
-    started with SIGINT ignored, as a background job of a shell script is: the signal raised again would be
-    dropped and the server, stopped by it, would exit 0. For SIGTERM the default handler would end the process
-    at once, leaving the discovery file and the library open; here it raises SystemExit(143).
-    """
-    if threading.current_thread() is not threading.main_thread():
+def _watching(service, watch: bool):
+    """With ``watch``, the library's folders followed on a thread of their own while the server runs."""
+    if not watch:
         yield
         return
+    from ..watch import BackgroundWatch, logged
 
-    def stop(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
-                signal.SIGTERM: signal.signal(signal.SIGTERM, stop)}  # fmt: skip
+    watcher = BackgroundWatch(service, logged(lambda line: print(f"localreason: {line}", file=sys.stderr,
+                                                                 flush=True))).start()  # fmt: skip
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        watcher.stop()
+
+
+def _run_uvicorn(service, sock: socket.socket, host: str, key: str | None, allowed: frozenset | None) -> None:
+    """Run uvicorn on ``sock`` with the discovery file published, until it stops."""
+    import uvicorn
+
+    app = create_app(service, api_key=key, allowed_hosts=allowed)
+    config = uvicorn.Config(app, proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
+    bound = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
+          f"({'API key required' if key else 'no API key'}; models load in the background)",
+          file=sys.stderr, flush=True)  # fmt: skip
+    token = app.state.instance_token
+    published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        handoff.withdraw(published, token)
 
 
 def _local_url(sock: socket.socket) -> str:

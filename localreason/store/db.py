@@ -407,12 +407,17 @@ class Store:
         (SELECT COUNT(*) FROM chunks k WHERE k.document_id = d.id AND k.level = {_P}) AS chunk_count,
         d.created_at, d.updated_at"""
 
-    def document_rows(self, collection_id: str | None = None) -> list[Document]:
+    def document_rows(self, collection_id: str | None = None, under: str | None = None) -> list[Document]:
+        """The documents (of one collection), or those whose file is ``under`` or lies inside it (a folder)."""
         sql = f"SELECT {self._DOC_COLUMNS} FROM documents d"
         args: tuple = ()
         if collection_id is not None:
             sql += " WHERE d.collection_id = ?"
             args = (collection_id,)
+        if under is not None:  # a range of the (collection_id, source_path) index: "dir/" <= path < "dir0"
+            folder = under.rstrip("/")
+            sql += (" AND" if args else " WHERE") + " (d.source_path = ? OR (d.source_path >= ? AND d.source_path < ?))"
+            args += (under, folder + "/", folder + "0")
         return [Document(*r) for r in self.db.execute(sql + " ORDER BY d.source_path", args)]
 
     def document_row(self, doc_id: str) -> Document | None:
@@ -443,6 +448,12 @@ class Store:
         rows = self.db.execute(f"SELECT text, embedding FROM chunks WHERE document_id = ? AND level = {_P} "
                                "AND embedding IS NOT NULL", (doc_id,))  # fmt: skip
         return {r[0]: r[1] for r in rows}
+
+    def document_opening(self, doc_id: str, chars: int) -> tuple[str, str, bytes | None]:
+        """A document's title, the first ``chars`` characters of its text, and its own vector (to reuse)."""
+        r = self.db.execute("SELECT title, substr(text, 1, ?), embedding FROM documents WHERE id = ?",
+                            (chars, doc_id)).fetchone()  # fmt: skip
+        return (r[0], r[1], r[2]) if r else ("", "", None)
 
     def replace_document(self, doc: dict, chunks: list[Chunk], vectors: np.ndarray) -> "Write":
         """Write one document and its chunks in a single transaction; returns what the vector index must apply."""
@@ -673,13 +684,15 @@ class Store:
             )
 
     def sources(self, cid: str | None = None) -> list[dict]:
-        sql = "SELECT collection_id, path, include, exclude FROM sources"
+        """The folders and files ingested before (into collection ``cid``, or any), with their collection's name."""
+        sql = ("SELECT s.collection_id, s.path, s.include, s.exclude, c.name FROM sources s "
+               "JOIN collections c ON c.id = s.collection_id")  # fmt: skip
         args: tuple = ()
         if cid is not None:
-            sql += " WHERE collection_id = ?"
+            sql += " WHERE s.collection_id = ?"
             args = (cid,)
-        return [{"collection_id": r[0], "path": r[1], "include": json.loads(r[2]), "exclude": json.loads(r[3])}
-                for r in self.db.execute(sql + " ORDER BY collection_id, path", args)]  # fmt: skip
+        return [{"collection_id": r[0], "path": r[1], "include": json.loads(r[2]), "exclude": json.loads(r[3]),
+                 "collection": r[4]} for r in self.db.execute(sql + " ORDER BY s.collection_id, s.path", args)]
 
 
 def _key_of_format(chunking: dict[str, str]) -> tuple[str, list[str]]:

@@ -58,8 +58,11 @@ class LocalReasonApp(App):
     ]
 
     def __init__(self, service, *, first_turn: Turn | None = None, trace: str | None = None,
-                 max_tokens: int | None = None) -> None:  # fmt: skip
+                 max_tokens: int | None = None, watch: bool = False) -> None:  # fmt: skip
         super().__init__()
+        self.watch = watch
+        """Whether the library's folders are followed while the app runs (the tui_watch setting)."""
+        self.watcher = None
         self.session = Session(service, max_tokens=max_tokens)
         library = self.session.library
         library.notice = lambda message: self.ui(self.set_status, message)  # a write waiting for another program
@@ -102,6 +105,7 @@ class LocalReasonApp(App):
                 yield SearchResults(id="results", classes="hidden")
                 with Horizontal(id="statusbar"):
                     yield Static(id="status")
+                    yield Static(id="watch-state", classes="hidden")
                     yield ProgressBar(id="progress", show_eta=False, classes="hidden")
         yield Footer()
 
@@ -115,6 +119,8 @@ class LocalReasonApp(App):
         if self.first_turn is not None:
             self.session.history.append(self.first_turn)
             self.call_after_refresh(self.show_turn, self.first_turn)
+        if self.watch:
+            self.start_watching()
 
     MAIN_SCREEN_ACTIONS = {"mode", "history", "sync", "add", "export", "focus_library", "clear_scope", "help"}
 
@@ -134,6 +140,7 @@ class LocalReasonApp(App):
     async def action_quit(self) -> None:
         self.cancel_event.set()  # a running question or ingest stops instead of finishing unseen
         self.library_cancel.set()
+        self.stop_watching(wait=False)  # its thread may be waiting for this one: joined once the app has ended
         self.exit()
 
     def main(self, selector, expect=None):
@@ -438,9 +445,10 @@ class LocalReasonApp(App):
     def run_sync(self, collection: str | None, cancel: threading.Event) -> None:
         def job():
             return self.session.service.sync(collection, progress=self._progress(cancel))
-        self._library_job(job, "Re-sync")
+        self._library_job(job, "Re-sync", then=lambda: self.look_for_vanished(collection))
 
-    def _library_job(self, job, title: str) -> None:
+    def _library_job(self, job, title: str, then=None) -> None:
+        """Run ``job`` (a worker's), then show its reports; ``then`` runs once they are closed."""
         try:
             reports = job()
         except Interrupted as stop:
@@ -449,9 +457,9 @@ class LocalReasonApp(App):
         except Exception as exc:  # noqa: BLE001 - the progress bar and busy flag must be reset
             self.ui(self.library_done, title, [], "", exc)
         else:
-            self.ui(self.library_done, title, reports, "", None)
+            self.ui(self.library_done, title, reports, "", None, then)
 
-    def library_done(self, title: str, reports, note: str, error) -> None:
+    def library_done(self, title: str, reports, note: str, error, then=None) -> None:
         self.library_busy = False
         self.main("#progress", ProgressBar).add_class("hidden")
         if not self.busy:
@@ -463,7 +471,8 @@ class LocalReasonApp(App):
             self.notify("There was nothing to re-sync: no folders or files were added yet.")
         else:
             failed = sum(r.counts.get("failed", 0) for r in reports)
-            self.push_screen(ReportScreen(title + (f" — {failed} failed" if failed else ""), reports, note))
+            self.push_screen(ReportScreen(title + (f" — {failed} failed" if failed else ""), reports, note),
+                             lambda _: then() if then is not None else None)  # fmt: skip
 
     @on(LibraryTree.RemoveRequested)
     def _remove_requested(self, event: LibraryTree.RemoveRequested) -> None:
@@ -491,6 +500,65 @@ class LocalReasonApp(App):
             self.action_clear_scope()
         self.notify(f"Removed {label}.")
         self.load_tree()
+
+    @work(thread=True, group="library", exit_on_error=False)
+    def look_for_vanished(self, collection: str | None) -> None:
+        """After a re-sync: folders that are gone keep their documents until the user says to remove them."""
+        with self.session.service.reading() as lib:
+            vanished = lib.vanished_folders(collection)
+        if vanished:
+            self.ui(self.confirm_forget, collection, vanished)
+
+    def confirm_forget(self, collection: str | None, vanished) -> None:
+        folders = "\n".join(f"  {folder} ({count} document{'s' * (count != 1)} in {name})"
+                            for name, folder, count in vanished)  # fmt: skip
+        question = (f"{'These folders are' if len(vanished) > 1 else 'This folder is'} gone (an unmounted drive, or "
+                    f"renamed or deleted):\n{folders}\nRemove {'their' if len(vanished) > 1 else 'its'} documents "
+                    "from the library? Keep them if it will be back.")  # fmt: skip
+        self.push_screen(ConfirmScreen(question), lambda yes: yes and self._forget_vanished(collection))
+
+    def _forget_vanished(self, collection: str | None) -> None:
+        if self._library_busy():
+            return
+        self.start_library_work("Removing the documents of vanished folders")
+        self.run_forget(collection)
+
+    @work(thread=True, group="library", exit_on_error=False)
+    def run_forget(self, collection: str | None) -> None:
+        self._library_job(lambda: self.session.service.forget_vanished(collection), "Vanished folders removed")
+
+    # ------------------------------------------------------------ following the folders
+
+    def start_watching(self) -> None:
+        """Follow the library's folders while the app runs: the state in the status line, each change applied
+        as a notification, the tree reloaded."""
+        from ..watch import BackgroundWatch, Listener
+
+        listener = Listener(notice=lambda message: self.ui(self.notify, message, title="Watching", timeout=10),
+                            report=lambda report, catch_up: self.ui(self._watch_applied, report),
+                            state=lambda state: self.ui(self._show_watch_state, state))  # fmt: skip
+        self.watcher = BackgroundWatch(self.session.service, listener).start()
+
+    def stop_watching(self, wait: bool = True) -> None:
+        if self.watcher is not None:
+            self.watcher.stop(timeout=30.0 if wait else 0.0)
+
+    def _show_watch_state(self, state) -> None:
+        widget = self.main("#watch-state", Static)
+        widget.update(Text(state.describe(), style="dim"))
+        widget.remove_class("hidden")
+
+    def _watch_applied(self, report) -> None:
+        changed = [f for f in report.files if f.status != "unchanged"]
+        if not changed:
+            return
+        self.load_tree()
+        shown = "; ".join(f"{f.status} {Path(f.path).name}" + (f" ({f.reason})" if f.status == "failed" else "")
+                          for f in changed[:3])  # fmt: skip
+        more = f"; and {len(changed) - 3} more" if len(changed) > 3 else ""
+        failed = any(f.status == "failed" for f in changed)
+        self.notify(shown[0].upper() + shown[1:] + more, title="Changes applied", severity="warning" if failed
+                    else "information")  # fmt: skip
 
     # ------------------------------------------------------------ history, export, help
 

@@ -1,0 +1,755 @@
+"""Following folders (localreason/watch.py) with real file events: a real Watcher (watchfiles, inotify) over a real
+library (SQLite, FAISS) and real folders in tmp dirs; the fake embedder where the test is about watching.
+
+The watcher's settling runs on a clock the test moves (``Clock``): a change is applied only when the test has seen
+the watcher take it (its pending list holds the path as it is on disk) and then moves time past the settling
+period. So "still being written", "a burst" and "a save by rename" never depend on how fast this machine is;
+everything else waits for a condition with a deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from localreason.config import load_settings
+from localreason.library import Library
+from localreason.service import Service
+from localreason.store import lock as write_lock
+from localreason.watch import Listener, Root, Watcher, limit_reached, stat_key
+
+from fakes import FakeEmbedder, FakeGenerator
+from files import make_pdf
+
+SETTLE = 0.5
+"""The settling period the test's watchers use, on the test's clock."""
+FAKE_CLI = Path(__file__).parent / "fake_cli.py"
+
+
+class Clock:
+    """The watcher's clock, moved by the test: a change settles only when the test says time has passed."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def wait_until(condition, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+class Watch:
+    """A real Watcher on its own thread over a real library and real folders; keeps all it said."""
+
+    def __init__(self, service: Service, clock: Clock, roots=None, **kwargs) -> None:
+        self.service, self.clock = service, clock
+        self.notices: list[str] = []
+        self.reports: list[tuple] = []
+        self.progress: list = []
+        listener = Listener(notice=self.notices.append, report=lambda r, catch_up: self.reports.append((r, catch_up)),
+                            progress=self.progress.append)  # fmt: skip
+        self.watcher = Watcher(service, roots, listener, settle=SETTLE, recheck=0.2, clock=clock, **kwargs)
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        wait_until(lambda: self.watcher.ticks > 0 or self.error, "the watch to start")
+        assert self.error is None, self.error
+
+    def _run(self) -> None:
+        try:
+            self.watcher.run(self.stop)
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            self.error = exc
+
+    def close(self) -> None:
+        self.stop.set()
+        self.watcher.wake()
+        self.thread.join(30)
+        assert not self.thread.is_alive() and self.error is None, self.error
+
+    def turns(self, n: int = 2) -> None:
+        """Wake the loop and wait until it has gone round, ``n`` times (each turn applies what has settled; the
+        first may have been half done when the clock moved)."""
+        for _ in range(n):
+            start = self.watcher.ticks
+            self.watcher.wake()
+            wait_until(lambda: self.watcher.ticks > start or self.error, "a turn of the watch")
+            assert self.error is None, self.error
+
+    def seen(self, *paths) -> None:
+        """Wait until the watcher holds each path, as it is on disk now, among the changes waiting to settle."""
+
+        def unseen() -> list[str]:
+            waiting = self.watcher.pending.snapshot()
+            return [str(p) for p in paths if waiting.get(str(p), "absent") != stat_key(str(p))]
+
+        wait_until(lambda: not unseen(), "the watcher to see the changes")
+
+
+    def settle(self) -> None:
+        """Move time past the settling period and let the watcher act on it."""
+        self.clock.advance(SETTLE + 0.01)
+        self.turns()
+
+    def drain(self, rounds: int = 8) -> None:
+        """Settle until nothing waits (a folder moved in takes two rounds: the folder, then its files)."""
+        for _ in range(rounds):
+            self.settle()
+            if not len(self.watcher.pending) and not self.watcher.gone and not self.watcher.applying:
+                return
+        raise AssertionError(f"changes still waiting: {self.watcher.pending.snapshot()} {self.watcher.gone}")
+
+    def changes(self) -> list[tuple[str, str]]:
+        """(status, file name) of each file a change wrote, in order (what stayed the same left out)."""
+        return [(f.status, Path(f.path).name) for r, catch_up in self.reports if not catch_up
+                for f in r.files if f.status != "unchanged"]  # fmt: skip
+
+
+def documents(service: Service) -> dict[str, object]:
+    with service.reading() as lib:
+        return {d.source_path: d for d in lib.documents()}
+
+
+def text_of(service: Service, path: Path) -> str:
+    with service.reading() as lib:
+        return lib.document_text(documents(service)[str(path)].id)
+
+
+def found(service: Service, words: str) -> list[str]:
+    """The texts of the passages a search for ``words`` finds that hold all of them."""
+    return [h.content for h in service.deep_search(words, limit=10)
+            if all(w.lower() in h.content.lower() for w in words.split())]  # fmt: skip
+
+
+@pytest.fixture
+def folder(tmp_path):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "pump.md").write_text("# Pump\n\nThe pump runs on twelve volts.\n")
+    (root / "valve.md").write_text("# Valve\n\nThe valve closes at noon.\n")
+    return root
+
+
+@pytest.fixture
+def service(lib, folder):
+    lib.ingest([folder], "work")
+    return Service(lib)
+
+
+@pytest.fixture
+def watch(service):
+    """``watch(**kwargs)``: a Watch over ``service`` (every source of the library unless ``roots`` is given)."""
+    made: list[Watch] = []
+    clock = Clock()
+
+    def start(**kwargs) -> Watch:
+        made.append(Watch(service, clock, **kwargs))
+        return made[-1]
+
+    yield start
+    for w in made:
+        w.close()
+
+
+# ---------------------------------------------------------------- what editors do
+
+
+def test_a_save_is_applied_and_the_next_search_finds_the_new_text(service, watch, folder):
+    w = watch()
+    assert w.notices[0].startswith("Watching 1 folder:") and str(folder) in w.notices[0]
+    assert [catch_up for _, catch_up in w.reports] == [True], "it read the folder again when it started"
+    pump = folder / "pump.md"
+    before = documents(service)[str(pump)].id
+    pump.write_text("# Pump\n\nThe pump runs on twenty-four volts since the upgrade.\n")
+    w.seen(pump)
+    w.drain()
+    assert w.changes() == [("updated", "pump.md")]
+    assert documents(service)[str(pump)].id == before, "a document keeps its id across saves"
+    assert found(service, "twenty-four volts") and not found(service, "twelve volts")
+
+
+def test_saves_by_rename_are_one_update_each(service, watch, folder):
+    """vim: the old file renamed to a backup, the new one written, the backup deleted (and its 4913 probe);
+    an IDE: the new text written to a temporary file that is then renamed over the old one."""
+    w = watch()
+    pump, valve = folder / "pump.md", folder / "valve.md"
+    (folder / "4913").write_text("")
+    (folder / "4913").unlink()
+    os.rename(pump, folder / "pump.md~")
+    pump.write_text("# Pump\n\nThe pump was rewritten by vim.\n")
+    (folder / "pump.md~").unlink()
+    temporary = folder / "valve.md.tmp"
+    temporary.write_text("# Valve\n\nThe valve was saved by an IDE.\n")
+    os.replace(temporary, valve)
+    w.seen(pump, valve)
+    w.drain()
+    assert sorted(w.changes()) == [("updated", "pump.md"), ("updated", "valve.md")], "no removal, no add"
+    assert "rewritten by vim" in text_of(service, pump) and "saved by an IDE" in text_of(service, valve)
+
+
+def test_swap_backup_temporary_and_lock_files_are_never_ingested(service, watch, folder):
+    w = watch()
+    transient = [".pump.md.swp", "pump.md~", ".#pump.md", "#pump.md#", "notes.tmp", "manual.pdf.crdownload",
+                 "manual.pdf.part", "~$report.docx", "4913", "draft.md.swp"]  # fmt: skip
+    for name in transient:
+        (folder / name).write_text("# Not a document\n\nHalf-saved text.\n")
+    (folder / "new.md").write_text("# New\n\nA real note.\n")
+    w.seen(folder / "new.md")
+    assert not set(w.watcher.pending.snapshot()) & {str(folder / n) for n in transient}, "never even waited on"
+    w.drain()
+    assert w.changes() == [("added", "new.md")]
+    assert service.ingest([folder], "work").counts == {"added": 0, "updated": 0, "unchanged": 3, "removed": 0,
+                                                       "skipped": 0, "failed": 0}, "an ingest walks past them too"
+
+
+def test_a_file_still_being_written_waits_until_its_size_and_time_hold_still(service, watch, folder):
+    w = watch()
+    big = folder / "report.md"
+    with open(big, "w") as out:
+        out.write("# Report\n\nThe first half of the report.\n")
+        out.flush()
+        w.seen(big)
+        w.clock.advance(SETTLE * 0.6)
+        w.turns()
+        out.write("\nThe second half arrived later.\n")
+        out.flush()
+        w.seen(big)
+        w.clock.advance(SETTLE * 0.6)  # settled since the first write, not since the second
+        w.turns()
+        assert w.changes() == [], "not applied while it is still being written"
+    w.clock.advance(SETTLE * 0.5)
+    w.turns()
+    assert w.changes() == [("added", "report.md")]
+    assert "second half arrived later" in text_of(service, big)
+
+
+def test_a_burst_of_saves_is_one_reingest(service, watch, folder, fake_embedder):
+    w = watch()
+    pump = folder / "pump.md"
+    for i in range(20):
+        pump.write_text(f"# Pump\n\nSave number {i} of the pump note.\n")
+    w.seen(pump)
+    calls = fake_embedder.calls
+    w.drain()
+    assert w.changes() == [("updated", "pump.md")]
+    assert fake_embedder.calls == calls + 1, "embedded once"
+    assert "Save number 19" in text_of(service, pump)
+
+
+def test_a_folder_renamed_in_the_tree_keeps_its_text_and_embeds_nothing_again(service, watch, folder, fake_embedder):
+    sub = folder / "manuals"
+    sub.mkdir()
+    for name in ("router", "modem", "switch"):
+        (sub / f"{name}.md").write_text(f"# {name}\n\nThe {name} resets when its button is held.\n\nMore on {name}.\n")
+    service.ingest([folder], "work")
+    with service.reading() as lib:
+        before = {Path(d.source_path).name: [c.text for c in lib.chunks(d.id)] for d in lib.documents()}
+    w = watch()
+    texts = fake_embedder.texts
+    os.rename(sub, folder / "guides")
+    w.seen(folder / "guides", sub)  # the new name there, the old one gone
+    w.drain()
+    docs = documents(service)
+    assert sorted(Path(p).relative_to(folder).as_posix() for p in docs) == [
+        "guides/modem.md", "guides/router.md", "guides/switch.md", "pump.md", "valve.md"]
+    with service.reading() as lib:
+        after = {Path(d.source_path).name: [c.text for c in lib.chunks(d.id)] for d in lib.documents()}
+    assert after == before, "every document kept its text"
+    assert fake_embedder.texts == texts, "nothing was embedded again"
+    statuses = [s for s, _ in w.changes()]
+    assert statuses == ["added"] * 3 + ["removed"] * 3, "the new side first: it reuses the old side's vectors"
+
+
+def test_a_copy_of_hundreds_of_files_goes_in_batches_with_progress(service, watch, folder, tmp_path):
+    source = tmp_path / "elsewhere"
+    source.mkdir()
+    for i in range(240):
+        (source / f"n{i:03d}.md").write_text(f"# Note {i}\n\nNote {i} is about part{i}.\n")
+    w = watch()
+    target = folder / "copied"
+    target.mkdir()
+    w.seen(target)  # its watch is in place: every file copied into it has its events
+    for f in sorted(source.iterdir()):
+        shutil.copy(f, target / f.name)
+    w.seen(target, *(target / f.name for f in source.iterdir()))
+    w.drain()
+    assert [s for s, _ in w.changes()] == ["added"] * 240
+    batches = [r for r, catch_up in w.reports if not catch_up]
+    assert [len(r.files) for r in batches] == [100, 100, 40], "written in batches of BATCH_FILES"
+    assert [(p.done, p.total) for p in w.progress][-1] == (240, 240), "progress counts over the whole copy"
+    assert len(documents(service)) == 242 and found(service, "part239")
+
+
+def test_a_file_that_fails_to_parse_is_reported_once_and_the_watch_goes_on(service, watch, folder):
+    w = watch()
+    (folder / "scan.pdf").write_bytes(b"%PDF-1.4 this is not really a PDF")
+    w.seen(folder / "scan.pdf")
+    w.drain()
+    (folder / "after.md").write_text("# After\n\nWritten after the broken file.\n")
+    w.seen(folder / "after.md")
+    w.drain()
+    assert w.changes() == [("failed", "scan.pdf"), ("added", "after.md")]
+    [failure] = [f for r, _ in w.reports for f in r.files if f.status == "failed"]
+    assert "PDF" in failure.reason
+    good = folder / "manual.pdf"
+    make_pdf(good, [["The manual says the filter is cleaned monthly."]])
+    w.seen(good)
+    w.drain()
+    assert w.changes()[-1] == ("added", "manual.pdf")
+
+
+def test_a_file_name_that_is_not_utf8_is_said_once_and_the_watch_goes_on(service, watch, folder):
+    """watchfiles cannot report such a name (its watch ends on an error, dropping what came with it): the watcher
+    says so once, however often it happens, and watches again."""
+    w = watch()
+    odd = os.fsencode(folder) + b"/caf\xe9.md"
+
+    def touch_and_wait_for_a_new_watch() -> None:
+        before = list(w.watcher.groups)
+        with open(odd, "a") as f:
+            f.write("# Cafe\n\nA Latin-1 name.\n")
+        wait_until(lambda: w.watcher.groups and w.watcher.groups != before and all(
+            g.ready.is_set() and g.thread.is_alive() for g in w.watcher.groups), "the watch to start again")
+
+    touch_and_wait_for_a_new_watch()
+    touch_and_wait_for_a_new_watch()
+    (folder / "pump.md").write_text("# Pump\n\nWritten after the odd name.\n")
+    w.seen(folder / "pump.md")
+    w.drain()
+    assert w.changes() == [("updated", "pump.md")]
+    assert sum("not valid UTF-8" in n for n in w.notices) == 1, w.notices
+
+
+# ---------------------------------------------------------------- roots that vanish
+
+
+def test_a_vanished_root_keeps_its_documents_and_is_followed_again_when_back(service, watch, folder, tmp_path):
+    w = watch()
+    away = tmp_path / "away"
+    os.rename(folder, away)  # a renamed top folder (an unmounted drive looks the same)
+    w.settle()  # the roots are looked at when the clock says it is time
+    [gone] = [n for n in w.notices if "is gone" in n]
+    assert str(folder) in gone and "2 documents" in gone and "sync --prune" in gone
+    assert w.watcher.state().gone == (str(folder),)
+    (away / "pump.md").write_text("# Pump\n\nEdited while the folder was away.\n")  # inotify reports the old path
+    (away / "valve.md").unlink()
+    w.drain()
+    assert w.changes() == [] and len(documents(service)) == 2, "nothing removed, nothing applied"
+    with service.reading() as lib:
+        assert lib.vanished_folders() == [("work", str(folder), 2)]
+    os.rename(away, folder)
+    w.settle()
+    assert any(n.startswith(f"{folder} is back") for n in w.notices)
+    catch_up = [r for r, catch_up in w.reports if catch_up][-1]
+    assert catch_up.counts["updated"] == 1, "read again when it came back"
+    assert any("1 document under" in n and "no file any more" in n for n in w.notices), "valve.md: kept, said"
+    (folder / "pump.md").write_text("# Pump\n\nFollowed again.\n")
+    w.seen(folder / "pump.md")
+    w.drain()
+    assert w.changes() == [("updated", "pump.md")]
+
+
+def test_a_root_replaced_by_an_empty_folder_removes_nothing(service, watch, folder, tmp_path):
+    """A drive unmounted from its mount point leaves an empty folder in its place: another folder, not an empty
+    version of the watched one."""
+    w = watch()
+    os.rename(folder, tmp_path / "the-drive")
+    folder.mkdir()
+    w.settle()
+    assert any("another folder now" in n or "is back" in n for n in w.notices), w.notices
+    assert any("2 documents under" in n and "kept" in n for n in w.notices)
+    assert len(documents(service)) == 2
+
+
+def test_sync_keeps_a_vanished_folder_and_prune_removes_it(lib, folder):
+    lib.ingest([folder], "work")
+    home = lib.home
+    shutil.rmtree(folder)
+
+    def cli(*args) -> str:
+        done = subprocess.run([sys.executable, str(FAKE_CLI), "--home", str(home), *args], capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        return done.stdout + done.stderr
+
+    assert f"The folder {folder} is gone: its 2 documents in 'work' are kept" in " ".join(cli("sync").split())
+    assert len(lib.documents()) == 2 and lib.vanished_folders() == [("work", str(folder), 2)]
+    assert "2 removed" in cli("sync", "--prune")
+    assert lib.documents() == [] and lib.sources() == [], "the folder is forgotten too"
+
+
+# ---------------------------------------------------------------- writers and readers
+
+
+def test_a_writer_holding_the_lock_is_waited_for_and_named(service, watch, folder, lib):
+    said: list[str] = []
+    lib.notice = said.append
+    w = watch()
+    fd = write_lock.acquire(lib.settings.lock_path, "a test holding the writer lock")
+    try:
+        (folder / "pump.md").write_text("# Pump\n\nWritten while another program writes.\n")
+        w.seen(folder / "pump.md")
+        w.clock.advance(SETTLE + 0.01)
+        wait_until(lambda: any("a test holding the writer lock" in m for m in said), "the watcher to say who writes")
+        assert "waiting for it to finish" in said[-1] and w.changes() == []
+    finally:
+        write_lock.release(fd)
+    wait_until(lambda: w.changes() == [("updated", "pump.md")], "the change once the lock is free")
+
+
+def test_searches_during_changes_see_one_version_of_a_document_never_a_mix(service, watch, folder):
+    manual = folder / "manual.md"
+
+    def version(v: int) -> str:
+        return "# Manual\n\n" + "\n\n".join(f"## Part {i}\n\nPart {i} of edition ed{v} covers gauges." for i in range(6))
+
+    manual.write_text(version(0))
+    service.ingest([folder], "work")
+    w = watch()
+    mixed, seen_versions, stop = [], set(), threading.Event()
+
+    def search() -> None:
+        while not stop.is_set():
+            hits = [h for h in service.deep_search("gauges edition", limit=20) if h.document_title == "Manual"]
+            versions = {m for h in hits for m in re.findall(r"\bed(\d)\b", h.content)}
+            seen_versions.update(versions)
+            if len(versions) > 1:
+                mixed.append(versions)
+
+    searcher = threading.Thread(target=search)
+    searcher.start()
+    try:
+        for v in range(1, 4):
+            manual.write_text(version(v))
+            w.seen(manual)
+            w.drain()
+    finally:
+        stop.set()
+        searcher.join(30)
+    assert mixed == [], "a search saw parts of two editions"
+    assert len(seen_versions) >= 2, "the searches ran while the editions changed"
+    assert {m for h in service.deep_search("gauges edition", limit=20) for m in re.findall(r"\bed(\d)\b", h.content)} \
+        == {"3"}  # fmt: skip
+
+
+def test_a_folder_ingested_later_is_followed_and_a_removed_collection_is_not(service, watch, tmp_path):
+    w = watch()
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "fan.md").write_text("# Fan\n\nThe fan spins.\n")
+    service.ingest([more], "more")  # as another program's ingest would
+    w.settle()
+    assert w.watcher.state().folders == 2
+    (more / "fan.md").write_text("# Fan\n\nThe fan spins faster now.\n")
+    w.seen(more / "fan.md")
+    w.drain()
+    assert w.changes() == [("updated", "fan.md")]
+    service.remove("more")
+    w.settle()
+    assert w.watcher.state().folders == 1
+    (more / "fan.md").write_text("# Fan\n\nNobody follows this any more.\n")
+    w.turns(4)
+    assert str(more / "fan.md") not in w.watcher.pending.snapshot()
+
+
+# ---------------------------------------------------------------- the inotify limit
+
+
+def test_at_the_inotify_limit_the_watch_says_so_and_polls(service, watch, folder):
+    """The seam: watchfiles' watch raising what it raises at the limit (the real limit, through a user namespace:
+    test_the_real_inotify_limit_...); then the watcher's own re-checking finds the change."""
+    asked: list[tuple] = []
+
+    def notify(*paths, **kwargs):
+        asked.append(paths)
+        raise OSError(f"OS file watch limit reached. about {list(paths)} (Error {{ kind: MaxFilesWatch }})")
+
+    w = watch(notify=notify, poll=0.1)
+    assert asked == [(str(folder),)], "inotify was tried once"
+    [said] = [n for n in w.notices if "limit on watched folders" in n]
+    assert "sudo sysctl fs.inotify.max_user_watches=" in said and "re-checking the folders every 0.1 s" in said
+    assert w.watcher.state().polling and "re-checked every 0.1 s" in w.watcher.state().describe()
+    (folder / "pump.md").write_text("# Pump\n\nFound by re-checking.\n")
+    w.seen(folder / "pump.md")
+    w.drain()
+    (folder / "pump.md").write_text("# Pump\n\nFound again in the same second.\n")  # whole-second mtimes miss it
+    (folder / "sub").mkdir()
+    (folder / "sub" / "deep.md").write_text("# Deep\n\nIn a new folder.\n")
+    w.seen(folder / "pump.md", folder / "sub" / "deep.md")
+    w.drain()
+    assert w.changes() == [("updated", "pump.md"), ("updated", "pump.md"), ("added", "deep.md")]
+
+
+def test_watch_mode_poll_never_asks_inotify(lib, folder, isolated_home):
+    lib.ingest([folder], "work")
+    svc = Service(Library(settings=load_settings(isolated_home, reader="off", watch_mode="poll"),
+                          embedder=FakeEmbedder()))  # fmt: skip
+    w = Watch(svc, Clock(), notify=lambda *a, **k: pytest.fail("inotify was asked"), poll=0.1)
+    try:
+        assert w.watcher.state().polling and not any("limit" in n for n in w.notices)
+        (folder / "valve.md").write_text("# Valve\n\nPolled.\n")
+        w.seen(folder / "valve.md")
+        w.drain()
+        assert w.changes() == [("updated", "valve.md")]
+    finally:
+        w.close()
+        svc.close()
+
+
+def test_what_counts_as_the_limit():
+    assert limit_reached(OSError('OS file watch limit reached. about ["/x"] (Error { kind: MaxFilesWatch })'))
+    assert limit_reached(RuntimeError("Error creating recommended watcher: Too many open files (os error 24)"))
+    assert not limit_reached(FileNotFoundError("No such file or directory"))
+    assert not limit_reached(RuntimeError('Unable to decode path "/x/\\xFF" to string'))
+
+
+def _unshare_works() -> bool:
+    try:
+        return subprocess.run(["unshare", "-U", "-r", "sh", "-c", "echo 9 > /proc/sys/user/max_inotify_watches"],
+                              capture_output=True, timeout=10).returncode == 0  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def ingested(tmp_path: Path, folder: Path) -> Path:
+    """A home with ``folder`` ingested into 'work' (in this process: the fake embedder is the CLI's too)."""
+    home = tmp_path / "home"
+    with Library(settings=load_settings(home), embedder=FakeEmbedder()) as lib:
+        lib.ingest([folder], "work")
+    return home
+
+
+def start_cli(home: Path, *args: str, limit: int | None = None, env: dict | None = None) -> subprocess.Popen:
+    """`localreason ARGS` with the fake models; with ``limit``, in a user namespace whose inotify watch limit is
+    ``limit`` (the kernel keeps that limit per user namespace)."""
+    command = [sys.executable, str(FAKE_CLI), "--home", str(home), *args]
+    if limit is not None:
+        quoted = " ".join(f"'{c}'" for c in command)
+        command = ["unshare", "-U", "-r", "sh", "-c", f"echo {limit} > /proc/sys/user/max_inotify_watches && "
+                                                       f"exec {quoted}"]  # fmt: skip
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **(env or {})})  # fmt: skip
+
+
+def read_until(proc: subprocess.Popen, pattern: str, seen: list[str], timeout: float = 60.0) -> str:
+    """The first line of ``proc``'s output matching ``pattern`` (every line read goes to ``seen``)."""
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if re.search(pattern, line):
+                return line
+    finally:
+        timer.cancel()
+    raise AssertionError(f"no line matched {pattern!r}: {''.join(seen)[-3000:]}")
+
+
+def stop_with_ctrl_c(proc: subprocess.Popen, seen: list[str]) -> int:
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=60)
+    seen.append(rest)
+    return proc.returncode
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _unshare_works(), reason="needs unprivileged user namespaces (unshare -U -r)")
+@pytest.mark.parametrize("when", ["at the start", "for a new folder"])
+def test_the_real_inotify_limit_is_said_and_polling_takes_over(tmp_path, folder, when):
+    for i in range(4):
+        (folder / f"part{i}").mkdir()
+    home = ingested(tmp_path, folder)
+    limit = 3 if when == "at the start" else 5 + 1  # the tree has 5 folders
+    proc = start_cli(home, "watch", limit=limit)
+    seen: list[str] = []
+    try:
+        read_until(proc, r"^Watching 1 folder", seen)
+        if when == "for a new folder":
+            assert not any("limit on watched folders" in line for line in seen)
+            for name in ("new1", "new2"):
+                (folder / name).mkdir()
+            read_until(proc, "limit on watched folders", seen)
+            target = folder / "new2" / "fresh.md"
+        else:
+            assert any("limit on watched folders" in line and "sysctl" in line for line in seen), seen
+            target = folder / "part3" / "fresh.md"
+        target.write_text("# Fresh\n\nFound by re-checking.\n")
+        read_until(proc, r"added\s+.*fresh\.md", seen)
+    finally:
+        code = stop_with_ctrl_c(proc, seen)
+    assert code == 0, "".join(seen)
+
+
+# ---------------------------------------------------------------- the front ends
+
+
+@pytest.mark.slow
+def test_the_cli_prints_each_change_and_stops_cleanly_on_ctrl_c(tmp_path, folder):
+    home = ingested(tmp_path, folder)
+    proc = start_cli(home, "watch")
+    seen: list[str] = []
+    try:
+        read_until(proc, r"^Watching 1 folder: .*notes \(work\)", seen)
+        (folder / "pump.md").write_text("# Pump\n\nChanged while the CLI watched.\n")
+        (folder / "valve.md").unlink()
+        read_until(proc, r"updated\s+.*pump\.md \(1 chunk\)", seen)
+        read_until(proc, r"removed\s+.*valve\.md: the file no longer exists", seen)
+    finally:
+        code = stop_with_ctrl_c(proc, seen)
+    assert code == 0 and "Stopped watching." in seen[-1], "".join(seen)
+
+
+@pytest.mark.slow
+def test_serve_watch_answers_from_the_new_text(tmp_path, folder):
+    import json
+    import urllib.request
+
+    home = ingested(tmp_path, folder)
+    proc = start_cli(home, "serve", "--watch", "--port", "0")
+    seen: list[str] = []
+
+    def search(query: str) -> list[str]:
+        request = urllib.request.Request(base + "/v1/deep_search", data=json.dumps({"query": query}).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")  # fmt: skip
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return [h["content"] for h in json.loads(r.read())["data"]]
+
+    try:
+        base = re.search(r"on (http://127\.0\.0\.1:\d+)", read_until(proc, r"serving .* on http", seen)).group(1)
+        read_until(proc, r"Watching 1 folder", seen)
+        (folder / "pump.md").write_text("# Pump\n\nThe pump now hums quietly.\n")
+        read_until(proc, r"updated\s+.*pump\.md", seen)
+        hits = search("pump hums quietly")
+        assert hits and "hums quietly" in hits[0], hits
+        assert not any("twelve volts" in h for h in hits)
+    finally:
+        stop_with_ctrl_c(proc, seen)
+
+
+def test_mcp_watch_answers_from_the_new_text(isolated_home, folder):
+    from localreason.serve.mcp import LocalReasonMCP
+
+    from test_mcp import call, text
+
+    svc = Service(Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder(),
+                          generator=FakeGenerator()))  # fmt: skip
+    svc.ingest([folder], "work")
+    server = LocalReasonMCP(settings=svc.settings, service=svc, watch=True)
+    server.start_warming()
+    try:
+        wait_until(lambda: server._watcher is not None and server._watcher.watcher.ticks > 0, "the watch to start")
+        (folder / "valve.md").write_text("# Valve\n\nThe valve now closes at midnight.\n")
+        wait_until(lambda: found(svc, "closes at midnight"), "the watch to apply the change")
+        result = text(call(server, "deep_search", {"query": "valve closes"}))
+        assert "closes at midnight" in result and "noon" not in result, result
+    finally:
+        server.close()
+        svc.close()
+
+
+@pytest.mark.real_model
+def test_the_real_embedding_model_through_a_real_watch(isolated_home, folder, real_embedder):
+    """What a user runs: the packaged embedding model; a question after the change is answered from it."""
+    svc = Service(Library(settings=load_settings(isolated_home, reader="off"), embedder=real_embedder,
+                          generator=FakeGenerator()))  # fmt: skip
+    svc.ingest([folder], "work")
+    w = Watch(svc, Clock())
+    try:
+        (folder / "valve.md").write_text("# Valve\n\nThe valve is serviced by the harbour crew every spring.\n")
+        w.seen(folder / "valve.md")
+        w.drain()
+        assert w.changes() == [("updated", "valve.md")]
+        [best] = svc.deep_search("Who services the valve?", limit=1)
+        assert "harbour crew" in best.content
+        answer = svc.reason("Who services the valve?")
+        assert "harbour crew" in answer.answer and [c.document_title for c in answer.citations] == ["Valve"]
+    finally:
+        w.close()
+        svc.close()
+
+
+def test_a_root_given_by_path_need_not_be_a_source(service, watch, tmp_path):
+    elsewhere = tmp_path / "loose.md"
+    elsewhere.write_text("# Loose\n\nA loose file.\n")
+    w = watch(roots=[Root("work", str(elsewhere), folder=False)])
+    assert w.notices[0].startswith("Watching 1 file")
+    elsewhere.write_text("# Loose\n\nA loose file, edited.\n")
+    (tmp_path / "sibling.md").write_text("# Sibling\n\nNot watched.\n")
+    w.seen(elsewhere)
+    w.drain()
+    assert w.changes() == [("updated", "loose.md")]
+
+
+# ---------------------------------------------------------------- the TUI
+
+
+async def _until(pilot, condition, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+async def test_the_tui_follows_the_folders_and_shows_it_in_the_status_line(service, folder):
+    from localreason.tui.app import LocalReasonApp
+
+    app = LocalReasonApp(service, watch=True)
+    said: list[tuple] = []
+    notify = app.notify
+    app.notify = lambda message, **kwargs: said.append((kwargs.get("title"), message)) or notify(message, **kwargs)
+    async with app.run_test(size=(100, 32)) as pilot:
+        state = app.query_one("#watch-state")
+        await _until(pilot, lambda: "Watching 1 folder" in str(state.render()), "the watch state in the status line")
+        assert not state.has_class("hidden")
+        (folder / "pump.md").write_text("# Pump\n\nThe pump was edited while the TUI ran.\n")
+        await _until(pilot, lambda: ("Changes applied", "Updated pump.md") in said, "the change to be applied and said")
+        assert "edited while the TUI ran" in text_of(service, folder / "pump.md")
+        await pilot.press("ctrl+q")
+    app.stop_watching()  # as tui.run does once the app has ended
+    assert not app.watcher.thread.is_alive()
+
+
+async def test_the_tui_without_watching_shows_no_watch_state(service):
+    from localreason.tui.app import LocalReasonApp
+
+    app = LocalReasonApp(service)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        assert app.query_one("#watch-state").has_class("hidden") and app.watcher is None
+
+
+async def test_f5_asks_before_removing_the_documents_of_a_vanished_folder(service, folder, tmp_path):
+    from localreason.tui.app import LocalReasonApp
+    from localreason.tui.screens import ConfirmScreen, ReportScreen
+
+    app = LocalReasonApp(service)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        os.rename(folder, tmp_path / "unplugged")
+        await pilot.press("f5")
+        await _until(pilot, lambda: isinstance(app.screen, ReportScreen), "the re-sync's report")
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question about the vanished folder")
+        assert str(folder) in app.screen.question and "2 documents" in app.screen.question
+        assert len(documents(service)) == 2, "nothing removed before the answer"
+        await pilot.press("y")
+        await _until(pilot, lambda: isinstance(app.screen, ReportScreen), "the removal's report")
+        assert documents(service) == {}
