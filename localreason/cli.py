@@ -167,6 +167,9 @@ def _print_report(report, verbose: bool) -> None:
               f"{', '.join(parts) or 'nothing to do'} in {report.seconds:.1f} s.")  # fmt: skip
     for f in report.by_status("failed"):
         out.print(f"  [red]failed[/]  {f.path}: {f.reason}")
+    for folder, n in report.kept:
+        out.print(f"  [yellow]kept[/]    {folder} is empty now (a drive not mounted?): its {n} document"
+                  f"{'s' * (n != 1)} stay. `localreason sync --prune` removes them.", markup=True, highlight=False)  # fmt: skip
     skipped = report.by_status("skipped")
     if verbose or len(skipped) <= 5:
         for f in skipped:

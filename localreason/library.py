@@ -393,13 +393,15 @@ class Library:
 
     def ingest(self, paths: Iterable[str | Path], collection: str = DEFAULT_COLLECTION, *,
                include: list[str] | None = None, exclude: list[str] | None = None, prune: bool = False,
-               progress: ProgressCallback | None = None) -> IngestReport:  # fmt: skip
+               progress: ProgressCallback | None = None, prune_emptied: bool = False) -> IngestReport:  # fmt: skip
         """Add files and folders to ``collection``; skip unchanged files, re-index changed ones.
 
         Every file given (or found in a given folder) appears in the report as added,
         updated, unchanged, skipped or failed with a reason. With ``prune``, documents
         whose files have disappeared from the given folders (or a given file that no
-        longer exists) are removed. If the disk fills up, the run stops, what was
+        longer exists) are removed, except in a given folder that is empty now (the mount point of a
+        drive not mounted): its documents are kept and ``report.kept`` says so, unless
+        ``prune_emptied`` (``sync --prune``). If the disk fills up, the run stops, what was
         committed is kept, and ``report.stopped`` says why. A file whose document was
         cut with other chunking settings is re-chunked.
         """
@@ -409,7 +411,7 @@ class Library:
         name = _check_collection_name(collection)
         with self.writing(f"ingest into {name!r}"):
             col = self.ensure_collection(name)
-            return self._ingestor().ingest(paths, col, include, exclude, prune, progress)
+            return self._ingestor().ingest(paths, col, include, exclude, prune, progress, prune_emptied=prune_emptied)
 
     def sync(self, collection: str | None = None, progress: ProgressCallback | None = None, *,
              prune_vanished: bool = False) -> list[IngestReport]:  # fmt: skip
@@ -425,7 +427,8 @@ class Library:
             for col in cols:
                 for source in self.store.sources(col.id):
                     reports.append(self.ingest([source["path"]], col.name, include=source["include"],
-                                               exclude=source["exclude"], prune=True, progress=progress))  # fmt: skip
+                                               exclude=source["exclude"], prune=True, progress=progress,
+                                               prune_emptied=prune_vanished))  # fmt: skip
                     if reports[-1].stopped:
                         return reports
             return reports

@@ -114,6 +114,9 @@ class IngestReport:
     seconds: float = 0.0
     stopped: str = ""
     """Why the run stopped before the end (a full disk), or empty; the files not done are listed as failed."""
+    kept: list[tuple[str, int]] = field(default_factory=list)
+    """(folder, documents) for each given folder that held documents and is empty now: pruning kept them (it may be
+    the mount point of a drive not mounted now); ``sync --prune`` removes them."""
 
     def by_status(self, status: str) -> list[FileResult]:
         return [f for f in self.files if f.status == status]
@@ -134,6 +137,7 @@ class IngestReport:
             "counts": self.counts,
             "seconds": round(self.seconds, 3),
             **({"stopped": self.stopped} if self.stopped else {}),
+            **({"kept": [{"folder": f, "documents": n} for f, n in self.kept]} if self.kept else {}),
             "files": [f.to_dict() for f in self.files],
         }
 

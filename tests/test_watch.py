@@ -396,6 +396,27 @@ def test_sync_keeps_a_vanished_folder_and_prune_removes_it(lib, folder):
     assert lib.documents() == [] and lib.sources() == [], "the folder is forgotten too"
 
 
+def test_a_folder_emptied_keeps_its_documents_until_sync_prune(lib, folder):
+    lib.ingest([folder], "work")
+    for f in folder.iterdir():  # what an unmounted drive leaves: its mount point, empty
+        f.unlink()
+    report = lib.sync()[0]
+    assert report.kept == [(str(folder), 2)] and report.counts["removed"] == 0 and len(lib.documents()) == 2
+    assert report.to_dict()["kept"] == [{"folder": str(folder), "documents": 2}]
+    from localreason.tui.screens.dialogs import report_text
+
+    shown = " ".join(report_text([report]).plain.split())
+    assert f"kept {folder} empty now" in shown and "sync --prune removes them" in shown.replace("`", "")
+    again = lib.ingest([folder], "work", prune=True)
+    assert again.kept == [(str(folder), 2)] and len(lib.documents()) == 2, "an explicit --prune keeps them too"
+    (folder / "pump.md").write_text("# Pump\n\nThe pump runs on twelve volts.\n")
+    partial = lib.sync()[0]
+    assert partial.kept == [] and partial.counts["removed"] == 1, "a folder with files in it is pruned as before"
+    (folder / "pump.md").unlink()
+    pruned = lib.sync(prune_vanished=True)[0]
+    assert pruned.counts["removed"] == 1 and lib.documents() == [] and pruned.kept == []
+
+
 # ---------------------------------------------------------------- writers and readers
 
 

@@ -153,11 +153,13 @@ class Ingestor:
     # ------------------------------------------------------------ ingest
 
     def ingest(self, paths: list[str], col: Collection, include, exclude, prune: bool,
-               progress: ProgressCallback | None, *, remember: bool = True, gone: Iterable[str] = ()) -> IngestReport:
+               progress: ProgressCallback | None, *, remember: bool = True, gone: Iterable[str] = (),
+               prune_emptied: bool = False) -> IngestReport:  # fmt: skip
         """Ingest ``paths`` into ``col``; with ``prune``, remove the documents whose files left the given folders;
         the documents of files at or under the ``gone`` paths that no longer exist are removed too (a watcher's
         deletions). ``remember``: the paths become sources that sync re-checks. Removals come after the files are
-        written, so a file moved within the collection reuses the vectors of its old document (``_Preparer``)."""
+        written, so a file moved within the collection reuses the vectors of its old document (``_Preparer``).
+        A given folder that is empty now keeps its documents (``report.kept``) unless ``prune_emptied``."""
         start = time.perf_counter()
         report = IngestReport(col.id, col.name)
         candidates, problems, roots = discover(paths, include, exclude)
@@ -169,7 +171,7 @@ class Ingestor:
                 self._remember_sources(col, candidates, roots, include, exclude)
             self._run(col, candidates, known, report, progress)
             if prune and not report.stopped:
-                self._prune(col, candidates, roots, problems, known, report)
+                self._prune(col, candidates, roots, problems, known, report, prune_emptied)
             gone = list(gone)
             if gone and not report.stopped:
                 self._forget(col, gone, known, report)
@@ -272,16 +274,23 @@ class Ingestor:
         return {t: vecs[i] for i, t in enumerate(texts)}
 
     def _prune(self, col: Collection, candidates: list[Candidate], roots: list[Path], problems, known: dict,
-               report: IngestReport) -> None:  # fmt: skip
-        """Remove the documents whose files have left the given folders (or a given file that is gone)."""
+               report: IngestReport, prune_emptied: bool = False) -> None:  # fmt: skip
+        """Remove the documents whose files have left the given folders (or a given file that is gone). A folder in
+        which no file is found any more keeps its documents unless ``prune_emptied`` (an unmounted drive leaves its
+        mount point empty: that is no reason to forget a whole library); ``report.kept`` says so."""
         seen = {path_text(c.path) for c in candidates}
         missing_files = {path_text(p.path) for p in problems if p.reason == "no such file or folder"}
         root_texts = [path_text(r) for r in roots]
+        emptied = set() if prune_emptied else {r for r in root_texts if not any(s.startswith(r + os.sep) for s in seen)}
         doomed: list[tuple[str, str]] = []
+        kept: dict[str, int] = {}
         for path, (doc_id, _) in known.items():
-            under_root = any(path.startswith(r + os.sep) for r in root_texts)
-            if (under_root and path not in seen) or path in missing_files:
+            root = next((r for r in root_texts if path.startswith(r + os.sep)), None)
+            if root in emptied and path not in missing_files:
+                kept[root] = kept.get(root, 0) + 1
+            elif (root is not None and path not in seen) or path in missing_files:
                 doomed.append((path, doc_id))
+        report.kept += sorted(kept.items())
         if not doomed:
             return
         write = self.store.delete_documents((d for _, d in doomed), [(col.id, path) for path in missing_files])

@@ -116,6 +116,10 @@ def report_text(reports, note: str = "") -> Text:
             if f.reason:
                 body.append(f"\n             {f.reason}", style="dim")
             body.append("\n")
+        for folder, n in report.kept:
+            body.append("  kept     ", style="yellow")
+            body.append(f" {folder}\n             empty now (a drive not mounted?): its {n} document{'s' * (n != 1)} "
+                        "stay; `localreason sync --prune` removes them\n", style="dim")  # fmt: skip
         unchanged = report.counts.get("unchanged", 0)
         if unchanged:
             body.append(f"  {unchanged} unchanged file(s) skipped\n", style="dim")
