@@ -98,13 +98,11 @@ def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) ->
     when the question asks for a name and the best sentence leans on a pronoun or a bare description, the
     nearest one that names (``naming_sentence``); else ``offer``."""
     best = offer.quotes[0]
-    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
-    if points_before(question, best):
-        naming = sentence_before(best, text)
-    elif asks_for_name(question) and leans_on_reference(question, best.text):
-        naming = naming_sentence(question, best, text)
-    else:
+    before = points_before(question, best)
+    if not before and not (asks_for_name(question) and leans_on_reference(question, best.text)):
         return offer
+    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    naming = sentence_before(best, text) if before else naming_sentence(question, best, text)
     if naming is None:
         return offer
     quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
