@@ -205,6 +205,28 @@ class Settings:
         "needs more fails alone.", at_least(0, "0 (no limit) or a positive number of MB"))  # fmt: skip
     max_unpacked_mb: float = setting(200.0, "A compressed document (DOCX) may unpack to at most this many MB: a "
                                             "decompression bomb fails alone.", POSITIVE)  # fmt: skip
+    ocr: str = setting(
+        "auto", "Text recognition of scanned PDF pages and image files (PNG, JPEG, TIFF, WebP, BMP): auto (pages "
+        "without a usable text layer, and images, are recognised on this machine); off (they are not read).",
+        one_of("auto", "off"), details="The models come inside the rapidocr wheel (PP-OCRv6 small, Apache-2.0) and "
+        "run on OpenVINO; a page takes a few seconds on 2 cores (docs/benchmarks.md, \"Scanned pages\"). Recognised "
+        "text is marked as such in the library and in answers.")  # fmt: skip
+    ocr_dpi: float = setting(
+        200.0, "The resolution (dots per inch) a scanned PDF page is rendered at for recognition.",
+        Allowed("between 72 and 600", lambda value, _: 72 <= value <= 600))  # fmt: skip
+    ocr_page_seconds: float = setting(
+        60.0, "Recognising one page may take this long; a page that takes longer is left out and named in the "
+        "report, and the rest of the document is ingested.", POSITIVE)  # fmt: skip
+    ocr_memory_mb: int = setting(
+        3072, "Memory (MB) recognising one page may take beyond the recogniser's own (0: no limit); a page that "
+        "needs more is left out alone.", at_least(0, "0 (no limit) or a positive number of MB"))  # fmt: skip
+    ocr_min_confidence: float = setting(
+        0.9, "Pages recognised with a mean confidence under this are named in the ingest report (their text is "
+        "kept: it may hold misread words).", Allowed("between 0 and 1", lambda value, _: 0 <= value <= 1))  # fmt: skip
+    max_image_megapixels: float = setting(
+        60.0, "An image (or a rendered page) may have at most this many million pixels: a larger image file is "
+        "refused before it is decoded (a decompression bomb fails alone); a PDF page is rendered at the "
+        "resolution that fits.", POSITIVE)  # fmt: skip
     embed_batch_size: int = setting(32, "Texts the embedding model embeds in one batch.", at_least(1))
     embedding_backend: str = setting(
         "auto", "How the embedding model runs: openvino, torch (sentence-transformers), or auto (OpenVINO when it "

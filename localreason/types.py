@@ -46,6 +46,20 @@ class Collection(_AsDict):
 
 
 @dataclass(frozen=True)
+class RecognizedPage(_AsDict):
+    """A page of a document whose text was read by text recognition from an image (a scanned PDF page, a frame of an
+    image file), not from a text layer (``Document.recognized``)."""
+
+    page: int
+    """1-based page (or image frame) number."""
+    confidence: float
+    """The recogniser's mean confidence over the page's lines (0 to 1; under ``ocr_min_confidence`` is low)."""
+    lines: int = 0
+    failed: str = ""
+    """Why the page could not be read (its time limit, its size), or empty: such a page has no recognised text."""
+
+
+@dataclass(frozen=True)
 class Document(_AsDict):
     id: str
     collection_id: str
@@ -59,6 +73,13 @@ class Document(_AsDict):
     chunk_count: int
     created_at: str
     updated_at: str
+    recognized: tuple[RecognizedPage, ...] = ()
+    """The pages read by text recognition (empty for a document read wholly from its text)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["recognized"] = [p.to_dict() for p in self.recognized]
+        return d
 
 
 @dataclass(frozen=True)
@@ -81,6 +102,9 @@ class Chunk(_AsDict):
     end: int
     page_start: int | None = None
     page_end: int | None = None
+    recognized: bool = False
+    """Its text (or part of it) was read by text recognition from a scanned page or photo, not from a text layer:
+    a letter may be misread."""
 
     @property
     def level_name(self) -> str:
@@ -173,11 +197,14 @@ class SearchHit(_AsDict):
     page_end: int | None = None
     also_in: tuple[Elsewhere, ...] = ()
     """deep_search: the other passages among its candidates with the same text, shown once here."""
+    recognized: bool = False
+    """Its text (or part of it) was read by text recognition from a scanned page or photo: a letter may be misread."""
 
     @classmethod
     def of(cls, chunk: Chunk, title: str) -> "SearchHit":
         return cls(chunk.id, chunk.document_id, title, chunk.level, chunk.index, chunk.parent_id,
-                   chunk.section_path, chunk.text, chunk.start, chunk.end, chunk.page_start, chunk.page_end)  # fmt: skip
+                   chunk.section_path, chunk.text, chunk.start, chunk.end, chunk.page_start, chunk.page_end,
+                   recognized=chunk.recognized)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()

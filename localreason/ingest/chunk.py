@@ -67,12 +67,14 @@ def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> 
             sec_id = derived_id("chk", doc_id, "section", str(section_index), _digest(sec_text))
             pieces = list(_paragraph_spans(text, part, tokens, offsets, params))
             pages = [b.page for b in part if b.page is not None]
+            read = [b for b in part if b.recognized]
             out.append(Chunk(
                 id=sec_id, document_id=doc_id, level=LEVEL_SECTION, parent_id=doc_id,
                 index=section_index, section_path=path,
                 token_count=sum(tokens[(b.start, b.end)] for b in part) + len(part) - 1,
                 text=sec_text, start=start, end=end,
                 page_start=min(pages) if pages else None, page_end=max(pages) if pages else None,
+                recognized=bool(read),
             ))  # fmt: skip
             for i, (s, e, pg, count) in enumerate(pieces):
                 chunk_text = text[s:e]
@@ -83,6 +85,7 @@ def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> 
                     document_id=doc_id, level=LEVEL_PARAGRAPH, parent_id=sec_id, index=i,
                     section_path=path, token_count=count, text=chunk_text, start=s, end=e,
                     page_start=pg[0] if pg else None, page_end=pg[1] if pg else None,
+                    recognized=any(b.start < e and s < b.end for b in read),
                 ))  # fmt: skip
             section_index += 1
     return out
@@ -113,7 +116,7 @@ def _digest(text: str) -> str:
 def _sections(parsed: ParsedDocument) -> list[tuple[tuple[str, ...], list[Block]]]:
     """Group blocks into (section path, blocks); headings with no text of their own join the next section."""
     text = parsed.text
-    by_page = parsed.format == "pdf"
+    by_page = parsed.format in ("pdf", "image")
     sections: list[tuple[tuple[str, ...], list[Block]]] = []
     stack: list[tuple[int, str]] = []
     current: list[Block] = []

@@ -28,7 +28,9 @@ class Block:
     depth: int = 0
     """Heading depth, 1 for the outermost."""
     page: int | None = None
-    """1-based page number (PDF only)."""
+    """1-based page number (PDF and images)."""
+    recognized: bool = False
+    """Read by text recognition from a page image (ocr.py), not from a text layer: a letter may be misread."""
 
 
 @dataclass
@@ -41,6 +43,9 @@ class ParsedDocument:
     """Things worth telling the user (e.g. the encoding that was guessed)."""
     outline: dict[int, tuple[str, ...]] = field(default_factory=dict)
     """For PDF: the outline (bookmark) path in force at the start of each page."""
+    recognized: list = field(default_factory=list)
+    """The pages read by text recognition (recognised.PageReading, without their paragraphs), in page order;
+    failed ones too (their ``failed`` says why)."""
 
 
 # ---------------------------------------------------------------- normalisation
@@ -121,20 +126,27 @@ class TextBuilder:
         self.blocks: list[Block] = []
 
     def add(self, text: str, kind: str = "text", *, depth: int = 0, page: int | None = None,
-            keep_lines: bool = True) -> None:  # fmt: skip
+            keep_lines: bool = True, recognized: bool = False) -> None:  # fmt: skip
         text = normalize(text, keep_lines=keep_lines)
         if not text.strip():
             return
         if self._parts:
             self._parts.append("\n\n")
             self._len += 2
-        self.blocks.append(Block(kind, self._len, self._len + len(text), depth, page))
+        self.blocks.append(Block(kind, self._len, self._len + len(text), depth, page, recognized))
         self._parts.append(text)
         self._len += len(text)
 
     @property
     def text(self) -> str:
         return "".join(self._parts)
+
+
+    def add_reading(self, reading) -> None:
+        """The paragraphs text recognition read on one page (a recognised.PageReading), as recognised blocks."""
+        for para in reading.paragraphs:
+            kind = "heading" if para.heading else "text"
+            self.add(para.text, kind, depth=para.heading, page=reading.page, recognized=True)
 
 
 # ---------------------------------------------------------------- decoding

@@ -14,10 +14,12 @@ from .document import Block, ParsedDocument, normalize
 from .formats.docx import DEFAULT_MAX_UNPACKED_BYTES, parse_docx
 from .formats.html import parse_html
 from .formats.html_stream import parse_html_stream
+from .formats.image import parse_image
 from .formats.markdown import parse_markdown
 from .formats.pdf import parse_pdf
 from .formats.plain import parse_plain
 from .formats.rst import parse_rst
+from .recognised import NeedsRecognition, PageReading, Recognition
 
 __all__ = ["Block", "ParsedDocument", "READERS", "detect_format", "normalize", "parse_bytes", "parse_html_stream"]
 
@@ -34,6 +36,8 @@ SUFFIX_FORMATS = {
     ".html": "html", ".htm": "html", ".xhtml": "html",
     ".pdf": "pdf",
     ".docx": "docx",
+    ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image", ".tiff": "image", ".webp": "image",
+    ".bmp": "image",
 }  # fmt: skip
 PLAIN_NAMES = {"readme": "text", "license": "text", "copying": "text", "authors": "text",
                "changelog": "text", "news": "text", "makefile": "code", "dockerfile": "code"}  # fmt: skip
@@ -62,26 +66,35 @@ READERS = {
     "html": parse_html,
     "pdf": parse_pdf,
     "docx": parse_docx,
+    "image": parse_image,
 }
+RECOGNISED_FORMATS = ("pdf", "image")
+"""The formats whose pages may be read by text recognition (their readers take ``recognition`` and ``readings``)."""
 
 
-def parse_bytes(data: bytes, path: Path, fmt: str, *,
-                max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES) -> ParsedDocument:  # fmt: skip
+def parse_bytes(data: bytes, path: Path, fmt: str, *, max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+                recognition: Recognition | None = None,
+                readings: tuple[PageReading, ...] | None = None) -> ParsedDocument:  # fmt: skip
     """Parse ``data`` (the bytes of ``path``) with the reader for ``fmt``.
 
     Whatever the bytes, this returns a ParsedDocument or raises IngestFileError: a
     reader's own failure (too deep, out of memory, a bug, input no reader expected)
     becomes a failed file with the reason, so one hostile file never stops an ingest.
     ``max_unpacked_bytes`` bounds what a compressed format (DOCX) may unpack to.
+    For PDF and images: ``recognition`` None means pages without a usable text layer are
+    not recognised (``ocr = off``); otherwise a first pass raises NeedsRecognition naming
+    them, and the second pass reads them from ``readings``.
     """
     reader = READERS[fmt]
-    options = {"max_unpacked_bytes": max_unpacked_bytes} if fmt == "docx" else {}
+    options: dict = {"max_unpacked_bytes": max_unpacked_bytes} if fmt == "docx" else {}
+    if fmt in RECOGNISED_FORMATS:
+        options = {"recognition": recognition, "readings": readings}
     if not data.strip():
         raise IngestFileError("empty file", status="skipped")
     failure = ""
     try:
         parsed = reader(data, path, **options)
-    except IngestFileError:
+    except (IngestFileError, NeedsRecognition):
         raise
     except RecursionError:
         failure = "the file is nested too deeply to parse"

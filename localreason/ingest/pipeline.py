@@ -13,12 +13,13 @@ library's parts: ``index`` (store, vectors, embedder) and the settings.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,8 @@ from ..store.db import now
 from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk, Collection, FileResult, IngestReport
 from .chunk import ChunkParams
 from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular
-from .worker import Job, Limits, ParseWorker, shared_worker
+from .recognised import LINE_MIN_SCORE, PageReading, Recognition
+from .worker import Job, Limits, OcrJob, ParseWorker, Survey, existing_worker, shared_worker
 
 EMBED_GROUP = 256
 """Paragraph chunks gathered (across documents) before one embedding call: large enough for full batches."""
@@ -45,6 +47,10 @@ class Progress:
     chunks: int
     path: str = ""
     status: str = ""
+    """The file's result (``added``, ...), or ``recognizing`` while the pages of ``path`` are being recognised."""
+    page: int = 0
+    """While ``recognizing``: the pages of ``path`` done so far, of ``pages``."""
+    pages: int = 0
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -70,6 +76,8 @@ class DocumentRecord:
     """The chunking settings its chunks were cut with (``chunking_key``)."""
     embedding: bytes | None = None
     """Its own vector (title and opening text), for find_items; set just before it is written."""
+    recognition: str | None = None
+    """JSON: the pages read by text recognition (types.RecognizedPage), or None when there are none."""
 
     def row(self) -> dict:
         return asdict(self)
@@ -198,13 +206,25 @@ class Ingestor:
         s = self.settings
         return Limits(s.max_parse_seconds, s.max_parse_memory_mb, int(s.max_unpacked_mb * 2**20))
 
+    def _recognizer(self, progress: ProgressCallback | None, tally: "_Tally") -> "_Recognizer | None":
+        s = self.settings
+        if s.ocr == "off":
+            return None
+        limits = Limits(s.ocr_page_seconds, s.ocr_memory_mb, 0)
+        on_page = None
+        if progress is not None:
+            def on_page(path: str, page: int, pages: int) -> None:
+                progress(Progress(len(tally.done), tally.total, tally.chunks, path, "recognizing", page, pages))
+        return _Recognizer(Recognition(s.ocr_dpi, int(s.max_image_megapixels * 1e6)), limits, s.ocr_min_confidence,
+                           on_page)  # fmt: skip
+
     def _run(self, col: Collection, candidates: list[Candidate], known: dict, report: IngestReport,
              progress: ProgressCallback | None) -> None:  # fmt: skip
         """Prepare files on a background thread (parsing in a child process) while this one embeds and writes."""
-        preparer = _Preparer(col.id, known, ChunkParams.from_settings(self.settings), int(self.settings.max_file_mb * 2**20),
-                             shared_worker(self._limits()))  # fmt: skip
-        feed = _Feed(candidates, preparer)
         tally = _Tally(report, progress, len(candidates))
+        preparer = _Preparer(col.id, known, ChunkParams.from_settings(self.settings), int(self.settings.max_file_mb * 2**20),
+                             shared_worker(self._limits()), self._recognizer(progress, tally))  # fmt: skip
+        feed = _Feed(candidates, preparer)
         feed.start()
         finished = False
         try:
@@ -373,6 +393,8 @@ class _Feed:
         self.halt.set()
         if kill_parser:
             self.preparer.parser.kill()  # a parse in progress ends now (Ctrl-C, a full disk); the next run starts another
+            if self.preparer.recognizer is not None:
+                self.preparer.recognizer.kill()
         while self.thread.is_alive():  # unblock a producer waiting on a full queue
             try:
                 self.items.get(timeout=0.05)
@@ -390,6 +412,8 @@ class _Preparer:
     params: ChunkParams
     max_bytes: int
     parser: ParseWorker
+    recognizer: "_Recognizer | None" = None
+    """Reads the pages that need text recognition; None when ``ocr = off``."""
     _by_content: dict[str, str] | None = None
 
     def by_content(self) -> dict[str, str]:
@@ -426,8 +450,17 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
         return FileResult(path, "unchanged", "", previous[0])
     doc_id = derived_id("doc", prep.collection_id, path)
     reuse_from = previous[0] if previous else prep.by_content().get(content_hash)
-    parsed = prep.parser.parse(Job(path, data, cand.format, doc_id, prep.params, prep.parser.limits.unpacked_bytes))
-    notes = list(parsed.notes)
+    rec = prep.recognizer
+    job = Job(path, data, cand.format, doc_id, prep.params, prep.parser.limits.unpacked_bytes,
+              rec.recognition if rec is not None else None)  # fmt: skip
+    parsed = prep.parser.parse(job)
+    readings: list[PageReading] = []
+    if isinstance(parsed, Survey):  # pages without a usable text layer: recognised one by one, then parsed again
+        readings = rec.read(path, content_hash, data, cand.format, parsed.pages)
+        parsed = prep.parser.parse(replace(job, readings=tuple(readings)))
+        if isinstance(parsed, Survey):
+            raise IngestFileError("the file's pages changed between two readings of the same bytes")
+    notes = list(parsed.notes) + (rec.notes(readings) if readings else [])
     if previous and previous[1] is None:
         notes.append("re-chunked: the chunking settings or the way files are read changed")
     if not name_is_text(cand.path):
@@ -436,8 +469,75 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
         id=doc_id, collection_id=prep.collection_id, title=parsed.title or cand.path.name, source_path=path,
         format=parsed.format, content_hash=content_hash, size_bytes=len(data), mtime=st.st_mtime,
         char_count=len(parsed.text), token_count=sum(c.token_count for c in parsed.chunks if c.level == LEVEL_SECTION),
-        text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params, parsed.format))  # fmt: skip
+        text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params, parsed.format),
+        recognition=json.dumps([asdict(p) for p in parsed.recognized]) if parsed.recognized else None)  # fmt: skip
     return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes, reuse_from)
+
+
+class _Recognizer:
+    """Reads the pages a file's first parse named (``Survey``) in the recognition worker, one page per job, with a
+    time and memory limit per page; a page that fails is reported and the others are read."""
+
+    def __init__(self, recognition: Recognition, limits: Limits, min_confidence: float,
+                 on_page: Callable[[str, int, int], None] | None) -> None:  # fmt: skip
+        self.recognition = recognition
+        self.limits = limits
+        self.min_confidence = min_confidence
+        self.on_page = on_page
+
+    @property
+    def worker(self) -> ParseWorker:
+        """The process's recognition worker (started on the first page that needs it, never for a text file)."""
+        return shared_worker(self.limits, "ocr")
+
+    def read(self, path: str, key: str, data: bytes, fmt: str, pages: tuple[int, ...]) -> list[PageReading]:
+        out = []
+        for i, page in enumerate(pages):
+            if self.on_page is not None:
+                self.on_page(path, i, len(pages))
+            job = OcrJob(key, data, fmt, page, self.recognition.dpi, self.recognition.max_pixels)
+            try:
+                out.append(self.worker.recognise(job))
+            except IngestFileError as exc:
+                out.append(PageReading(page, failed=exc.message))
+        if self.on_page is not None:
+            self.on_page(path, len(pages), len(pages))
+        return out
+
+    def notes(self, readings: list[PageReading]) -> list[str]:
+        """What the report says of a file's recognised pages: how many and how confidently, each page left out
+        and why, each page under ``min_confidence``, and the lines too uncertain to keep."""
+        read = [r for r in readings if not r.failed and r.lines]
+        notes = []
+        if read:
+            weight = sum(r.lines for r in read)
+            mean = sum(r.confidence * r.lines for r in read) / weight
+            notes.append(f"{_count(len(read), 'page')} read by text recognition (mean confidence {mean:.2f})")
+        for r in readings:
+            if r.failed:
+                notes.append(f"page {r.page} was not read: {r.failed}")
+            elif not r.lines:
+                notes.append(f"page {r.page}: recognition found no text")
+            elif r.confidence < self.min_confidence:
+                notes.append(f"page {r.page} was recognised with low confidence ({r.confidence:.2f}): its text may "
+                             "hold misread words")  # fmt: skip
+        low = [r for r in readings if r.low_lines]
+        if low:
+            n = sum(r.low_lines for r in low)
+            where = ", ".join(str(r.page) for r in low[:10]) + (" ..." if len(low) > 10 else "")
+            notes.append(f"{_count(n, 'line')} recognised with confidence under {LINE_MIN_SCORE} left out "
+                         f"(page{'s' * (len(low) != 1)} {where})")  # fmt: skip
+        return notes
+
+    def kill(self) -> None:
+        """Stop a recognition in progress (a cancelled ingest); nothing to do when none was started."""
+        worker = existing_worker(self.limits, "ocr")
+        if worker is not None:
+            worker.kill()
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 class _Tally:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LibraryError, StorageFull
-from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
+from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document, RecognizedPage, SearchHit
 
 
 def _statements(script: str) -> list[str]:
@@ -244,8 +244,15 @@ M006_VECTOR_ROWS = """
 CREATE INDEX IF NOT EXISTS chunks_with_vectors ON chunks (level) WHERE embedding IS NOT NULL;
 """
 
+# Text recognition (ingest/ocr.py): which pages of a document were read from images, with the recogniser's
+# confidence (a JSON list; NULL for a document read wholly from text), and which chunks hold such text.
+M007_RECOGNITION = """
+ALTER TABLE documents ADD COLUMN recognition TEXT;
+ALTER TABLE chunks ADD COLUMN recognized INTEGER NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS, M004_IDENTIFIER_TOKENS,
-                         M005_CHUNKING, M006_VECTOR_ROWS]  # fmt: skip
+                         M005_CHUNKING, M006_VECTOR_ROWS, M007_RECOGNITION]  # fmt: skip
 BUSY_TIMEOUT_S = 10.0
 """How long a statement waits for another process's write lock before giving up (SQLite's busy timeout)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -405,7 +412,12 @@ class Store:
     _DOC_COLUMNS = f"""d.id, d.collection_id, d.title, d.source_path, d.format, d.content_hash, d.size_bytes,
         d.char_count, d.token_count,
         (SELECT COUNT(*) FROM chunks k WHERE k.document_id = d.id AND k.level = {_P}) AS chunk_count,
-        d.created_at, d.updated_at"""
+        d.created_at, d.updated_at, d.recognition"""
+
+    @staticmethod
+    def _document(r) -> Document:
+        pages = tuple(RecognizedPage(**p) for p in json.loads(r[12])) if r[12] else ()
+        return Document(*r[:12], recognized=pages)
 
     def document_rows(self, collection_id: str | None = None, under: str | None = None) -> list[Document]:
         """The documents (of one collection), or those whose file is ``under`` or lies inside it (a folder)."""
@@ -418,11 +430,11 @@ class Store:
             folder = under.rstrip("/")
             sql += (" AND" if args else " WHERE") + " (d.source_path = ? OR (d.source_path >= ? AND d.source_path < ?))"
             args += (under, folder + "/", folder + "0")
-        return [Document(*r) for r in self.db.execute(sql + " ORDER BY d.source_path", args)]
+        return [self._document(r) for r in self.db.execute(sql + " ORDER BY d.source_path", args)]
 
     def document_row(self, doc_id: str) -> Document | None:
         r = self.db.execute(f"SELECT {self._DOC_COLUMNS} FROM documents d WHERE d.id = ?", (doc_id,)).fetchone()
-        return Document(*r) if r else None
+        return self._document(r) if r else None
 
     def document_text(self, doc_id: str) -> str | None:
         r = self.db.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
@@ -464,10 +476,10 @@ class Store:
             self.db.execute("DELETE FROM documents WHERE id = ?", (doc["id"],))
             self.db.execute(
                 """INSERT INTO documents (id, collection_id, title, source_path, format, content_hash, size_bytes,
-                   mtime, char_count, token_count, text, created_at, updated_at, embedding, chunking)
+                   mtime, char_count, token_count, text, created_at, updated_at, embedding, chunking, recognition)
                    VALUES (:id, :collection_id, :title, :source_path, :format, :content_hash, :size_bytes, :mtime,
-                   :char_count, :token_count, :text, :created_at, :updated_at, :embedding, :chunking)""",
-                {"embedding": None, "chunking": None, **doc,
+                   :char_count, :token_count, :text, :created_at, :updated_at, :embedding, :chunking, :recognition)""",
+                {"embedding": None, "chunking": None, "recognition": None, **doc,
                  "created_at": existing[0] if existing else doc["updated_at"]},
             )
             added = []
@@ -479,9 +491,9 @@ class Store:
                     vi += 1
                 cur = self.db.execute(
                     """INSERT INTO chunks (id, document_id, level, parent_id, idx, section_path, token_count, text,
-                       start, "end", page_start, page_end, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                       start, "end", page_start, page_end, embedding, recognized) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     (c.id, c.document_id, c.level, c.parent_id, c.index, json.dumps(list(c.section_path)),
-                     c.token_count, c.text, c.start, c.end, c.page_start, c.page_end, blob),
+                     c.token_count, c.text, c.start, c.end, c.page_start, c.page_end, blob, int(c.recognized)),
                 )  # fmt: skip
                 if c.level == LEVEL_PARAGRAPH:
                     added.append(cur.lastrowid)
@@ -524,11 +536,12 @@ class Store:
     # ------------------------------------------------------------ chunks
 
     _CHUNK_COLUMNS = 'id, document_id, level, parent_id, idx, section_path, token_count, text, start, "end", ' \
-                     "page_start, page_end"  # fmt: skip
+                     "page_start, page_end, recognized"  # fmt: skip
 
     @staticmethod
     def _chunk(r) -> Chunk:
-        return Chunk(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7], r[8], r[9], r[10], r[11])
+        return Chunk(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7], r[8], r[9], r[10], r[11],
+                     bool(r[12]))  # fmt: skip
 
     def chunk_row(self, chunk_id: str) -> Chunk | None:
         r = self.db.execute(f"SELECT {self._CHUNK_COLUMNS} FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
@@ -631,12 +644,12 @@ class Store:
             return []
         rows = self.db.execute(
             f"""SELECT k.rowid, k.id, k.document_id, d.title, k.level, k.idx, k.parent_id, k.section_path, k.text,
-                       k.start, k."end", k.page_start, k.page_end
+                       k.start, k."end", k.page_start, k.page_end, k.recognized
                 FROM chunks k JOIN documents d ON d.id = k.document_id WHERE k.rowid IN ({_marks(rowids)})""",
             rowids,
         ).fetchall()
         by_rowid = {r[0]: SearchHit(r[1], r[2], r[3], r[4], r[5], r[6], tuple(json.loads(r[7])), r[8], r[9], r[10],
-                                    r[11], r[12]) for r in rows}  # fmt: skip
+                                    r[11], r[12], recognized=bool(r[13])) for r in rows}  # fmt: skip
         return [by_rowid[r] for r in rowids if r in by_rowid]
 
     def vectors_of(self, rowids: list[int]) -> dict[int, np.ndarray]:

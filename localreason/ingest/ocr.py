@@ -1,0 +1,158 @@
+"""Text recognition of scanned pages and photos, on this machine, with the models inside the rapidocr wheel.
+
+One page at a time: a PDF page rendered by pdfium, or one frame of an image file, is recognised by
+RapidOCR (PP-OCRv6 small detection and recognition models, ONNX, run on OpenVINO like the embedder)
+and its line boxes are put in reading order (layout.py). Only ever imported in the recognition worker
+process (worker.py, ``kind = "ocr"``), so that a text PDF never loads a renderer or a model, and a
+page that runs too long or too large costs that page only.
+
+The model files are named by path inside the installed wheel: RapidOCR is never left to find (or
+fetch) a model itself.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import IngestFileError
+from .layout import Line, reading_order
+from .recognised import LINE_MIN_SCORE, PageReading
+
+ENGINE = "rapidocr 3.10 PP-OCRv6 small (OpenVINO)"
+MODEL_FILES = {"Det": "PP-OCRv6_det_small.onnx", "Rec": "PP-OCRv6_rec_small.onnx",
+               "Cls": "ch_ppocr_mobile_v2.0_cls_mobile.onnx"}  # fmt: skip
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
+
+
+def model_dir() -> Path:
+    import rapidocr
+
+    return Path(rapidocr.__file__).parent / "models"
+
+
+def missing_models() -> list[str]:
+    """The packaged model files that are not installed (empty when recognition can run)."""
+    try:
+        folder = model_dir()
+    except ImportError:
+        return ["rapidocr (the package)"]
+    return [name for name in MODEL_FILES.values() if not (folder / name).is_file()]
+
+
+@lru_cache(maxsize=1)
+def engine():
+    """The recogniser, loaded once per process, from the wheel's own model files."""
+    missing = missing_models()
+    if missing:
+        raise IngestFileError(f"text recognition is not installed ({', '.join(missing)} missing): reinstall "
+                              "localreason (pip install --force-reinstall rapidocr==3.10.0), or set ocr = off")  # fmt: skip
+    import logging
+
+    from rapidocr import EngineType, RapidOCR
+
+    logging.getLogger("RapidOCR").setLevel(logging.ERROR)
+    folder = model_dir()
+    params = {"Global.log_level": "error", "Global.use_cls": False, "Global.text_score": 0.0}
+    for part, name in MODEL_FILES.items():
+        params[f"{part}.engine_type"] = EngineType.OPENVINO
+        params[f"{part}.model_path"] = str(folder / name)
+    return RapidOCR(params=params)
+
+
+def recognise(image, page: int, dpi: float = 0.0) -> PageReading:
+    """Recognise one page image (an H x W x 3 array, BGR) into paragraphs in reading order."""
+    start = time.perf_counter()
+    result = engine()(image)
+    boxes = getattr(result, "boxes", None)
+    lines: list[Line] = []
+    low = 0
+    if boxes is not None:
+        for box, text, score in zip(boxes, result.txts, result.scores):
+            if not text.strip():
+                continue
+            if score < LINE_MIN_SCORE:
+                low += 1
+                continue
+            xs, ys = [float(p[0]) for p in box], [float(p[1]) for p in box]
+            lines.append(Line(text, min(xs), min(ys), max(xs), max(ys), float(score)))
+    weight = sum(len(ln.text) for ln in lines)
+    confidence = sum(ln.score * len(ln.text) for ln in lines) / weight if weight else 0.0
+    height, width = image.shape[:2]
+    return PageReading(page, tuple(reading_order(lines, float(width))), round(confidence, 4), len(lines), low,
+                       round(time.perf_counter() - start, 3), round(dpi, 1), width=int(width), height=int(height))  # fmt: skip
+
+
+# ---------------------------------------------------------------- what a page image is made from
+
+
+def render_pdf_page(data: bytes, index: int, dpi: float, max_pixels: int):
+    """Page ``index`` (0-based) of the PDF in ``data`` as a BGR array, at ``dpi`` or less: a page that would
+    exceed ``max_pixels`` is rendered at the resolution that fits. Returns (array, dpi used)."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(data)
+    try:
+        page = pdf[index]
+        try:
+            width, height = page.get_size()  # points, 1/72 inch
+            pixels = (width * dpi / 72) * (height * dpi / 72)
+            if pixels > max_pixels:
+                dpi = dpi * (max_pixels / pixels) ** 0.5
+            if width * dpi / 72 < 1 or height * dpi / 72 < 1:
+                raise IngestFileError(f"page {index + 1} is too small to render")
+            bitmap = page.render(scale=dpi / 72)
+            array = bitmap.to_numpy().copy()  # BGR(A) as pdfium draws it
+            bitmap.close()
+        finally:
+            page.close()
+    finally:
+        pdf.close()
+    return array[:, :, :3], dpi
+
+
+def _pil():
+    from PIL import Image
+
+    return Image
+
+
+def image_frames(data: bytes, max_pixels: int) -> list[tuple[int, int]]:
+    """The (width, height) of every frame of the image in ``data``, read from its headers only; raises
+    IngestFileError for an image that cannot be read, or one frame over ``max_pixels`` (a decompression bomb
+    is refused before it is decoded)."""
+    Image = _pil()
+    Image.MAX_IMAGE_PIXELS = None  # our own limit is checked below, before anything is decoded
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            sizes = []
+            for i in range(getattr(im, "n_frames", 1)):
+                im.seek(i)
+                sizes.append(im.size)
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:  # PIL's UnidentifiedImageError is an OSError
+        raise IngestFileError(f"not a readable image ({exc})") from None
+    for i, (w, h) in enumerate(sizes):
+        if w * h > max_pixels:
+            which = f"frame {i + 1} of the image" if len(sizes) > 1 else "the image"
+            raise IngestFileError(f"{which} is {w}x{h} pixels ({w * h / 1e6:.0f} megapixels), more than the limit of "
+                                  f"{max_pixels / 1e6:.0f} (max_image_megapixels); it was not read")  # fmt: skip
+    return sizes
+
+
+def image_frame(data: bytes, index: int, max_pixels: int):
+    """Frame ``index`` of the image in ``data`` as a BGR array, turned upright by its EXIF orientation."""
+    import numpy as np
+
+    Image = _pil()
+    from PIL import ImageOps
+
+    Image.MAX_IMAGE_PIXELS = max_pixels  # PIL refuses anything over twice this itself, as a second guard
+    with Image.open(io.BytesIO(data)) as im:
+        im.seek(index)
+        if im.size[0] * im.size[1] > max_pixels:
+            raise IngestFileError(f"frame {index + 1} is larger than max_image_megapixels")
+        frame = ImageOps.exif_transpose(im) if index == 0 else im
+        rgb = np.asarray(frame.convert("RGB"))
+    return np.ascontiguousarray(rgb[:, :, ::-1])
