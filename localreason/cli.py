@@ -133,20 +133,28 @@ def _progress_callback(enabled: bool):
                                TimeRemainingColumn)  # fmt: skip
 
     bar = Progress(
-        TextColumn("[bold]Ingesting"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-        TextColumn("{task.fields[chunks]} chunks"), TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[unit]}"),
+        TextColumn("{task.fields[extra]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
         TextColumn("[dim]{task.fields[current]}"), console=_console(stderr=True), transient=True,
     )  # fmt: skip
-    task = None
+    task = pages = None
 
     def update(p) -> None:
-        nonlocal task
+        nonlocal task, pages
         if task is None or task not in bar.task_ids:  # watch removes it after each batch
-            task = bar.add_task("ingest", total=p.total, chunks=0, rate="", current="")
+            task = bar.add_task("Ingesting", total=p.total, unit="files", extra="", current="")
+        if p.status == "recognizing":  # the pages of one file, under the files' bar
+            if pages is None and p.page < p.pages:
+                pages = bar.add_task("  recognising", total=p.pages, unit="pages", extra="", current="")
+            if pages is not None:
+                bar.update(pages, completed=p.page, total=p.pages, current=Path(p.path).name[:30])
+                if p.page >= p.pages:
+                    bar.remove_task(pages)
+                    pages = None
+            return
         elapsed = bar.tasks[0].elapsed or 1e-9
-        bar.update(task, completed=p.done, total=p.total, chunks=p.chunks,
-                   rate=f"{p.done / elapsed:.1f} files/s", current=Path(p.path).name[:30])  # fmt: skip
+        bar.update(task, completed=p.done, total=p.total, extra=f"{p.chunks} chunks {p.done / elapsed:.1f} files/s",
+                   current=Path(p.path).name[:30])  # fmt: skip
 
     return bar, update
 
@@ -416,15 +424,34 @@ def show(obj: _Ctx, item_id, as_json) -> int:
             out.print(f"  {d.id}  {d.title}  ({d.chunk_count} chunks)")
     elif isinstance(item, Document):
         for key, value in item.to_dict().items():
-            out.print(f"[bold]{key}[/]: {value}")
+            if key != "recognized":
+                out.print(f"[bold]{key}[/]: {value}", highlight=False)
+        _print_recognition(out, item, svc.library.settings.ocr_min_confidence)
     elif isinstance(item, Chunk):
         doc = svc.get(item.document_id)
         out.print(f"[bold]{item.id}[/] {item.level_name} {item.index} of {doc.title} ({doc.id})")
         out.print(f"[dim]{' > '.join(item.section_path) or '(no section)'}  "
                   f"chars {item.start}-{item.end}, {item.token_count} tokens"
                   + (f", pages {item.page_start}-{item.page_end}" if item.page_start else "") + "[/]")  # fmt: skip
+        if item.recognized:
+            out.print(f"[yellow]{RECOGNIZED_NOTE}[/]")
         out.print(item.text, markup=False)
     return 0
+
+
+RECOGNIZED_NOTE = "Read by text recognition from a scanned page or photo: a letter may be misread."
+
+
+def _print_recognition(out, doc, threshold: float) -> None:
+    """`show`'s lines on a document's recognised pages: the summary, then each page of low confidence."""
+    from .render import low_confidence_pages, recognition_summary
+
+    summary = recognition_summary(doc)
+    if summary:
+        out.print(f"[bold]recognized[/]: [yellow]{summary}[/]", highlight=False)
+    for p in low_confidence_pages(doc, threshold):
+        out.print(f"  [yellow]page {p.page}[/]: low confidence ({p.confidence:.2f}), its text may hold misread words",
+                  highlight=False)  # fmt: skip
 
 
 @cli.command()
@@ -509,12 +536,16 @@ def _decoded(lines):
 
 
 def _print_hits(hits, out) -> None:
+    from rich.markup import escape
+
     if not hits:
         out.print("No matching passages.")
     for i, h in enumerate(hits, 1):
         where = " > ".join(h.section_path)
         pages = f", p. {h.page_start}" if h.page_start else ""
-        out.print(f"[bold]{i}. {h.document_title}[/]" + (f" [dim]> {where}[/]" if where else "") + pages)
+        mark = " [yellow](recognised text)[/]" if h.recognized else ""
+        out.print(f"[bold]{i}. {escape(h.document_title)}[/]" + (f" [dim]> {escape(where)}[/]" if where else "")
+                  + pages + mark)  # fmt: skip
         out.print(f"   [cyan]{h.chunk_id}[/]  [dim]({h.document_id})[/]")
         snippet = " ".join(h.content.split())
         out.print("   " + (snippet[:300] + " ..." if len(snippet) > 300 else snippet), markup=False)

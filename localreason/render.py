@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 ANSWER, SOURCES, LIMITATIONS, META = "Answer", "Sources", "Limitations", "Meta"
+RECOGNIZED_MARK = "recognised text"
+"""Shown beside a source whose passage was read by text recognition (the gaps say what it means)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,11 @@ class Source:
     """Where the statement's answer phrase lies in ``quotation`` (offsets into it, ``Statement.phrase_in``), or
     None when this quotation does not hold it. Every front end marks the phrase from this one place."""
 
+    @property
+    def recognized(self) -> bool:
+        """The quotation's passage was read by text recognition (a scanned page or photo): marked beside it."""
+        return bool(getattr(self.reference, "recognized", False))
+
     def document_phrase(self) -> tuple[int, int] | None:
         """``phrase`` as offsets in the document's stored text, like the reference's (for the source viewer)."""
         return None if self.phrase is None else (self.reference.start + self.phrase[0],
@@ -61,6 +68,41 @@ class Section:
     """ANSWER, SOURCES, LIMITATIONS or META."""
     items: tuple
     """Answer: (prose,); Sources: Source values; Limitations: the gaps; Meta: (meta line,)."""
+
+
+def recognition_summary(doc) -> str:
+    """What text recognition read of a document (``Document.recognized``), in a line; empty when nothing: how many
+    pages, their mean confidence, the pages under ``low`` confidence and those not read."""
+    pages = list(getattr(doc, "recognized", ()) or ())
+    if not pages:
+        return ""
+    read = [p for p in pages if not p.failed and p.lines]
+    parts = []
+    if read:
+        mean = sum(p.confidence * p.lines for p in read) / sum(p.lines for p in read)
+        parts.append(f"{_pages(p.page for p in read)} read by text recognition (mean confidence {mean:.2f})")
+    failed = [p for p in pages if p.failed]
+    if failed:
+        parts.append(f"{_pages(p.page for p in failed)} not read ({failed[0].failed})")
+    return "; ".join(parts)
+
+
+def low_confidence_pages(doc, threshold: float) -> list:
+    """The recognised pages of ``doc`` whose confidence is under ``threshold``."""
+    return [p for p in getattr(doc, "recognized", ()) or () if not p.failed and p.lines and p.confidence < threshold]
+
+
+def _pages(numbers) -> str:
+    """"page 3" / "pages 1-4, 7" (runs of consecutive pages joined)."""
+    nums = sorted(set(numbers))
+    runs: list[list[int]] = []
+    for n in nums:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    text = ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+    return f"page{'s' * (len(nums) != 1)} {text}"
 
 
 def latency_text(ms: int) -> str:
@@ -208,7 +250,8 @@ def markdown_quotation(source: Source) -> str:
 
 def _markdown_item(heading: str, item) -> str:
     if heading == SOURCES:
-        return (f"- \\[{item.number}\\] *{markdown_text(item.title)}* `{item.chunk_id}`: "
+        mark = f" ({RECOGNIZED_MARK})" if item.recognized else ""
+        return (f"- \\[{item.number}\\] *{markdown_text(item.title)}* `{item.chunk_id}`{mark}: "
                 f"\u201c{markdown_quotation(item)}\u201d")  # fmt: skip
     if heading == LIMITATIONS:
         return f"- {markdown_text(item)}"
@@ -261,8 +304,9 @@ def _plain_item(heading: str, item) -> list[list[tuple[str, str]]]:
         quotation = [(f"      \u201c{before}", ""), (phrase, "bold"), (f"{after}\u201d", "")]
         if not phrase:
             quotation = [(f"      \u201c{before}\u201d", "")]
-        return [[(f"  [{item.number}] ", ""), (collapse(item.title), "bold"), ("  ", ""), (item.chunk_id, "cyan")],
-                quotation]  # fmt: skip
+        mark = [(f"  ({RECOGNIZED_MARK})", "yellow")] if item.recognized else []
+        return [[(f"  [{item.number}] ", ""), (collapse(item.title), "bold"), ("  ", ""), (item.chunk_id, "cyan"),
+                 *mark], quotation]  # fmt: skip
     if heading == LIMITATIONS:
         return [[(f"  - {collapse(item)}", "")]]
     return [[(collapse(item), "")]]

@@ -75,3 +75,49 @@ def make_docx_with_body(path: Path, body_xml: bytes) -> Path:
             data = head + b"<w:body>" + body_xml + tail if info.filename == "word/document.xml" else source.read(info)
             out.writestr(info.filename, data)
     return path
+
+
+def text_image(paragraphs: list[str], width: int = 1240, height: int = 1754, size: int = 30, columns: int = 1):
+    """A white page (PIL image) with ``paragraphs`` typeset in black, wrapped to the page (or to ``columns``),
+    in Pillow's own bundled font: what a scanner or a phone camera gives of a printed page. With ``columns``, the
+    paragraphs are shared out in order, the first ones filling the left column."""
+    import textwrap
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=size)
+    page = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(page)
+    margin, gutter = 80, 60
+    col_width = (width - 2 * margin - gutter * (columns - 1)) // columns
+    chars = max(10, int(col_width / (size * 0.52)))
+    per_column = -(-len(paragraphs) // columns)
+    for col in range(columns):  # the first paragraphs fill the left column, the next the one beside it
+        x, y = margin + col * (col_width + gutter), margin
+        for para in paragraphs[col * per_column:(col + 1) * per_column]:
+            for line in textwrap.wrap(para, chars):
+                draw.text((x, y), line, fill="black", font=font)
+                y += int(size * 1.4)
+            y += size
+    return page
+
+
+def make_scanned_pdf(path: Path, images, dpi: int = 150) -> Path:
+    """An image-only PDF, one page per image (no text layer), as a scanner writes it."""
+    first, *rest = [im.convert("RGB") for im in images]
+    first.save(path, save_all=True, append_images=rest, resolution=dpi)
+    return path
+
+
+def join_pdfs(path: Path, parts: list[Path]) -> Path:
+    """One PDF of the pages of ``parts`` in order (pdfium)."""
+    import pypdfium2 as pdfium
+
+    out = pdfium.PdfDocument.new()
+    for part in parts:
+        src = pdfium.PdfDocument(str(part))
+        out.import_pages(src)
+        src.close()
+    out.save(str(path))
+    out.close()
+    return path

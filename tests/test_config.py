@@ -36,6 +36,12 @@ BAD = {
     "reader": ("on", "reader must be one of auto, off (got 'on')."),
     "tui_watch": ("yes", "tui_watch must be one of on, off (got 'yes')."),
     "watch_mode": ("inotify", "watch_mode must be one of auto, poll (got 'inotify')."),
+    "ocr": ("tesseract", "ocr must be one of auto, off (got 'tesseract')."),
+    "ocr_dpi": ("1200", "ocr_dpi must be between 72 and 600 (got 1200.0)."),
+    "ocr_page_seconds": ("0", "ocr_page_seconds must be a positive number (got 0.0)."),
+    "ocr_memory_mb": ("-5", "ocr_memory_mb must be 0 (no limit) or a positive number of MB (got -5)."),
+    "ocr_min_confidence": ("1.5", "ocr_min_confidence must be between 0 and 1 (got 1.5)."),
+    "max_image_megapixels": ("-1", "max_image_megapixels must be a positive number (got -1.0)."),
 }
 """A value each checked setting refuses, and the message it is refused with."""
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from localreason.errors import IngestFileError
 from localreason.ingest.chunk import ChunkParams, chunk_document
 from localreason.ingest.parse import READERS, parse_bytes, parse_html_stream
+from localreason.ingest.recognised import NeedsRecognition, Recognition
 from localreason.types import LEVEL_PARAGRAPH
 
 from files import make_docx, make_docx_with_body, make_pdf
@@ -241,15 +242,27 @@ def seeds(tmp_path_factory) -> dict[str, bytes]:
                 b"</table><pre>code\n  here</pre></body></html>",
         "pdf": make_pdf(folder / "s.pdf", [["First page line.", "Still page one."], ["Second page."]]).read_bytes(),
         "docx": make_docx(folder / "s.docx", "Manual", [("Warranty", ["Five years.", "Keep it."])]).read_bytes(),
+        "image": _small_png(),
     }
+
+
+def _small_png() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (64, 48), 255).save(out, "PNG")
+    return out.getvalue()
 
 
 def assert_parses_or_fails_cleanly(data: bytes, fmt: str) -> None:
     """A ParsedDocument whose chunks point into its text, or an IngestFileError with a reason."""
     try:
-        doc = parse_bytes(data, Path(f"fuzz.{fmt}"), fmt)
+        doc = parse_bytes(data, Path(f"fuzz.{fmt}"), fmt, recognition=Recognition(max_pixels=10_000_000))
     except IngestFileError as exc:
         assert exc.status in ("failed", "skipped") and exc.message
+        return
+    except NeedsRecognition as need:  # a first pass over a scan or an image: the pages to recognise, in its range
+        assert need.pages and set(need.pages) <= set(range(1, need.page_count + 1))
         return
     for c in chunk_document(doc, DOC_ID, FUZZ_PARAMS):
         assert doc.text[c.start:c.end] == c.text

@@ -28,7 +28,7 @@ def notes(tmp_path):
     (root / ".hidden.md").write_text("# Secret\n\nnot to be ingested\n")
     (root / ".git").mkdir()
     (root / ".git" / "config.md").write_text("# hidden folder\n")
-    (root / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "photo.heic").write_bytes(b"\x89PNG\r\n\x1a\n")
     return root
 
 
@@ -45,7 +45,7 @@ def consistent(lib: Library) -> None:
 def test_ingest_lists_and_looks_up(lib, notes):
     report = lib.ingest([notes], "work")
     assert report.counts["added"] == 2 and report.ok
-    assert {Path(f.path).name for f in report.by_status("skipped")} == {"photo.png"}
+    assert {Path(f.path).name for f in report.by_status("skipped")} == {"photo.heic"}
     [col] = lib.collections()
     assert (col.name, col.document_count) == ("work", 2) and col.chunk_count >= 2
     docs = {d.title: d for d in lib.documents("work")}

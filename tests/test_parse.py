@@ -25,7 +25,7 @@ def texts(doc):
 @pytest.mark.parametrize("name, fmt", [
     ("notes.txt", "text"), ("README", "text"), ("a.md", "markdown"), ("guide.rst", "rst"),
     ("errors.rst.txt", "rst"), ("page.HTML", "html"), ("m.pdf", "pdf"), ("r.docx", "docx"),
-    ("main.py", "code"), ("lib.rs", "code"), ("Makefile", "code"), ("photo.png", None), ("data.bin", None),
+    ("main.py", "code"), ("lib.rs", "code"), ("Makefile", "code"), ("photo.png", "image"), ("scan.TIFF", "image"), ("data.bin", None),
 ])  # fmt: skip
 def test_detect_format(name, fmt):
     assert detect_format(Path(name)) == fmt

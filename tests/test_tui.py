@@ -662,3 +662,26 @@ def test_the_viewer_names_every_direction_there_is():
 
     assert set(DIRECTION_LABELS) == set(DIRECTIONS)
     assert set(HOW) == set(DIRECTIONS) | {"cited"}
+
+
+async def test_the_viewer_marks_a_passage_read_by_text_recognition(tui_lib):
+    """The source viewer says when a passage's text was recognised from a scanned page (the store's mark; the real
+    recogniser's marks are tested in tests/test_ocr.py)."""
+    from localreason.tui.screens.source import RECOGNIZED_WHERE
+
+    chunks = tui_lib.chunks(next(d.id for d in tui_lib.documents() if d.title == "Black Death"), level=2)
+    with tui_lib.store.transaction():
+        tui_lib.store.db.execute("UPDATE chunks SET recognized = 1 WHERE id = ?", (chunks[3].id,))
+    app = LocalReasonApp(tui_lib)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        app.query_one("#search").value = chunks[3].id
+        app.query_one("#search").focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SourceScreen)
+        assert RECOGNIZED_WHERE in str(app.screen.query_one("#where").render())
+        await pilot.press("n")
+        await settle(pilot)
+        where = str(app.screen.query_one("#where").render())
+        assert "(next)" in where and RECOGNIZED_WHERE not in where, "a passage read from a text layer is not marked"

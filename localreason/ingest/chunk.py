@@ -46,11 +46,13 @@ class ChunkParams:
     chunk_tokens: int
     overlap: int
     section_max_tokens: int
+    ocr: str = "auto"
+    """The ``ocr`` setting the documents are read under: part of how a PDF was read (pipeline.chunking_key)."""
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> "ChunkParams":
         s = settings or Settings(home=Path())
-        return cls(s.chunk_tokens, s.chunk_overlap, s.section_max_tokens)
+        return cls(s.chunk_tokens, s.chunk_overlap, s.section_max_tokens, s.ocr)
 
 
 def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> list[Chunk]:

@@ -13,6 +13,7 @@ fetch) a model itself.
 from __future__ import annotations
 
 import io
+import math
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -101,6 +102,8 @@ def render_pdf_page(data: bytes, index: int, dpi: float, max_pixels: int):
             pixels = (width * dpi / 72) * (height * dpi / 72)
             if pixels > max_pixels:
                 dpi = dpi * (max_pixels / pixels) ** 0.5
+                while math.ceil(width * dpi / 72) * math.ceil(height * dpi / 72) > max_pixels:
+                    dpi *= 0.99  # pdfium rounds a bitmap's sides up
             if width * dpi / 72 < 1 or height * dpi / 72 < 1:
                 raise IngestFileError(f"page {index + 1} is too small to render")
             bitmap = page.render(scale=dpi / 72)

@@ -103,20 +103,24 @@ class PreparedDocument:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
-READER_VERSIONS = {"html": 3, "rst": 2}
+READER_VERSIONS = {"html": 3, "rst": 2, "pdf": 2}
 """Per format, bumped when its reader reads the same file into other text (html 2: tables inside
 <thead>/<tbody> are read row by row; they were one run of text with the cells glued together; html 3: an
 ``<aside>`` inside the main content is kept; rst 2: docutils with Sphinx's roles and directives read for
-the text they show, paragraphs as one line; rst 1 was the hand-written line reader). Part of
-``chunking_key``, so that ``sync`` reads the documents of that format again once (their unchanged
-passages keep their vectors); documents of other formats are left alone."""
+the text they show, paragraphs as one line; rst 1 was the hand-written line reader; pdf 2: pages without a
+usable text layer are recognised, where they were left out). Part of ``chunking_key``, so that ``sync``
+reads the documents of that format again once (their unchanged passages keep their vectors); documents of
+other formats are left alone."""
 
 
 def chunking_key(params: ChunkParams, fmt: str = "") -> str:
     """How a document of format ``fmt`` was read and cut, as stored with it: a document read or cut otherwise
-    is read again on sync. The chunking settings, and the format's READER_VERSIONS entry if it has one."""
+    is read again on sync. The chunking settings, the format's READER_VERSIONS entry if it has one, and for PDF
+    ``ocr=off`` when its scanned pages were not recognised (turning recognition on reads them on the next sync)."""
     key = f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens}"
-    return f"{key} reader={READER_VERSIONS[fmt]}" if fmt in READER_VERSIONS else key
+    if fmt in READER_VERSIONS:
+        key += f" reader={READER_VERSIONS[fmt]}"
+    return key + " ocr=off" if fmt == "pdf" and params.ocr == "off" else key
 
 
 def chunking_keys(params: ChunkParams) -> dict[str, str]:
@@ -225,6 +229,8 @@ class Ingestor:
         preparer = _Preparer(col.id, known, ChunkParams.from_settings(self.settings), int(self.settings.max_file_mb * 2**20),
                              shared_worker(self._limits()), self._recognizer(progress, tally))  # fmt: skip
         feed = _Feed(candidates, preparer)
+        if preparer.recognizer is not None:
+            preparer.recognizer.halt = feed.halt
         feed.start()
         finished = False
         try:
@@ -484,6 +490,8 @@ class _Recognizer:
         self.limits = limits
         self.min_confidence = min_confidence
         self.on_page = on_page
+        self.halt = threading.Event()
+        """Set when the ingest stops (the feed's own event): no page is started after it."""
 
     @property
     def worker(self) -> ParseWorker:
@@ -491,18 +499,31 @@ class _Recognizer:
         return shared_worker(self.limits, "ocr")
 
     def read(self, path: str, key: str, data: bytes, fmt: str, pages: tuple[int, ...]) -> list[PageReading]:
+        """Every page of ``pages`` recognised (or failed, with why), in order. Raises IngestFileError when the ingest
+        is stopped between pages (Ctrl-C, a cancel in the TUI: ``halt``, or a progress callback that raises)."""
         out = []
         for i, page in enumerate(pages):
-            if self.on_page is not None:
-                self.on_page(path, i, len(pages))
+            self._tell(path, i, len(pages))
             job = OcrJob(key, data, fmt, page, self.recognition.dpi, self.recognition.max_pixels)
             try:
                 out.append(self.worker.recognise(job))
             except IngestFileError as exc:
                 out.append(PageReading(page, failed=exc.message))
-        if self.on_page is not None:
-            self.on_page(path, len(pages), len(pages))
+        self._tell(path, len(pages), len(pages))
         return out
+
+    def _tell(self, path: str, page: int, pages: int) -> None:
+        """Progress, on the feed's thread; a stop asked for (there, or by ``halt``) ends this file's recognition."""
+        if self.halt.is_set():
+            raise IngestFileError(f"stopped after {page} of {pages} pages had been recognised; run the same command "
+                                  "again to read it")  # fmt: skip
+        if self.on_page is not None:
+            try:
+                self.on_page(path, page, pages)
+            except BaseException:  # noqa: BLE001 - a cancel (the TUI raises KeyboardInterrupt in its callback)
+                self.halt.set()
+                raise IngestFileError(f"stopped after {page} of {pages} pages had been recognised; run the same "
+                                      "command again to read it") from None  # fmt: skip
 
     def notes(self, readings: list[PageReading]) -> list[str]:
         """What the report says of a file's recognised pages: how many and how confidently, each page left out

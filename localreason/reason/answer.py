@@ -17,10 +17,13 @@ class Reference:
     start: int
     """Character offsets of the quotation in its document's stored text."""
     end: int
+    recognized: bool = False
+    """The quotation's passage was read by text recognition from a scanned page or photo: it is verified against
+    the recognised text, which may hold a misread letter (the answer's gaps say so)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"chunkId": self.chunk_id, "quotation": self.quotation, "documentId": self.document_id,
-                "start": self.start, "end": self.end}  # fmt: skip
+                "start": self.start, "end": self.end, "recognized": self.recognized}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,8 @@ class Answer:
             gaps=tuple(data["gaps"]), chunks_gathered=meta["chunksGathered"],
             citations_dropped=meta["citationsDropped"], latency_ms=meta["latencyMs"],
             statements=tuple(Statement(s["text"], tuple(Reference(r["chunkId"], r["quotation"], r["documentId"],
-                                                                  r["start"], r["end"]) for r in s["references"]),
+                                                                  r["start"], r["end"], bool(r.get("recognized")))
+                                                        for r in s["references"]),
                                        _phrase_of(s.get("answerPhrase")))
                              for s in data.get("statements", ())),
         )  # fmt: skip

@@ -265,7 +265,7 @@ def verify_output(evidence, prompt: Prompt, completion: Completion, gaps: list[s
     raw_statements, limitations = parse_output(completion.text)
     admitted = {c.chunk_id: c for c in prompt.packet.chunks}
     starts = {h.chunk_id: h.start for h in evidence.hits}
-    verified = verify(raw_statements, admitted, starts)
+    verified = verify(raw_statements, admitted, starts, frozenset(h.chunk_id for h in evidence.hits if h.recognized))
     if verified.withheld:
         gaps.append(f"{verified.withheld} statement(s) withheld: none of their quotations could be verified in the "
                     "evidence.")  # fmt: skip
@@ -273,7 +273,28 @@ def verify_output(evidence, prompt: Prompt, completion: Completion, gaps: list[s
         gaps.append(f"{verified.replaced} statement text(s) said more than their quotations, so the quotations are "
                     "shown instead.")  # fmt: skip
     gaps += instruction_gaps(prompt.packet)
+    gaps += recognized_gaps(evidence, verified.statements)
     return verified, [collapse(x) for x in limitations if collapse(x)] + gaps
+
+
+def recognized_gaps(evidence, statements: list) -> list[str]:
+    """A gap per document whose quoted passages were read by text recognition: the quotation is checked against
+    the recognised text, which may hold a misread letter, so the reader should check it against the page."""
+    hits = {h.chunk_id: h for h in evidence.hits}
+    pages: dict[str, tuple[str, set[int]]] = {}
+    for st in statements:
+        for ref in st.references:
+            hit = hits.get(ref.chunk_id)
+            if ref.recognized and hit is not None:
+                entry = pages.setdefault(hit.document_id, (hit.document_title, set()))
+                if hit.page_start is not None:
+                    entry[1].update(range(hit.page_start, (hit.page_end or hit.page_start) + 1))
+    out = []
+    for title, numbers in pages.values():
+        where = f" (page{'s' * (len(numbers) > 1)} {', '.join(map(str, sorted(numbers)))})" if numbers else ""
+        out.append(f"The quotations from \u201c{title}\u201d{where} come from text recognised in a scanned image, not "
+                   "from a text layer: a letter may have been misread, so check them against the page.")  # fmt: skip
+    return out
 
 
 def no_evidence_answer(req: Request, evidence, notes: list[str], clock: Clock) -> Answer:

@@ -82,8 +82,8 @@ class Verified:
     """Statement texts replaced by their quotations because they said more."""
 
 
-def _verified_references(raw_refs: list[dict], admitted: dict[str, PacketChunk],
-                         chunk_starts: dict[str, int]) -> tuple[list[Reference], int]:  # fmt: skip
+def _verified_references(raw_refs: list[dict], admitted: dict[str, PacketChunk], chunk_starts: dict[str, int],
+                         recognized: frozenset[str] = frozenset()) -> tuple[list[Reference], int]:  # fmt: skip
     """The references of one statement whose quotation occurs in the admitted chunk they name (each once),
     with document offsets, and how many were dropped."""
     refs: list[Reference] = []
@@ -101,12 +101,15 @@ def _verified_references(raw_refs: list[dict], admitted: dict[str, PacketChunk],
             continue
         seen.add(key)
         base = chunk_starts[chunk.chunk_id]
-        refs.append(Reference(chunk.chunk_id, quoted, chunk.document_id, base + span[0], base + span[1]))
+        refs.append(Reference(chunk.chunk_id, quoted, chunk.document_id, base + span[0], base + span[1],
+                              chunk.chunk_id in recognized))  # fmt: skip
     return refs, dropped
 
 
-def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_starts: dict[str, int]) -> Verified:
+def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_starts: dict[str, int],
+           recognized: frozenset[str] = frozenset()) -> Verified:  # fmt: skip
     """Keep only references whose quotation occurs in the admitted chunk they name, and texts they support.
+    References into the chunks of ``recognized`` (text read by text recognition) are marked as such.
 
     A statement with no verified reference is withheld; a text that says more than its
     quotations (``says_no_more``) is replaced by them. Retained duplicates are removed without
@@ -116,7 +119,7 @@ def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_s
     dropped = withheld = replaced = 0
     seen_statements: set[tuple] = set()
     for st in raw_statements:
-        refs, lost = _verified_references(st["references"], admitted, chunk_starts)
+        refs, lost = _verified_references(st["references"], admitted, chunk_starts, recognized)
         dropped += lost
         if not refs:
             withheld += 1

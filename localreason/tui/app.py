@@ -433,7 +433,8 @@ class LocalReasonApp(App):
         bar = self.main("#progress", ProgressBar)
         bar.update(total=max(p.total, 1), progress=p.done)
         name = Path(p.path).name if p.path else ""
-        self.set_status(f"{self.busy_label}: {p.done}/{p.total} files, {p.chunks} passages  {name}")
+        pages = f", recognising page {min(p.page + 1, p.pages)}/{p.pages}" if p.status == "recognizing" else ""
+        self.set_status(f"{self.busy_label}: {p.done}/{p.total} files, {p.chunks} passages{pages}  {name}")
 
     @work(thread=True, group="library", exit_on_error=False)
     def run_ingest(self, path: str, collection: str, cancel: threading.Event) -> None:

@@ -28,6 +28,8 @@ QUOTE_STYLE = "reverse bold"
 """The verified quotation."""
 PHRASE_STYLE = "bold underline yellow"
 """The answer phrase, on top of QUOTE_STYLE: reversed, a yellow background, underlined."""
+RECOGNIZED_WHERE = "⚠ recognised text (a scanned page): a letter may be misread"
+"""Beside a passage read by text recognition."""
 HOW = {"cited": "cited passage", "previous": "previous", "next": "next", "up": "up", "down": "down",
        "surrounding": "around"}  # fmt: skip
 
@@ -160,9 +162,11 @@ class SourceScreen(Screen):
         return Text.assemble(
             (f"{LEVEL_NAMES[main.level]} {main.index + 1}", "bold"), f" · {main.id}{page} · ",
             (f"({label})", "italic"),
-            ("  ▌ quotation" if self.quote and self._has_quote(main) else "", "reverse"))  # fmt: skip
+            ("  ▌ quotation" if self.quote and self._has_quote(main) else "", "reverse"),
+            (f"  {RECOGNIZED_WHERE}" if getattr(main, "recognized", False) else "", "bold yellow"))  # fmt: skip
 
     def _body(self, chunks, focus: str) -> Text:
+        """The chunks' text, the focused one bright, the quotation and phrase marked."""
         body = Text()
         for c in chunks:
             if body:

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Input, ListItem, ListView, Static
 
 from ...reason import NO_EVIDENCE_ANSWER
-from ...render import LIMITATIONS, META, SOURCES, quotation_parts, section, sections
+from ...render import LIMITATIONS, META, RECOGNIZED_MARK, SOURCES, quotation_parts, section, sections
 
 WELCOME = (
     "Ask a question about your documents and press Enter.\n\n"
@@ -89,7 +89,8 @@ def _source_items(sources) -> list[ListItem]:
     (``render.quotation_parts``) bold."""
     items: list[ListItem] = [NoteItem(Text(SOURCES, style="bold"), classes="heading")] if sources else []
     for s in sources:
-        body = Text.assemble((f"[{s.number}] ", "bold"), (s.title, "bold"), (f"  {s.chunk_id}\n", "dim"),
+        mark = (f"  ({RECOGNIZED_MARK})", "yellow") if s.recognized else ("", "")
+        body = Text.assemble((f"[{s.number}] ", "bold"), (s.title, "bold"), (f"  {s.chunk_id}", "dim"), mark, "\n",
                              *_quotation(s))  # fmt: skip
         items.append(RefItem(body, s.number))
     return items
