@@ -159,7 +159,49 @@ def describe_models(settings: Settings) -> list[dict]:
         except ModelError as exc:
             rows.append({"kind": kind, "setting": setting, "path": "", "ok": False, "problem": str(exc)})
     rows.append(describe_reader(settings))
+    rows.append(describe_recognition(settings))
     return rows
+
+
+RECOGNITION_MODEL_FILES = {"Det": "PP-OCRv6_det_small.onnx", "Rec": "PP-OCRv6_rec_small.onnx",
+                           "Cls": "ch_ppocr_mobile_v2.0_cls_mobile.onnx"}  # fmt: skip
+"""The text recognition models inside the rapidocr wheel (ingest/ocr.py runs them), by RapidOCR's part name."""
+
+
+def recognition_model_dir() -> Path:
+    """Where the rapidocr wheel keeps its models (ImportError when rapidocr is not installed)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("rapidocr")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("rapidocr")
+    return Path(list(spec.submodule_search_locations)[0]) / "models"
+
+
+def missing_recognition_models() -> list[str]:
+    """The packaged recognition model files that are not installed (empty when recognition can run)."""
+    try:
+        folder = recognition_model_dir()
+    except ImportError:
+        return ["rapidocr (the package)"]
+    return [name for name in RECOGNITION_MODEL_FILES.values() if not (folder / name).is_file()]
+
+
+def describe_recognition(settings: Settings) -> dict:
+    """Text recognition of scanned pages (``ocr``): the packaged models' folder, or why it is not used. Off or
+    missing, it is not a problem for the library: scanned pages and images are then not read, and said so."""
+    row = {"kind": "recognition", "setting": settings.ocr, "path": "", "ok": True, "problem": ""}
+    if settings.ocr == "off":
+        row["problem"] = "off (ocr = \"off\"): scanned pages and image files are not read"
+        return row
+    missing = missing_recognition_models()
+    if missing:
+        row["problem"] = (f"missing from this installation ({', '.join(missing)}): reinstall localreason "
+                          "(pip install --force-reinstall rapidocr==3.10.0); scanned pages and images are not read")  # fmt: skip
+        return row
+    row["path"] = str(recognition_model_dir())
+    row["name"] = "PP-OCRv6 small (rapidocr 3.10, packaged; on OpenVINO)"
+    return row
 
 
 def describe_reader(settings: Settings) -> dict:

@@ -121,6 +121,14 @@ class FileResult(_AsDict):
     reason: str = ""
     document_id: str | None = None
     chunks: int = 0
+    recognized: tuple[RecognizedPage, ...] = ()
+    """The file's pages read by text recognition, with their confidence (in JSON only when there are any)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if not self.recognized:
+            del d["recognized"]
+        return d
 
     def detail(self) -> str:
         """The path, the chunks written and the reason or note, as a line of a report shows them after the status."""

@@ -121,7 +121,8 @@ def test_an_older_library_is_reindexed_for_identifier_words(tmp_path, fake_embed
     raw.executescript("""BEGIN; DROP TABLE chunks_fts; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text,
         content='chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
         INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
-        ALTER TABLE documents DROP COLUMN chunking; PRAGMA user_version=3; COMMIT;""")  # fmt: skip
+        ALTER TABLE documents DROP COLUMN chunking; ALTER TABLE documents DROP COLUMN recognition;
+        ALTER TABLE chunks DROP COLUMN recognized; PRAGMA user_version=3; COMMIT;""")  # fmt: skip
     raw.close()
     lib = Library(settings=load_settings(home), embedder=fake_embedder)
     assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION

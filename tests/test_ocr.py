@@ -153,6 +153,7 @@ def test_an_image_over_the_pixel_limit_is_refused_before_decoding(lib, tmp_path)
     assert by_name["broken.jpg"].status == "failed" and "not a readable image" in by_name["broken.jpg"].reason
     assert by_name["icon.png"].status == "skipped" and "too small" in by_name["icon.png"].reason
     assert by_name["notes.md"].status == "added" and [d.title for d in lib.documents()] == ["Notes"]
+    assert "recognized" not in by_name["notes.md"].to_dict(), "only a file with recognised pages lists them"
 
 
 def test_a_page_too_large_to_render_is_rendered_at_the_resolution_that_fits(tmp_path):
@@ -214,6 +215,8 @@ def test_scans_photos_and_tiff_pages_are_read_and_marked(read_paper):
     assert boiler == {1: False, 2: True}
     notes = {Path(f.path).name: f.reason for f in report.files}
     assert "2 pages read by text recognition" in notes["scan.pdf"]
+    as_json = {Path(f["path"]).name: f for f in report.to_dict()["files"]}
+    assert [p["page"] for p in as_json["scan.pdf"]["recognized"]] == [1, 2]
     pages = [(s.path, s.page, s.pages) for s in steps if s.status == "recognizing"]
     assert [(p, n) for path, p, n in pages if path.endswith("scan.pdf")] == [(0, 2), (1, 2), (2, 2)], "per page"
 

@@ -495,6 +495,8 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     # The same library under schema 2 (chunk rowids a plain INTEGER PRIMARY KEY).
     src = sqlite3.connect(home / "library.sqlite3")
     src.execute("ALTER TABLE documents DROP COLUMN chunking")  # added by schema 5
+    src.execute("ALTER TABLE documents DROP COLUMN recognition")  # added by schema 7, with chunks.recognized
+    src.execute("ALTER TABLE chunks DROP COLUMN recognized")
     tables = {t: src.execute(f"SELECT * FROM {t}").fetchall() for t in ("meta", "collections", "documents", "chunks")}
     rows = tables["chunks"]
     src.close()
@@ -507,9 +509,10 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     raw.commit()
     raw.close()
     store = Store(home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 6
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 7
     assert store.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_with_vectors'").fetchone()
-    assert [tuple(r) for r in store.db.execute("SELECT * FROM chunks ORDER BY rowid")] == rows
+    assert [tuple(r) for r in store.db.execute("SELECT * FROM chunks ORDER BY rowid")] == [r + (0,) for r in rows], \
+        "every chunk kept, none marked as recognised"  # fmt: skip
     assert "AUTOINCREMENT" in store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]
     store.close()
     again = open_lib(home)

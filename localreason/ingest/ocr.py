@@ -19,34 +19,15 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import IngestFileError
+from ..models import RECOGNITION_MODEL_FILES, missing_recognition_models, recognition_model_dir
 from .layout import Line, reading_order
 from .recognised import LINE_MIN_SCORE, PageReading
-
-ENGINE = "rapidocr 3.10 PP-OCRv6 small (OpenVINO)"
-MODEL_FILES = {"Det": "PP-OCRv6_det_small.onnx", "Rec": "PP-OCRv6_rec_small.onnx",
-               "Cls": "ch_ppocr_mobile_v2.0_cls_mobile.onnx"}  # fmt: skip
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
-
-
-def model_dir() -> Path:
-    import rapidocr
-
-    return Path(rapidocr.__file__).parent / "models"
-
-
-def missing_models() -> list[str]:
-    """The packaged model files that are not installed (empty when recognition can run)."""
-    try:
-        folder = model_dir()
-    except ImportError:
-        return ["rapidocr (the package)"]
-    return [name for name in MODEL_FILES.values() if not (folder / name).is_file()]
 
 
 @lru_cache(maxsize=1)
 def engine():
     """The recogniser, loaded once per process, from the wheel's own model files."""
-    missing = missing_models()
+    missing = missing_recognition_models()
     if missing:
         raise IngestFileError(f"text recognition is not installed ({', '.join(missing)} missing): reinstall "
                               "localreason (pip install --force-reinstall rapidocr==3.10.0), or set ocr = off")  # fmt: skip
@@ -55,9 +36,9 @@ def engine():
     from rapidocr import EngineType, RapidOCR
 
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-    folder = model_dir()
+    folder = recognition_model_dir()
     params = {"Global.log_level": "error", "Global.use_cls": False, "Global.text_score": 0.0}
-    for part, name in MODEL_FILES.items():
+    for part, name in RECOGNITION_MODEL_FILES.items():
         params[f"{part}.engine_type"] = EngineType.OPENVINO
         params[f"{part}.model_path"] = str(folder / name)
     return RapidOCR(params=params)

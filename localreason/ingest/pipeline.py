@@ -97,6 +97,8 @@ class PreparedDocument:
     reuse_from: str | None = None
     """The document whose vectors are kept for passages of the same text: this file's own before it changed, or,
     for a new file, one of the collection with the same content (the file moved or renamed, or a copy)."""
+    recognized: tuple = ()
+    """Its pages read by text recognition (types.RecognizedPage), for the report."""
 
     @property
     def paragraphs(self) -> list[Chunk]:
@@ -283,7 +285,7 @@ class Ingestor:
                 for q in prepared[i:]:
                     tally.record(FileResult(q.path, "failed", f"not written: {exc.message}"))
                 raise
-            tally.record(FileResult(p.path, p.status, "; ".join(p.notes), p.record.id, len(paras)))
+            tally.record(FileResult(p.path, p.status, "; ".join(p.notes), p.record.id, len(paras), p.recognized))
 
     def _embed_new(self, prepared: list[PreparedDocument], reuse: dict[str, bytes]) -> dict[str, np.ndarray]:
         """Vectors for every paragraph text and document summary not in ``reuse``, in one call."""
@@ -477,7 +479,8 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
         char_count=len(parsed.text), token_count=sum(c.token_count for c in parsed.chunks if c.level == LEVEL_SECTION),
         text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params, parsed.format),
         recognition=json.dumps([asdict(p) for p in parsed.recognized]) if parsed.recognized else None)  # fmt: skip
-    return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes, reuse_from)
+    return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes, reuse_from,
+                            tuple(parsed.recognized))  # fmt: skip
 
 
 class _Recognizer:
@@ -526,28 +529,33 @@ class _Recognizer:
                                       "command again to read it") from None  # fmt: skip
 
     def notes(self, readings: list[PageReading]) -> list[str]:
-        """What the report says of a file's recognised pages: how many and how confidently, each page left out
-        and why, each page under ``min_confidence``, and the lines too uncertain to keep."""
+        """What the report says of a file's recognised pages: how many and how confidently, the pages under
+        ``min_confidence`` with theirs, the pages not read and why, and the lines too uncertain to keep."""
         read = [r for r in readings if not r.failed and r.lines]
         notes = []
         if read:
-            weight = sum(r.lines for r in read)
-            mean = sum(r.confidence * r.lines for r in read) / weight
+            mean = sum(r.confidence * r.lines for r in read) / sum(r.lines for r in read)
             notes.append(f"{_count(len(read), 'page')} read by text recognition (mean confidence {mean:.2f})")
+        low = [r for r in read if r.confidence < self.min_confidence]
+        if low:
+            shown = ", ".join(f"page {r.page} ({r.confidence:.2f})" for r in low[:20])
+            more = f" and {len(low) - 20} more" if len(low) > 20 else ""
+            notes.append(f"low recognition confidence, under {self.min_confidence:g} (the text may hold misread "
+                         f"words): {shown}{more}")  # fmt: skip
+        empty = [r.page for r in readings if not r.failed and not r.lines]
+        if empty:
+            notes.append(f"recognition found no text on {_pages_named(empty)}")
+        by_reason: dict[str, list[int]] = {}
         for r in readings:
             if r.failed:
-                notes.append(f"page {r.page} was not read: {r.failed}")
-            elif not r.lines:
-                notes.append(f"page {r.page}: recognition found no text")
-            elif r.confidence < self.min_confidence:
-                notes.append(f"page {r.page} was recognised with low confidence ({r.confidence:.2f}): its text may "
-                             "hold misread words")  # fmt: skip
-        low = [r for r in readings if r.low_lines]
-        if low:
-            n = sum(r.low_lines for r in low)
-            where = ", ".join(str(r.page) for r in low[:10]) + (" ..." if len(low) > 10 else "")
+                by_reason.setdefault(r.failed, []).append(r.page)
+        for reason, pages in by_reason.items():
+            notes.append(f"{_pages_named(pages)} {'was' if len(pages) == 1 else 'were'} not read: {reason}")
+        uncertain = [r for r in readings if r.low_lines]
+        if uncertain:
+            n = sum(r.low_lines for r in uncertain)
             notes.append(f"{_count(n, 'line')} recognised with confidence under {LINE_MIN_SCORE} left out "
-                         f"(page{'s' * (len(low) != 1)} {where})")  # fmt: skip
+                         f"({_pages_named([r.page for r in uncertain])})")  # fmt: skip
         return notes
 
     def kill(self) -> None:
@@ -559,6 +567,14 @@ class _Recognizer:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _pages_named(pages: list[int]) -> str:
+    """"page 3" / "pages 3, 5, 9" (the first 20, then how many more)."""
+    if len(pages) == 1:
+        return f"page {pages[0]}"
+    more = f" and {len(pages) - 20} more" if len(pages) > 20 else ""
+    return "pages " + ", ".join(map(str, pages[:20])) + more
 
 
 class _Tally:

@@ -221,10 +221,12 @@ class AnswerOut(_Shape):
     gaps: list[str]
     meta: MetaOut
     statements: list[dict] | None = Field(None, description="Only with includeStatements: [{text, references: "
-                                          "[{chunkId, quotation, documentId, start, end}], answerPhrase?: {text, "
-                                          "chunkId, start, end}}]; answerPhrase (first statement only, when the "
-                                          "reader found one) is the exact answer inside one of its quotations, "
-                                          "at document offsets.")  # fmt: skip
+                                          "[{chunkId, quotation, documentId, start, end, recognized}], "
+                                          "answerPhrase?: {text, chunkId, start, end}}]; answerPhrase (first "
+                                          "statement only, when the reader found one) is the exact answer inside "
+                                          "one of its quotations, at document offsets; recognized: the quotation's "
+                                          "passage was read by text recognition from a scanned page (a letter may "
+                                          "be misread; the gaps say so).")  # fmt: skip
 
 
 class ReasonResponse(_Shape):
@@ -247,6 +249,8 @@ class HitOut(_Shape):
     parentId: str
     sectionPath: list[str]
     content: str
+    recognized: bool = Field(False, description="The passage's text was read by text recognition from a scanned "
+                             "page or photo, not from a text layer: a letter may be misread.")  # fmt: skip
     alsoIn: list[ElsewhereOut] = Field(default_factory=list, description="deep_search: other passages with the "
                                        "same text (a copied file, another version), listed once here.")  # fmt: skip
 

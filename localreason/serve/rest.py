@@ -276,6 +276,7 @@ def _serve(home: str | None, host: str, port: int, key: str | None, allowed: fro
     sock = _bind(host, port)
     service = Service.open(home)
     try:
+        _announce(service, sock, host, key)  # before the watch starts: its first line always comes second
         with _watching(service, watch):
             _run_uvicorn(service, sock, host, key, allowed)
     finally:
@@ -299,17 +300,21 @@ def _watching(service, watch: bool):
         watcher.stop()
 
 
+def _announce(service, sock: socket.socket, host: str, key: str | None) -> None:
+    """The line that says where the library is served (stderr)."""
+    bound = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
+          f"({'API key required' if key else 'no API key'}; models load in the background)",
+          file=sys.stderr, flush=True)  # fmt: skip
+
+
 def _run_uvicorn(service, sock: socket.socket, host: str, key: str | None, allowed: frozenset | None) -> None:
     """Run uvicorn on ``sock`` with the discovery file published, until it stops."""
     import uvicorn
 
     app = create_app(service, api_key=key, allowed_hosts=allowed)
     config = uvicorn.Config(app, proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
-    bound = sock.getsockname()[1]
-    shown = f"[{host.strip('[]')}]" if ":" in host else host
-    print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
-          f"({'API key required' if key else 'no API key'}; models load in the background)",
-          file=sys.stderr, flush=True)  # fmt: skip
     token = app.state.instance_token
     published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
     try:
