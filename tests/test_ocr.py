@@ -156,6 +156,21 @@ def test_an_image_over_the_pixel_limit_is_refused_before_decoding(lib, tmp_path)
     assert "recognized" not in by_name["notes.md"].to_dict(), "only a file with recognised pages lists them"
 
 
+@pytest.mark.parametrize("suffix", ["png", "jpeg", "tiff", "webp", "bmp"])
+def test_every_image_format_is_read_frame_by_frame(tmp_path, suffix):
+    from localreason.ingest import ocr
+
+    frames = [text_image([RESET], 400, 200), text_image([WARRANTY], 400, 200)]
+    path = tmp_path / f"page.{suffix}"
+    many = suffix in ("tiff", "webp")
+    frames[0].save(path, save_all=many, append_images=frames[1:] if many else [])
+    with pytest.raises(NeedsRecognition) as need:
+        parse_bytes(path.read_bytes(), path, "image", recognition=Recognition())
+    assert need.value.pages == ((1, 2) if many else (1,))
+    image = ocr.image_frame(path.read_bytes(), len(need.value.pages) - 1, 10_000_000)
+    assert image.shape == (200, 400, 3) and image.dtype.name == "uint8"
+
+
 def test_a_page_too_large_to_render_is_rendered_at_the_resolution_that_fits(tmp_path):
     from localreason.ingest import ocr
 
@@ -217,6 +232,10 @@ def test_scans_photos_and_tiff_pages_are_read_and_marked(read_paper):
     assert "2 pages read by text recognition" in notes["scan.pdf"]
     as_json = {Path(f["path"]).name: f for f in report.to_dict()["files"]}
     assert [p["page"] for p in as_json["scan.pdf"]["recognized"]] == [1, 2]
+    from localreason.ingest import worker
+
+    assert all(w._proc is None for (_, kind), w in worker._shared.items() if kind == "ocr"), \
+        "the recogniser's process does not outlive the ingest (its models hold a gigabyte)"  # fmt: skip
     pages = [(s.path, s.page, s.pages) for s in steps if s.status == "recognizing"]
     assert [(p, n) for path, p, n in pages if path.endswith("scan.pdf")] == [(0, 2), (1, 2), (2, 2)], "per page"
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import math
 import time
-from functools import lru_cache
 from pathlib import Path
 
 from ..errors import IngestFileError
@@ -24,9 +23,19 @@ from .layout import Line, reading_order
 from .recognised import LINE_MIN_SCORE, PageReading
 
 
-@lru_cache(maxsize=1)
-def engine():
-    """The recogniser, loaded once per process, from the wheel's own model files."""
+_engine = None
+
+
+def engine(threads: int = 0):
+    """The recogniser, loaded once per process (the first call's ``threads`` CPU threads, 0: every core), from the
+    wheel's own model files."""
+    global _engine
+    if _engine is None:
+        _engine = _load(threads)
+    return _engine
+
+
+def _load(threads: int):
     missing = missing_recognition_models()
     if missing:
         raise IngestFileError(f"text recognition is not installed ({', '.join(missing)} missing): reinstall "
@@ -37,7 +46,8 @@ def engine():
 
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
     folder = recognition_model_dir()
-    params = {"Global.log_level": "error", "Global.use_cls": False, "Global.text_score": 0.0}
+    params = {"Global.log_level": "error", "Global.use_cls": False, "Global.text_score": 0.0,
+              "EngineConfig.openvino.inference_num_threads": threads if threads > 0 else -1}  # fmt: skip
     for part, name in RECOGNITION_MODEL_FILES.items():
         params[f"{part}.engine_type"] = EngineType.OPENVINO
         params[f"{part}.model_path"] = str(folder / name)

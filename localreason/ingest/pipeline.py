@@ -216,7 +216,7 @@ class Ingestor:
         s = self.settings
         if s.ocr == "off":
             return None
-        limits = Limits(s.ocr_page_seconds, s.ocr_memory_mb, 0)
+        limits = Limits(s.ocr_page_seconds, s.ocr_memory_mb, 0, s.threads)
         on_page = None
         if progress is not None:
             def on_page(path: str, page: int, pages: int) -> None:
@@ -243,6 +243,8 @@ class Ingestor:
             raise
         finally:
             feed.stop(kill_parser=not finished)
+            if preparer.recognizer is not None:
+                preparer.recognizer.close()  # its models hold a gigabyte: a long-running process keeps none idle
         why = f"{feed.crash.__class__.__name__}: {feed.crash}" if feed.crash else "an internal error"
         tally.fail_rest(candidates, f"not processed ({why}); run the same command again")
 
@@ -557,6 +559,12 @@ class _Recognizer:
             notes.append(f"{_count(n, 'line')} recognised with confidence under {LINE_MIN_SCORE} left out "
                          f"({_pages_named([r.page for r in uncertain])})")  # fmt: skip
         return notes
+
+    def close(self) -> None:
+        """Let the recognition worker exit (the next file that needs it starts another); none started: nothing."""
+        worker = existing_worker(self.limits, "ocr")
+        if worker is not None:
+            worker.close()
 
     def kill(self) -> None:
         """Stop a recognition in progress (a cancelled ingest); nothing to do when none was started."""

@@ -44,6 +44,8 @@ class Limits:
     """Address space one file may add to the parsing process's own; 0 for no limit."""
     unpacked_bytes: int = 200 * 2**20
     """Most bytes a compressed container (DOCX) may unpack to."""
+    threads: int = 0
+    """For recognition: the CPU threads the recogniser may use (the ``threads`` setting); 0 for every core."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ def run_job(job: Job) -> Parsed | Survey:
     return Parsed(parsed.title, parsed.text, parsed.format, list(parsed.notes), chunks, recognized)
 
 
-def _warm_up(kind: str) -> None:
+def _warm_up(kind: str, threads: int = 0) -> None:
     """Import every parser and load the tokenizer (or, for recognition, load the recogniser), so that neither a
     file's clock nor its memory pays for them."""
     import importlib
@@ -129,7 +131,7 @@ def _warm_up(kind: str) -> None:
     if kind == "ocr":
         from . import ocr
 
-        ocr.engine()
+        ocr.engine(threads)
         return
     from ..tokens import encoding
 
@@ -171,14 +173,14 @@ def _address_space() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _serve(inbox: Connection, outbox: Connection, memory_mb: int, kind: str = "parse") -> None:
+def _serve(inbox: Connection, outbox: Connection, memory_mb: int, kind: str = "parse", threads: int = 0) -> None:
     """The child's loop: a Job (or OcrJob) in, ("ok", Parsed, Survey or PageReading), ("resend",) or
     ("error", status, message) out, until None or EOF.
 
     The memory limit is what one file (or page) may add to the warmed-up worker's own footprint.
     """
     try:
-        _warm_up(kind)
+        _warm_up(kind, threads)
     except IngestFileError as exc:
         outbox.send(("error", exc.status, exc.message))
         return
@@ -238,7 +240,7 @@ class ParseWorker:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         cmd = [sys.executable, "-m", "localreason.ingest.worker", str(to_child_r), str(from_child_w),
-               str(self.limits.memory_mb), self.kind]  # fmt: skip
+               str(self.limits.memory_mb), self.kind, str(self.limits.threads)]  # fmt: skip
         self.holds = None
         try:
             self._proc = subprocess.Popen(cmd, pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
@@ -372,7 +374,8 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the terminal is the parent's to handle
     recv_fd, send_fd, memory_mb = int(argv[0]), int(argv[1]), int(argv[2])
     kind = argv[3] if len(argv) > 3 else "parse"
-    _serve(Connection(recv_fd, writable=False), Connection(send_fd, readable=False), memory_mb, kind)
+    threads = int(argv[4]) if len(argv) > 4 else 0
+    _serve(Connection(recv_fd, writable=False), Connection(send_fd, readable=False), memory_mb, kind, threads)
 
 
 if __name__ == "__main__":
