@@ -27,9 +27,10 @@ Parts (``--parts``, all by default, in this order):
   against the text as it was laid out; both beside the text layer read by localreason, by ``pdftotext`` and by
   ``pdftotext -layout`` (which reads across the columns: what interleaving scores).
 - ``decision``: ``pdf.needs_recognition`` over every page of the whole Debian Reference PDF (pages flagged and
-  what recognition reads on them, the time it adds to text extraction per page), over the scanned copies, and over a mixed PDF: text pages,
-  scanned pages, scanned pages under a text layer (as OCR software saves them), scanned pages under a junk
-  layer (letters mapped to signs, as a font without a usable character map leaves): the confusion counts.
+  what recognition reads on them, the time it adds to text extraction per page), over the scanned copies, and
+  over a mixed PDF: text pages, scanned pages, scanned pages under a text layer (as OCR software saves them),
+  scanned pages under a junk layer (letters mapped to signs, as a font without a usable character map leaves):
+  the confusion counts.
 - ``textpdf`` (issue #33, part 5): the text PDF through the real ingest (``Library.ingest``, the packaged
   embedding model), ``ocr = auto`` against ``ocr = off`` in the same run, alternating. The first ingest of a
   PDF embeds everything (its time is shown); the timed ones ingest copies of the same bytes under new names,
@@ -365,6 +366,8 @@ class Reading:
     load_s: float
     rss_loaded_mb: float
     peak_mb: float
+    read_dpi: list[float] = field(default_factory=list)
+    """The resolution the recogniser saw: rapidocr scales an image down to ``max_side_len`` px on its longer side."""
 
 
 def page_texts(doc) -> dict[int, str]:
@@ -388,9 +391,9 @@ def read_scan(data: bytes, dpi: float, max_pixels: int) -> Reading:
     except NeedsRecognition as need:
         asked, count = need.pages, need.page_count
     t = time.perf_counter()
-    ocr.engine()
+    longest = getattr(ocr.engine(), "max_side_len", None) or float("inf")
     load_s, loaded = time.perf_counter() - t, vm_rss()
-    readings, render_s, recognise_s = [], [], []
+    readings, render_s, recognise_s, read_dpi = [], [], [], []
     for number in asked:
         t0 = time.perf_counter()
         image, used = ocr.render_pdf_page(data, number - 1, dpi, max_pixels)
@@ -398,10 +401,11 @@ def read_scan(data: bytes, dpi: float, max_pixels: int) -> Reading:
         readings.append(ocr.recognise(image, number, used))
         render_s.append(t1 - t0)
         recognise_s.append(time.perf_counter() - t1)
+        read_dpi.append(used * min(1.0, longest / max(image.shape[:2])))
         del image
     doc = parse_bytes(data, path, "pdf", recognition=recognition, readings=tuple(readings))
     return Reading(dpi, asked, count, page_texts(doc), render_s, recognise_s, [r.confidence for r in readings],
-                   load_s, loaded, vm_hwm())  # fmt: skip
+                   load_s, loaded, vm_hwm(), read_dpi)  # fmt: skip
 
 
 def in_child(function, *args):
@@ -453,9 +457,13 @@ def report_scan(pages: list[Page], r: Reading, size: int) -> dict:
               f"{statistics.fmean(r.render_s):.2f}; recognise p50 {statistics.median(r.recognise_s):.2f} mean "
               f"{statistics.fmean(r.recognise_s):.2f}; both p50 {statistics.median(total):.2f} mean "
               f"{statistics.fmean(total):.2f}, worst {max(total):.2f}")
-    print(f"recogniser loaded in {r.load_s:.1f} s; peak memory {r.peak_mb:.0f} MB: the RSS high-water mark (VmHWM) of "
-          f"the process that recognised these pages (a fresh one per dpi; {r.rss_loaded_mb:.0f} MB once it had loaded "
-          "the recogniser)")
+    if r.read_dpi and min(r.read_dpi) < r.dpi - 0.5:
+        low, high = round(min(r.read_dpi)), round(max(r.read_dpi))
+        print("the recogniser scaled the page images down (rapidocr's Global.max_side_len): it read them at "
+              f"{low if low == high else f'{low}-{high}'} dpi")
+    print(f"recogniser loaded in {r.load_s:.1f} s (its models compile on the first page, in that page's time); peak "
+          f"memory {r.peak_mb:.0f} MB: the RSS high-water mark (VmHWM) of the process that recognised these pages (a "
+          f"fresh one per dpi; {r.rss_loaded_mb:.0f} MB once it had loaded the recogniser)")
     goal = {300: 0.95, 150: 0.90}.get(int(r.dpi))
     if goal is not None and out["recall"]:
         met = statistics.fmean(out["recall"]) >= goal
