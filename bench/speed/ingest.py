@@ -8,7 +8,9 @@ into --data-dir (cached between runs).
 Reports files/s, chunks/s, tokens/s, peak memory (RSS), on-disk size, the time the
 embedding model alone takes to embed the same chunk texts, and the ratio of the two
 (target <= 1.15), then the time of a re-ingest of the unchanged corpus (target < 5%
-of the first ingest).
+of the first ingest). Last, whether the ingest started the text recognition worker and which files had pages
+recognised (with ``ocr = auto``, the default, the Debian Reference's cover page, an image with no text layer, is
+one; ``LOCALREASON_OCR=off`` runs without recognition; bench.quality.ocr compares the two on that PDF).
 
     python -m bench.speed.ingest                   # full corpus (about 25 minutes on 2 cores)
     python -m bench.speed.ingest --fraction 0.1    # every 10th file, for a quick look
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 from bench.data.debian_docs import fetch_corpus
+from bench.quality.ocr import ocr_worker
 
 
 def disk_size(home: Path) -> int:
@@ -79,6 +82,8 @@ def measure(settings, embedder, stage: Path, home: Path) -> dict:
     ingest_s = time.perf_counter() - t
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     counts = report.counts
+    recognised = [f"{Path(f.path).name}: {f.reason}" for f in report.files if "text recognition" in f.reason]
+    ocr_started = ocr_worker(settings) is not None
     rows = lib.store.db.execute("SELECT text, token_count FROM chunks WHERE level = 2").fetchall()
     texts = [r[0] for r in rows]
     tokens = sum(r[1] for r in rows)
@@ -97,7 +102,7 @@ def measure(settings, embedder, stage: Path, home: Path) -> dict:
     lib.close()
     return {"counts": counts, "chunks": len(texts), "tokens": tokens, "ingest_s": ingest_s, "embed_s": embed_s,
             "reingest_s": reingest_s, "unchanged": again.counts["unchanged"], "peak_mb": peak_mb,
-            "size_mb": size_mb}  # fmt: skip
+            "size_mb": size_mb, "ocr": settings.ocr, "recognised": recognised, "ocr_started": ocr_started}  # fmt: skip
 
 
 def report(files: list[Path], m: dict, load_s: float) -> None:
@@ -114,6 +119,8 @@ def report(files: list[Path], m: dict, load_s: float) -> None:
     print(f"re-ingest unchanged: {reingest_s:.2f} s = {100 * reingest_s / ingest_s:.2f}% of first ingest "
           f"(target < 5%); {m['unchanged']} unchanged")
     print(f"peak memory (RSS): {m['peak_mb']:.0f} MB   on disk: {m['size_mb']:.1f} MB")
+    print(f"text recognition (ocr = {m['ocr']}): recognition worker started: {'yes' if m['ocr_started'] else 'no'}; "
+          f"files with recognised pages: {len(m['recognised'])}" + "".join(f"\n  {r}" for r in m["recognised"]))
 
 
 if __name__ == "__main__":
