@@ -234,7 +234,8 @@ def _show_reports(reports, as_json: bool, verbose: bool) -> None:
 def ingest(obj: _Ctx, paths, collection, include, exclude, prune, as_json, quiet, verbose) -> int:
     """Add files and folders to the library (unchanged files are skipped, changed ones re-indexed).
 
-    Reads plain text, Markdown, reStructuredText, HTML, PDF, DOCX and source code.
+    Reads plain text, Markdown, reStructuredText, HTML, PDF, DOCX and source code; scanned PDF pages and
+    images (PNG, JPEG, TIFF, WebP, BMP) are recognised on this machine (setting ocr = auto | off).
     Hidden files are skipped. The exit code is 1 if any file failed.
     """
     svc = obj.service()

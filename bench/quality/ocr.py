@@ -377,12 +377,16 @@ def page_texts(doc) -> dict[int, str]:
     return {p: "\n".join(parts) for p, parts in out.items()}
 
 
-def read_scan(data: bytes, dpi: float, max_pixels: int) -> Reading:
+def read_scan(data: bytes, dpi: float, max_pixels: int, max_side: int | None = None) -> Reading:
     """localreason's two passes over a scanned PDF, with the pages recognised here between them (run in a fresh
-    process per resolution, ``in_child``, so that its peak memory is this reading's alone)."""
+    process per resolution, ``in_child``, so that its peak memory is this reading's alone). ``max_side``: the
+    longer side the recogniser scales a page to (``ocr.MAX_SIDE``), when not the shipped one."""
     from localreason.ingest import ocr
     from localreason.ingest.parse import parse_bytes
     from localreason.ingest.recognised import NeedsRecognition, Recognition
+
+    if max_side:
+        ocr.MAX_SIDE = max_side
 
     recognition, path = Recognition(dpi, max_pixels), Path(f"scan-{dpi:g}dpi.pdf")
     try:
@@ -391,7 +395,8 @@ def read_scan(data: bytes, dpi: float, max_pixels: int) -> Reading:
     except NeedsRecognition as need:
         asked, count = need.pages, need.page_count
     t = time.perf_counter()
-    longest = getattr(ocr.engine(), "max_side_len", None) or float("inf")
+    ocr.engine()
+    longest = ocr.MAX_SIDE
     load_s, loaded = time.perf_counter() - t, vm_rss()
     readings, render_s, recognise_s, read_dpi = [], [], [], []
     for number in asked:
@@ -459,9 +464,10 @@ def report_scan(pages: list[Page], r: Reading, size: int) -> dict:
               f"{statistics.fmean(total):.2f}, worst {max(total):.2f}")
     if r.read_dpi and min(r.read_dpi) < r.dpi - 0.5:
         low, high = round(min(r.read_dpi)), round(max(r.read_dpi))
-        print("the recogniser scaled the page images down (rapidocr's Global.max_side_len): it read them at "
+        print("the recogniser scaled the page images down (ocr.MAX_SIDE, rapidocr's Global.max_side_len): it read "
+              "them at "
               f"{low if low == high else f'{low}-{high}'} dpi")
-    print(f"recogniser loaded in {r.load_s:.1f} s (its models compile on the first page, in that page's time); peak "
+    print(f"recogniser loaded in {r.load_s:.1f} s (with a first run on a blank image: the models compile then); peak "
           f"memory {r.peak_mb:.0f} MB: the RSS high-water mark (VmHWM) of the process that recognised these pages (a "
           f"fresh one per dpi; {r.rss_loaded_mb:.0f} MB once it had loaded the recogniser)")
     goal = {300: 0.95, 150: 0.90}.get(int(r.dpi))
@@ -503,8 +509,9 @@ def report_layout(pages: list[Page], orig: bytes, layout: list[str], results: di
         print(what + ": " + ", ".join(f"{name} {v:.3f}" for name, v in values.items()))
 
 
-def run_scans(pages: list[Page], orig: bytes, layout: list[str], scans: dict[float, bytes], max_pixels: int) -> dict:
-    results = {dpi: report_scan(pages, in_child(read_scan, data, dpi, max_pixels), len(data))
+def run_scans(pages: list[Page], orig: bytes, layout: list[str], scans: dict[float, bytes], max_pixels: int,
+              max_side: int | None = None) -> dict:  # fmt: skip
+    results = {dpi: report_scan(pages, in_child(read_scan, data, dpi, max_pixels, max_side), len(data))
                for dpi, data in scans.items()}  # fmt: skip
     report_layout(pages, orig, layout, results)
     return results
@@ -788,6 +795,8 @@ def main() -> None:
     ap.add_argument("--ingest-rounds", type=int, default=3, help="rounds of ocr = auto and off in the textpdf part")
     ap.add_argument("--parts", default=",".join(PARTS), help=f"any of {', '.join(PARTS)}")
     ap.add_argument("--seed", type=int, default=33)
+    ap.add_argument("--max-side", type=int, default=None, help="scans part: the longer side (px) the recogniser "
+                    "scales a page to, instead of the shipped ocr.MAX_SIDE (2000)")  # fmt: skip
     ap.add_argument("--out-dir", type=Path, default=Path(".cache/bench-ocr"), help="the PDFs made, kept")
     args = ap.parse_args()
     parts = args.parts.split(",")
@@ -825,7 +834,7 @@ def run_parts(parts: list[str], args, pages: list[Page], orig: bytes, layout: li
         clock = time.perf_counter()
 
     if "scans" in parts:
-        run_scans(pages, orig, layout, scans, max_pixels)
+        run_scans(pages, orig, layout, scans, max_pixels, args.max_side)
         done("scans")
     if "decision" in parts:
         run_decision(args.pdf, orig, [p.ref for p in pages], scans, settings.ocr_dpi, max_pixels)

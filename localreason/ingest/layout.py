@@ -6,8 +6,8 @@ puts them back in order with a recursive XY cut, the classic way to read a page 
 - A block of boxes is first cut **across** where a band of the page holds no text taller than
   ``PARAGRAPH_GAP`` line heights (a paragraph break, the space above a heading, a table's row gap).
 - Otherwise it is cut **down** at the widest empty gutter, when the two sides look like columns of
-  prose: several lines on each side, most of them filling their side's width (justified or ragged
-  text does; a table's cells mostly do not).
+  prose: several lines on each side, each side a quarter of the page wide or more, most of its lines
+  filling its width (justified or ragged text does; a table's cells mostly do not).
 - A block that cannot be cut is one paragraph: its boxes grouped into rows by their vertical overlap,
   each row read left to right (so a table row reads as one line, cell after cell), rows top to bottom.
 
@@ -28,6 +28,9 @@ GUTTER = 0.8
 """A vertical gutter between columns is at least this many line heights wide (and 1.5% of the page)."""
 COLUMN_FILL = 0.6
 """Most lines of a column of prose reach at least this share of the column's width."""
+COLUMN_MIN = 0.25
+"""A column of prose spans at least this share of the page's width: a table's narrow column of short cells
+(a "type" beside its "meaning") fills its own width too, and must be read across, row by row."""
 HEADING_1, HEADING_2 = 1.6, 1.25
 """A one-row block whose letters are this many times taller than the body text is a heading of depth 1 / 2."""
 
@@ -100,7 +103,7 @@ def _cut(lines: list[Line], unit: float, page_width: float, out: list[list[Line]
         widest = max(down, key=lambda g: g[1] - g[0])
         left = [ln for ln in lines if ln.x1 <= widest[0]]
         right = [ln for ln in lines if ln.x0 >= widest[1]]
-        if _prose(left) and _prose(right):
+        if _prose(left, page_width) and _prose(right, page_width):
             _cut(left, unit, page_width, out)
             _cut(right, unit, page_width, out)
             return
@@ -127,12 +130,13 @@ def _split(lines: list[Line], gaps: list[tuple[float, float]], centre) -> list[l
     return [p for p in parts if p]
 
 
-def _prose(lines: list[Line]) -> bool:
-    """Lines that look like a column of running text: at least 3, most reaching 60% of the column's width."""
+def _prose(lines: list[Line], page_width: float) -> bool:
+    """Lines that look like a column of running text: at least 3, spanning a quarter of the page or more, most
+    reaching 60% of the column's width."""
     if len(lines) < 3:
         return False
     span = max(ln.x1 for ln in lines) - min(ln.x0 for ln in lines)
-    return statistics.median(ln.width for ln in lines) >= COLUMN_FILL * span
+    return span >= COLUMN_MIN * page_width and statistics.median(ln.width for ln in lines) >= COLUMN_FILL * span
 
 
 def _rows(lines: list[Line], unit: float) -> list[list[Line]]:

@@ -23,6 +23,14 @@ from .layout import Line, reading_order
 from .recognised import LINE_MIN_SCORE, PageReading
 
 
+MAX_SIDE = 2000
+"""The recogniser reads a page scaled to at most this many pixels on its longer side (RapidOCR's own default):
+about 170 dpi for an A4 page. Reading 300-dpi pages at full size took 1.3-1.8x as long for no gain in word
+recall (bench/quality/ocr.py, "--max-side"; docs/benchmarks.md, "Scanned pages")."""
+WARM_UP_SIDE = 64
+"""The blank image recognised once when the engine loads: OpenVINO compiles the models on their first run (about
+2 s), which would otherwise count against the first page's time limit."""
+
 _engine = None
 
 
@@ -31,7 +39,10 @@ def engine(threads: int = 0):
     wheel's own model files."""
     global _engine
     if _engine is None:
+        import numpy as np
+
         _engine = _load(threads)
+        _engine(np.full((WARM_UP_SIDE, WARM_UP_SIDE * 4, 3), 255, np.uint8))
     return _engine
 
 
@@ -47,6 +58,7 @@ def _load(threads: int):
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
     folder = recognition_model_dir()
     params = {"Global.log_level": "error", "Global.use_cls": False, "Global.text_score": 0.0,
+              "Global.max_side_len": MAX_SIDE,
               "EngineConfig.openvino.inference_num_threads": threads if threads > 0 else -1}  # fmt: skip
     for part, name in RECOGNITION_MODEL_FILES.items():
         params[f"{part}.engine_type"] = EngineType.OPENVINO

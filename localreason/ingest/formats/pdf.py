@@ -17,8 +17,10 @@ from ..recognised import NeedsRecognition, PageReading, Recognition
 
 MIN_CHARS = 20
 """A text layer with fewer visible characters than this on an image-covered page is no reading of it."""
-IMAGE_COVER = 0.3
-"""A page is a scan (or a photo) when its images cover at least this share of its area."""
+IMAGE_COVER = 0.5
+"""A page is a scan (or a photo) when its images cover at least this share of its area. A scanner or a phone's
+scanning app covers the whole page; a logo or a figure does not (the Debian Reference's cover, a logo over 42% of
+an otherwise empty page, is not recognised: bench/quality/ocr.py, "decision")."""
 WORDLIKE = 0.5
 """A text layer is junk when fewer than this share of its runs look like words (mostly letters or digits)."""
 OCR_OFF_HINT = "text recognition is off (ocr = off); set ocr = auto to read scanned pages"
