@@ -23,6 +23,10 @@ scanning app covers the whole page; a logo or a figure does not (the Debian Refe
 an otherwise empty page, is not recognised: bench/quality/ocr.py, "decision")."""
 WORDLIKE = 0.5
 """A text layer is junk when fewer than this share of its runs look like words (mostly letters or digits)."""
+PLAIN_ALNUM = 0.7
+"""A text layer at least this share letters and digits (prose is about 0.8) is words: ``junk`` need not look."""
+_SPACE = re.compile(r"\s+")
+_NOT_ALNUM = re.compile(r"[\W_]+")
 OCR_OFF_HINT = "text recognition is off (ocr = off); set ocr = auto to read scanned pages"
 
 
@@ -87,9 +91,9 @@ def parse_pdf(data: bytes, path: Path, recognition: Recognition | None = None,
 def needs_recognition(page, text: str) -> bool:
     """True when ``page`` (a pypdfium2 page whose text layer reads ``text``) is a scan to be recognised: see the
     module's docstring. The images are only looked at for a page whose text layer is thin or junk."""
-    visible = len("".join(text.split()))
-    if visible >= MIN_CHARS and not junk(text):
-        return False
+    visible = len(_SPACE.sub("", text))
+    if visible >= MIN_CHARS and (len(_NOT_ALNUM.sub("", text)) >= PLAIN_ALNUM * visible or not junk(text)):
+        return False  # enough text, mostly letters and digits (the common case, decided in C), or words anyway
     return image_cover(page) >= IMAGE_COVER
 
 
