@@ -373,3 +373,20 @@ def test_with_recognition_off_nothing_is_recognised_and_turning_it_on_reads_the_
         assert by_name == {"scan.pdf": "added", "photo.png": "added", "boiler.pdf": "updated"}, report.to_dict()
         boiler = next(d for d in lib.documents() if d.source_path.endswith("boiler.pdf"))
         assert [p.page for p in boiler.recognized] == [2] and "seven" in lib.document_text(boiler.id)
+
+
+def test_the_report_names_each_uncertain_page_and_each_page_not_read():
+    from localreason.ingest.pipeline import _Recognizer
+    from localreason.ingest.worker import Limits
+
+    readings = [PageReading(1, (Paragraph("fine"),), 0.98, lines=30), PageReading(2, (Paragraph("smudged"),), 0.62,
+                lines=12, low_lines=3), PageReading(3, failed="recognising it took longer than 60 s"),
+                PageReading(4), PageReading(5, failed="recognising it took longer than 60 s")]  # fmt: skip
+    notes = _Recognizer(Recognition(), Limits(), 0.9, None).notes(readings)
+    assert notes == [
+        "2 pages read by text recognition (mean confidence 0.88)",
+        "low recognition confidence, under 0.9 (the text may hold misread words): page 2 (0.62)",
+        "recognition found no text on page 4",
+        "pages 3, 5 were not read: recognising it took longer than 60 s",
+        "3 lines recognised with confidence under 0.5 left out (page 2)",
+    ]

@@ -136,7 +136,8 @@ def workers() -> dict[int, str]:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
         if ppid == os.getpid() and "localreason.ingest.worker" in args:
-            found[int(entry)] = [a for a in args if a][-1]
+            at = args.index("localreason.ingest.worker")  # then: two descriptors, the memory limit, the kind
+            found[int(entry)] = args[at + 4] if len(args) > at + 4 else "parse"
     return found
 
 
