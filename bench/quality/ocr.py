@@ -38,6 +38,8 @@ Parts (``--parts``, all by default, in this order):
   Twice: Debian Reference pages 2-261 (no page needs recognition: no recognition worker may start: the
   worker registry and this process's children are checked, and the parse worker's memory maps for
   OpenCV/OpenVINO libraries) and the whole PDF (its page 1, the cover, is an image without a text layer).
+- ``parse``: ``parse_bytes`` of the whole text PDF, timed; run it on the checkout before the change as well
+  (``PYTHONPATH=<checkout>:$PWD python -P -m bench.quality.ocr --parts parse``) for "a text PDF costs no more".
 - ``search``: two libraries made by the real ingest (temporary homes, ``ocr_dpi`` = ``--search-dpi``): the
   original and its scanned copy at that dpi (recognised by the recognition worker, ``ingest/worker.py``). Two
   sentences (8+ words, seeded) from each page's pdftotext are searched (``deep_search(limit=3)``) in both; a hit
@@ -72,7 +74,7 @@ from bench.quality.fidelity import _TOC_LINE, words as _words
 PDF = Path("/usr/share/debian-reference/debian-reference.en.pdf")
 INSTALL = "apt-get install -y poppler-utils debian-reference-en"
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")
-PARTS = ("scans", "decision", "textpdf", "search")
+PARTS = ("scans", "decision", "textpdf", "search", "parse")
 _CAPTION = re.compile(r"(?m)^Table \d+\.\d+:")
 _CELL_GAP = re.compile(r"\S {3,}(?=\S)")
 
@@ -518,6 +520,31 @@ def run_scans(pages: list[Page], orig: bytes, layout: list[str], scans: dict[flo
     return results
 
 
+# ---------------------------------------------------------------- part: parse (against another checkout)
+
+
+def run_parse(src: Path, rounds: int = 5) -> None:
+    """``parse_bytes`` of the whole text PDF, timed (median of ``rounds`` after one warm-up), in whichever
+    localreason this runs: run it on the checkout before the change too (bench/README.md, "To compare two
+    checkouts") for the cost of the change to a text PDF's parse; says whether a recognition library was imported."""
+    import sys
+
+    import localreason
+    from localreason.ingest.parse import parse_bytes
+
+    data = src.read_bytes()
+    parse_bytes(data, Path(src.name), "pdf")
+    seconds = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        doc = parse_bytes(data, Path(src.name), "pdf")
+        seconds.append(time.perf_counter() - t)
+    loaded = [m for m in ("PIL", "cv2", "rapidocr", "openvino") if m in sys.modules]
+    print(f"\n### parse_bytes of {src.name} ({len(doc.text):,} characters) in {Path(localreason.__file__).parent}: "
+          f"median {statistics.median(seconds):.3f} s of {rounds} ({' '.join(f'{s:.3f}' for s in seconds)}); "
+          f"recognition libraries imported: {', '.join(loaded) or 'none'}")
+
+
 # ---------------------------------------------------------------- part: the usable-text decision
 
 
@@ -675,8 +702,11 @@ def textpdf_case(name: str, data: bytes, embedder, reps: int, base: Path) -> Non
 
     base.mkdir(parents=True)
     modes = {m: load_settings(base / "home", reader="off", ocr=m) for m in ("auto", "off")}
-    (base / "first.pdf").write_bytes(data)
-    first_s, _ = timed_ingest(modes["off"], embedder, base / "first.pdf")
+    firsts = {}
+    for mode in ("off", "auto"):  # each setting reads a PDF under its own key: a first ingest under each
+        (base / f"first-{mode}.pdf").write_bytes(data)
+        firsts[mode], _ = timed_ingest(modes[mode], embedder, base / f"first-{mode}.pdf")
+    first_s = firsts["off"]
     had_worker = ocr_worker(modes["auto"]) is not None or "ocr" in workers().values()
     times: dict[str, list[float]] = {"auto": [], "off": []}
     notes = {}
@@ -687,7 +717,8 @@ def textpdf_case(name: str, data: bytes, embedder, reps: int, base: Path) -> Non
             seconds, notes[mode] = timed_ingest(modes[mode], embedder, path)
             times[mode].append(seconds)
     kids = workers()
-    print(f"\n{name}: first ingest (ocr = off, embedding every chunk) {first_s:.1f} s; then copies of the same bytes "
+    print(f"\n{name}: first ingests (embedding every chunk) {first_s:.1f} s with ocr = off, {firsts['auto']:.1f} s with "
+          "ocr = auto (a PDF's reading key holds the setting, so each has its own); then copies of the same bytes "
           "(their vectors reused: parse, decision, chunking, store), in turn:")
     for mode in ("auto", "off"):
         print(f"  ocr = {mode}: " + " ".join(f"{s:.2f}" for s in times[mode]) + f" s (median "
@@ -817,6 +848,9 @@ def main() -> None:
     if set(parts) - set(PARTS):
         ap.error(f"--parts: unknown {', '.join(sorted(set(parts) - set(PARTS)))}")
     require(args.pdf)
+    if parts == ["parse"]:  # alone, and before anything a checkout without text recognition lacks
+        run_parse(args.pdf)
+        return
     import localreason
     from localreason.config import load_settings
 
@@ -853,6 +887,9 @@ def run_parts(parts: list[str], args, pages: list[Page], orig: bytes, layout: li
     if "decision" in parts:
         run_decision(args.pdf, orig, [p.ref for p in pages], scans, settings.ocr_dpi, max_pixels)
         done("decision")
+    if "parse" in parts:
+        run_parse(args.pdf)  # alone (--parts parse: nothing else ran in this process), what it imports is its own
+        done("parse")
     if "textpdf" not in parts and "search" not in parts:
         return
     from localreason.embed import make_embedder
