@@ -307,6 +307,8 @@ def test_recognition_runs_with_the_network_off(tmp_path):
         from localreason.ingest import ocr
         image = np.asarray(Image.open({str(tmp_path / "p.png")!r}).convert("RGB"))[:, :, ::-1].copy()
         reading = ocr.recognise(image, 1)
+        import sys
+        assert sys.modules["openvino_telemetry"] is None, "OpenVINO's usage telemetry is off"
         print(" ".join(p.text for p in reading.paragraphs).replace("\\n", " "))
     """)
     command = [sys.executable, "-c", script]

@@ -53,6 +53,9 @@ def _load(threads: int):
                               "localreason (pip install --force-reinstall rapidocr==3.10.0), or set ocr = off")  # fmt: skip
     import logging
 
+    from ..openvino_runtime import load_openvino
+
+    load_openvino()  # before rapidocr imports it: with its usage telemetry off (nothing may leave the machine)
     from rapidocr import EngineType, RapidOCR
 
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
