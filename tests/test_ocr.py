@@ -111,6 +111,17 @@ def test_recognised_pages_are_marked_on_their_blocks_and_chunks(tmp_path):
     assert marks == {(1, 1): False, (2, 1): False, (1, 2): True, (2, 2): True}
 
 
+def test_a_scan_whose_every_page_failed_fails_with_the_reason(tmp_path):
+    scan = _scan(tmp_path, "scan.pdf", [WARRANTY])
+    failed = PageReading(1, failed="recognising it took longer than 60 s, the limit per page (ocr_page_seconds)")
+    with pytest.raises(IngestFileError, match="no page could be read by text recognition: recognising it took") as e:
+        parse_bytes(scan.read_bytes(), scan, "pdf", recognition=Recognition(), readings=(failed,))
+    assert e.value.status == "failed"
+    with pytest.raises(IngestFileError, match="recognition found no text") as e:
+        parse_bytes(scan.read_bytes(), scan, "pdf", recognition=Recognition(), readings=(PageReading(1),))
+    assert e.value.status == "skipped"
+
+
 def test_with_recognition_off_scans_are_named_and_how_to_turn_it_on(tmp_path):
     scan = _scan(tmp_path, "scan.pdf", [WARRANTY])
     with pytest.raises(IngestFileError, match="ocr = auto"):

@@ -82,6 +82,9 @@ def parse_pdf(data: bytes, path: Path, recognition: Recognition | None = None,
             raise IngestFileError(f"the PDF's pages are scanned images with no text layer: {OCR_OFF_HINT}")
         notes.append(f"{_pages_text(scanned)} scanned without a text layer and not read: {OCR_OFF_HINT}")
     if not builder.blocks:
+        failed = [r.failed for r in read.values() if r.failed]
+        if failed:  # every scanned page failed (its time or memory limit): a failure, with the first reason
+            raise IngestFileError(f"no page could be read by text recognition: {failed[0]}")
         if scanned:
             raise IngestFileError("the PDF's pages are scanned images, and recognition found no text on them",
                                   status="skipped")  # fmt: skip
