@@ -52,6 +52,9 @@ SETTLE_S = 0.5
 """A change is applied once the file's size and modification time have not moved, nor an event come, for this long."""
 MAX_WAIT_S = 60.0
 """A file that never settles (a log written to all the time) is applied as it is after this long."""
+RETRY_S = (2.0, 60.0)
+"""A batch that could not be written (the library locked by another program for long, the disk full) is tried
+again after the first of these, then after twice as long each time, up to the second: nothing is dropped."""
 POLL_S = 2.0
 """How often the folders are re-checked when inotify cannot follow them (its limit, or ``watch_mode = "poll"``)."""
 POLL_SHARE = 0.01
@@ -437,6 +440,11 @@ class Watcher:
         self._next_check = 0.0
         self._restart = False
         self._said: set[str] = set()
+        self._retry_at = 0.0
+        """Before this time (the watcher's clock) nothing is written: a write failed, and is tried again then."""
+        self._retry_wait = 0.0
+        self._failed = ""
+        """The reason the last write failed, until one succeeds (said once while it stays the same)."""
 
     # ------------------------------------------------------------ running
 
@@ -663,7 +671,10 @@ class Watcher:
 
     def _apply_settled(self) -> None:
         """Write what has settled: files changed or made, files and folders deleted; a folder made or moved in is
-        looked into (its files settle in turn, unless they settled with it)."""
+        looked into (its files settle in turn, unless they settled with it). After a failed write, nothing is
+        taken until its retry is due (the changes wait on the pending list)."""
+        if self.clock() < self._retry_at:
+            return
         changed: dict[str, set[str]] = {}
         ready = self.pending.settled()
         folders = []
@@ -680,13 +691,15 @@ class Watcher:
         for folder in folders:
             self._look_into(folder, set(ready))
         gone = self._gone_due()
+        failed = False
         for collection in sorted(set(changed) | set(gone)):
             files = sorted(changed.get(collection, ()))
             batches = [files[i:i + BATCH_FILES] for i in range(0, len(files), BATCH_FILES)] or [[]]
             for i, batch in enumerate(batches):
-                last = i == len(batches) - 1
-                self._refresh(collection, batch, sorted(gone.get(collection, ())) if last else [],
-                              i * BATCH_FILES, len(files))  # fmt: skip
+                deleted = sorted(gone.get(collection, ())) if i == len(batches) - 1 else []
+                if failed or not self._refresh(collection, batch, deleted, i * BATCH_FILES, len(files)):
+                    failed = True
+                    self._again(batch, deleted)  # the rest waits for the retry too, in order
 
     def _look_into(self, folder: str, ready: set[str]) -> None:
         """The files of a folder made or moved into a root wait to settle (no event came for those moved in)."""
@@ -712,21 +725,46 @@ class Watcher:
         self.gone.clear()
         return due
 
-    def _refresh(self, collection: str, files: list[str], gone: list[str], offset: int, total: int) -> None:
-        """One batch through the service's writer path; its report goes to the listener."""
+    def _refresh(self, collection: str, files: list[str], gone: list[str], offset: int, total: int) -> bool:
+        """One batch through the service's writer path; its report goes to the listener. False when it could not be
+        written (it is put back to wait for a retry by the caller)."""
         self.applying = len(files) + len(gone)
         self._tell_state()
         try:
             report = self.service.refresh(collection, files, gone, progress=self._progress(offset, total))
         except LocalReasonError as exc:
-            self.listener.notice(f"Changes in {collection!r} were not applied: {exc.message} {exc.hint or ''}".strip())
-            return
+            self._write_failed(collection, f"{exc.message} {exc.hint or ''}".strip())
+            return False
         finally:
             self.applying = 0
             self._tell_state()
-        if report.stopped:
-            self.listener.notice(f"Writing the changes stopped: {report.stopped}")
+        if report.stopped:  # the files not written are tried again; those written are reported now
+            self.listener.report(replace(report, files=[f for f in report.files if f.status != "failed"]), False)
+            self._again([f.path for f in report.files if f.status == "failed"], [])
+            self._write_failed(collection, f"writing stopped: {report.stopped}")
+            return False
+        if self._failed:
+            self.listener.notice(f"The changes in {collection!r} that waited are applied now.")
+        self._failed, self._retry_wait = "", 0.0
         self.listener.report(report, False)
+        return True
+
+    def _write_failed(self, collection: str, why: str) -> None:
+        """A write failed: say why (once while the reason stays the same) and when it is tried again."""
+        low, high = RETRY_S
+        self._retry_wait = min(high, self._retry_wait * 2) if self._retry_wait else low
+        self._retry_at = self.clock() + self._retry_wait
+        if why != self._failed:
+            self.listener.notice(f"Changes in {collection!r} were not applied: {why}. They wait, and are tried again "
+                                 f"in {self._retry_wait:g} s (then less often, up to every {high:g} s).")  # fmt: skip
+        self._failed = why
+
+    def _again(self, files: list[str], gone: list[str]) -> None:
+        """Put changes that were not written back to wait (files settle again; deletions wait as before)."""
+        for path in files:
+            self.pending.add(path)
+        for path in gone:
+            self.gone.setdefault(path, self.clock())
 
     def _progress(self, offset: int, total: int | None) -> ProgressCallback:
         """Ingest progress for the listener, counted over all batches of one set of changes; a stop asked from

@@ -436,6 +436,60 @@ def test_a_writer_holding_the_lock_is_waited_for_and_named(service, watch, folde
     wait_until(lambda: w.changes() == [("updated", "pump.md")], "the change once the lock is free")
 
 
+def test_a_write_that_fails_is_tried_again_later_and_nothing_is_lost(service, watch, folder, monkeypatch):
+    from localreason.errors import LibraryError
+
+    w = watch()
+    real, calls = service.refresh, []
+
+    def fails_once(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            raise LibraryError("The library database is locked by another program.", hint="Close it.")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "refresh", fails_once)
+    pump = folder / "pump.md"
+    pump.write_text("# Pump\n\nThe pump was changed while the library was locked.\n")
+    w.seen(pump)
+    w.settle()
+    wait_until(lambda: any("were not applied" in n for n in w.notices), "the failure to be said")
+    assert "They wait, and are tried again in 2 s" in w.notices[-1] and w.changes() == []
+    w.settle()
+    assert len(calls) == 1, "not tried again before its time"
+    w.clock.advance(2.0)
+    w.turns()
+    wait_until(lambda: w.changes() == [("updated", "pump.md")], "the change applied on the retry")
+    assert "changed while the library was locked" in text_of(service, pump)
+    assert any("that waited are applied now" in n for n in w.notices)
+
+
+def test_files_a_full_disk_left_unwritten_wait_for_the_retry(service, watch, folder, monkeypatch):
+    from localreason.types import FileResult, IngestReport
+
+    w = watch()
+    real, calls = service.refresh, []
+
+    def disk_full_once(collection, files, gone, **kwargs):
+        calls.append(files)
+        if len(calls) == 1:
+            return IngestReport("col", collection, [FileResult(f, "failed", "not written: the disk is full")
+                                                    for f in files], stopped="The disk is full.")  # fmt: skip
+        return real(collection, files, gone, **kwargs)
+
+    monkeypatch.setattr(service, "refresh", disk_full_once)
+    pump = folder / "pump.md"
+    pump.write_text("# Pump\n\nThe pump was changed on a full disk.\n")
+    w.seen(pump)
+    w.settle()
+    wait_until(lambda: any("writing stopped: The disk is full" in n for n in w.notices), "the stop to be said")
+    assert w.changes() == [], "a file not written is not reported as failed: it waits"
+    w.clock.advance(2.0)
+    w.turns()
+    wait_until(lambda: w.changes() == [("updated", "pump.md")], "the change applied on the retry")
+    assert calls == [[str(pump)], [str(pump)]]
+
+
 def test_searches_during_changes_see_one_version_of_a_document_never_a_mix(service, watch, folder):
     manual = folder / "manual.md"
 
