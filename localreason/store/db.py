@@ -388,18 +388,21 @@ class Store:
 
     # ------------------------------------------------------------ collections
 
-    def collection_rows(self) -> list[Collection]:
+    def collection_rows(self, id_or_name: str | None = None) -> list[Collection]:
+        """Every collection with its counts, by name; or only the one with that id or name."""
+        where, args = ("WHERE c.id = ? OR c.name = ?", (id_or_name, id_or_name)) if id_or_name is not None else ("", ())
         rows = self.db.execute(
             f"""SELECT c.id, c.name, c.created_at,
                       (SELECT COUNT(*) FROM documents d WHERE d.collection_id = c.id) AS docs,
                       (SELECT COUNT(*) FROM chunks k JOIN documents d ON k.document_id = d.id
                         WHERE d.collection_id = c.id AND k.level = {_P}) AS chunks
-               FROM collections c ORDER BY c.name"""
+               FROM collections c {where} ORDER BY c.name""", args
         ).fetchall()
         return [Collection(r["id"], r["name"], r["created_at"], r["docs"], r["chunks"]) for r in rows]
 
     def find_collection(self, id_or_name: str) -> Collection | None:
-        return next((c for c in self.collection_rows() if id_or_name in (c.id, c.name)), None)
+        """The collection with that id or name (its counts computed for it alone, not for every collection)."""
+        return next(iter(self.collection_rows(id_or_name)), None)
 
     def insert_collection(self, cid: str, name: str) -> None:
         """Create a collection unless one of that name exists (another process may create it at the same time)."""
