@@ -59,6 +59,10 @@ POLL_S = 2.0
 """How often the folders are re-checked when inotify cannot follow them (its limit, or ``watch_mode = "poll"``)."""
 POLL_SHARE = 0.01
 """At most this share of a core goes to re-checking: a tree whose look takes 40 ms is looked at every 4 s."""
+RESCAN_S = 300.0
+"""While inotify watches, the folders are also looked at this often, as re-checking does: what a watch could not
+report (the kernel's event queue overflowed in a burst, which watchfiles does not pass on) is found then, not lost
+until the next `sync`. A look at 5,000 files takes about 40 ms."""
 RECHECK_S = 2.0
 """How often the roots are looked at: vanished, back, replaced, or new sources ingested by another program."""
 TICK_S = 0.1
@@ -355,6 +359,7 @@ class _Poller(_Group):
     def start(self, timeout: float = 60.0) -> BaseException | None:
         self.last = self._look()
         self.thread.start()
+        self.ready.set()
         return None
 
     def _follow(self) -> None:
@@ -411,7 +416,7 @@ class Watcher:
     """
 
     def __init__(self, service, roots: list[Root] | None = None, listener: Listener | None = None, *,
-                 settle: float = SETTLE_S, recheck: float = RECHECK_S, poll: float = POLL_S,
+                 settle: float = SETTLE_S, recheck: float = RECHECK_S, poll: float = POLL_S, rescan: float = RESCAN_S,
                  clock: Callable[[], float] = time.monotonic, notify=None, collection: str | None = None,
                  polling: bool | None = None) -> None:  # fmt: skip
         if notify is None:
@@ -422,6 +427,7 @@ class Watcher:
         self.collection = collection
         self.roots: list[Root] = list(roots or [])
         self.recheck, self.poll, self.clock, self.notify = recheck, poll, clock, notify
+        self.rescan = rescan
         self.pending = Pending(clock, settle, MAX_WAIT_S)
         self.gone: dict[str, float] = {}
         """Paths seen deleted, and since when: applied once nothing else waits (a move's new side goes first)."""
@@ -579,6 +585,10 @@ class Watcher:
             group = self._start_group(paths, recursive) if paths else None
             if group is not None:
                 self.groups.append(group)
+                if not isinstance(group, _Poller):  # the slow look beside inotify (RESCAN_S)
+                    net = _Poller(paths, recursive, self.events, self.rescan)
+                    net.start()
+                    self.groups.append(net)
 
     def _start_group(self, paths: list[str], recursive: bool) -> _Group | None:
         group = _Poller(paths, recursive, self.events, self.poll) if self.polling else \

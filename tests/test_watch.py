@@ -490,6 +490,24 @@ def test_files_a_full_disk_left_unwritten_wait_for_the_retry(service, watch, fol
     assert calls == [[str(pump)], [str(pump)]]
 
 
+def test_a_change_the_watch_never_reported_is_found_by_the_slow_look(service, watch, folder):
+    """inotify's queue can overflow in a burst, and watchfiles does not pass that on: here a watch that reports
+    nothing at all stands in for it, and the look made every ``rescan`` seconds (RESCAN_S) finds the change."""
+
+    def deaf(*paths, stop_event=None, **kwargs):
+        while not stop_event.is_set():
+            stop_event.wait(0.05)
+            yield set()
+
+    w = watch(notify=deaf, rescan=0.2)
+    pump = folder / "pump.md"
+    pump.write_text("# Pump\n\nThe pump changed in a burst no event reported.\n")
+    w.seen(pump)
+    w.drain()
+    assert w.changes() == [("updated", "pump.md")]
+    assert "in a burst no event reported" in text_of(service, pump)
+
+
 def test_searches_during_changes_see_one_version_of_a_document_never_a_mix(service, watch, folder):
     manual = folder / "manual.md"
 
