@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .text import collapse
+from .text import collapse, counted, pages_named
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -80,10 +80,10 @@ def recognition_summary(doc) -> str:
     parts = []
     if read:
         mean = sum(p.confidence * p.lines for p in read) / sum(p.lines for p in read)
-        parts.append(f"{_pages(p.page for p in read)} read by text recognition (mean confidence {mean:.2f})")
+        parts.append(f"{pages_named(p.page for p in read)} read by text recognition (mean confidence {mean:.2f})")
     failed = [p for p in pages if p.failed]
     if failed:
-        parts.append(f"{_pages(p.page for p in failed)} not read ({failed[0].failed})")
+        parts.append(f"{pages_named(p.page for p in failed)} not read ({failed[0].failed})")
     return "; ".join(parts)
 
 
@@ -92,30 +92,13 @@ def low_confidence_pages(doc, threshold: float) -> list:
     return [p for p in getattr(doc, "recognized", ()) or () if not p.failed and p.lines and p.confidence < threshold]
 
 
-def _pages(numbers) -> str:
-    """"page 3" / "pages 1-4, 7" (runs of consecutive pages joined)."""
-    nums = sorted(set(numbers))
-    runs: list[list[int]] = []
-    for n in nums:
-        if runs and n == runs[-1][-1] + 1:
-            runs[-1].append(n)
-        else:
-            runs.append([n])
-    text = ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
-    return f"page{'s' * (len(nums) != 1)} {text}"
-
-
 def latency_text(ms: int) -> str:
     """``850 ms`` under a second, else seconds to one decimal (``5.1 s``)."""
     return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def meta_line(answer) -> str:
-    return (f"{_count(answer.chunks_gathered, 'chunk')} gathered · {_count(answer.citations_dropped, 'citation')} "
+    return (f"{counted(answer.chunks_gathered, 'chunk')} gathered · {counted(answer.citations_dropped, 'citation')} "
             f"dropped · {latency_text(answer.latency_ms)}")  # fmt: skip
 
 

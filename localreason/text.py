@@ -119,3 +119,23 @@ def _soft_wrap(text: str, at: int) -> bool:
         return False
     end = text.find("\n", at + 1)
     return not (is_field(line) and is_field(text[at + 1:end if end >= 0 else len(text)]))  # a list of fields
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 page`` / ``3 pages``: a count and its noun, plural when it is not one."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def pages_named(numbers, most: int = 20) -> str:
+    """``page 3`` / ``pages 1-4, 7``: page numbers as a reader says them (runs of consecutive pages joined), the
+    first ``most`` runs, then how many pages more."""
+    nums = sorted(set(numbers))
+    runs: list[list[int]] = []
+    for n in nums:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    shown = ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs[:most])
+    rest = sum(len(r) for r in runs[most:])
+    return f"page{'s' * (len(nums) != 1)} {shown}" + (f" and {rest} more" if rest else "")

@@ -406,7 +406,7 @@ def read_scan(data: bytes, dpi: float, max_pixels: int, max_side: int | None = N
         t0 = time.perf_counter()
         image, used = ocr.render_pdf_page(data, number - 1, dpi, max_pixels)
         t1 = time.perf_counter()
-        readings.append(ocr.recognise(image, number, used))
+        readings.append(ocr.recognise(image, number))
         render_s.append(t1 - t0)
         recognise_s.append(time.perf_counter() - t1)
         read_dpi.append(used * min(1.0, longest / max(image.shape[:2])))
@@ -608,7 +608,7 @@ def read_flagged(src: Path, flagged: list[int], dpi: float, max_pixels: int) -> 
     for number in flagged[:3]:
         t = time.perf_counter()
         image, used = ocr.render_pdf_page(data, number - 1, dpi, max_pixels)
-        reading = ocr.recognise(image, number, used)
+        reading = ocr.recognise(image, number)
         text = " ".join(p.text for p in reading.paragraphs)
         print(f"  p.{number} recognised at {used:.0f} dpi in {time.perf_counter() - t:.1f} s (confidence "
               f"{reading.confidence:.2f}): {text[:120]!r}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import math
-import time
 from pathlib import Path
 
 from ..errors import IngestFileError
@@ -69,9 +68,8 @@ def _load(threads: int):
     return RapidOCR(params=params)
 
 
-def recognise(image, page: int, dpi: float = 0.0) -> PageReading:
+def recognise(image, page: int) -> PageReading:
     """Recognise one page image (an H x W x 3 array, BGR) into paragraphs in reading order."""
-    start = time.perf_counter()
     result = engine()(image)
     boxes = getattr(result, "boxes", None)
     lines: list[Line] = []
@@ -87,9 +85,7 @@ def recognise(image, page: int, dpi: float = 0.0) -> PageReading:
             lines.append(Line(text, min(xs), min(ys), max(xs), max(ys), float(score)))
     weight = sum(len(ln.text) for ln in lines)
     confidence = sum(ln.score * len(ln.text) for ln in lines) / weight if weight else 0.0
-    height, width = image.shape[:2]
-    return PageReading(page, tuple(reading_order(lines, float(width))), round(confidence, 4), len(lines), low,
-                       round(time.perf_counter() - start, 3), round(dpi, 1), width=int(width), height=int(height))  # fmt: skip
+    return PageReading(page, tuple(reading_order(lines, float(image.shape[1]))), round(confidence, 4), len(lines), low)
 
 
 # ---------------------------------------------------------------- what a page image is made from
@@ -112,14 +108,16 @@ def render_pdf_page(data: bytes, index: int, dpi: float, max_pixels: int):
                     dpi *= 0.99  # pdfium rounds a bitmap's sides up
             if width * dpi / 72 < 1 or height * dpi / 72 < 1:
                 raise IngestFileError(f"page {index + 1} is too small to render")
+            import numpy as np
+
             bitmap = page.render(scale=dpi / 72)
-            array = bitmap.to_numpy().copy()  # BGR(A) as pdfium draws it
+            array = np.ascontiguousarray(bitmap.to_numpy()[:, :, :3])  # BGR(A) as pdfium draws it; one copy, 3 channels
             bitmap.close()
         finally:
             page.close()
     finally:
         pdf.close()
-    return array[:, :, :3], dpi
+    return array, dpi
 
 
 def _pil():

@@ -28,6 +28,7 @@ from ..config import Settings
 from ..errors import Interrupted, IngestFileError, StorageFull
 from ..ids import derived_id
 from ..store.db import now
+from ..text import counted, pages_named
 from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk, Collection, FileResult, IngestReport
 from .chunk import ChunkParams
 from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular
@@ -537,7 +538,7 @@ class _Recognizer:
         notes = []
         if read:
             mean = sum(r.confidence * r.lines for r in read) / sum(r.lines for r in read)
-            notes.append(f"{_count(len(read), 'page')} read by text recognition (mean confidence {mean:.2f})")
+            notes.append(f"{counted(len(read), 'page')} read by text recognition (mean confidence {mean:.2f})")
         low = [r for r in read if r.confidence < self.min_confidence]
         if low:
             shown = ", ".join(f"page {r.page} ({r.confidence:.2f})" for r in low[:20])
@@ -546,18 +547,18 @@ class _Recognizer:
                          f"words): {shown}{more}")  # fmt: skip
         empty = [r.page for r in readings if not r.failed and not r.lines]
         if empty:
-            notes.append(f"recognition found no text on {_pages_named(empty)}")
+            notes.append(f"recognition found no text on {pages_named(empty)}")
         by_reason: dict[str, list[int]] = {}
         for r in readings:
             if r.failed:
                 by_reason.setdefault(r.failed, []).append(r.page)
         for reason, pages in by_reason.items():
-            notes.append(f"{_pages_named(pages)} {'was' if len(pages) == 1 else 'were'} not read: {reason}")
+            notes.append(f"{pages_named(pages)} {'was' if len(pages) == 1 else 'were'} not read: {reason}")
         uncertain = [r for r in readings if r.low_lines]
         if uncertain:
             n = sum(r.low_lines for r in uncertain)
-            notes.append(f"{_count(n, 'line')} recognised with confidence under {LINE_MIN_SCORE} left out "
-                         f"({_pages_named([r.page for r in uncertain])})")  # fmt: skip
+            notes.append(f"{counted(n, 'line')} recognised with confidence under {LINE_MIN_SCORE} left out "
+                         f"({pages_named([r.page for r in uncertain])})")  # fmt: skip
         return notes
 
     def close(self) -> None:
@@ -571,18 +572,6 @@ class _Recognizer:
         worker = existing_worker(self.limits, "ocr")
         if worker is not None:
             worker.kill()
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"
-
-
-def _pages_named(pages: list[int]) -> str:
-    """"page 3" / "pages 3, 5, 9" (the first 20, then how many more)."""
-    if len(pages) == 1:
-        return f"page {pages[0]}"
-    more = f" and {len(pages) - 20} more" if len(pages) > 20 else ""
-    return "pages " + ", ".join(map(str, pages[:20])) + more
 
 
 class _Tally:

@@ -36,15 +36,9 @@ class PageReading:
     """The recogniser's mean confidence over the kept lines, weighted by their length (0 when none)."""
     lines: int = 0
     low_lines: int = 0
-    """Lines left out for a confidence under ocr.LINE_MIN_SCORE."""
-    seconds: float = 0.0
-    dpi: float = 0.0
-    """The resolution the page was rendered at, after any cut for the pixel limit (0 for an image file)."""
+    """Lines left out for a confidence under LINE_MIN_SCORE."""
     failed: str = ""
     """Why this page could not be read (its time limit, its size, a crash), or empty."""
-    width: int = 0
-    height: int = 0
-    """The page image's size in pixels."""
 
 
 class NeedsRecognition(Exception):

@@ -157,10 +157,10 @@ def run_ocr(job: OcrJob) -> PageReading | None:
         return None
     try:
         if job.format == "pdf":
-            image, dpi = ocr.render_pdf_page(data, job.page - 1, job.dpi, job.max_pixels)
+            image, _ = ocr.render_pdf_page(data, job.page - 1, job.dpi, job.max_pixels)
         else:
-            image, dpi = ocr.image_frame(data, job.page - 1, job.max_pixels), 0.0
-        return ocr.recognise(image, job.page, dpi)
+            image = ocr.image_frame(data, job.page - 1, job.max_pixels)
+        return ocr.recognise(image, job.page)
     except (IngestFileError, MemoryError):
         raise
     except Exception as exc:  # a renderer, decoder or model fault on this page: report it, keep going

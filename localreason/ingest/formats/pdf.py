@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from ...errors import IngestFileError
+from ...text import pages_named
 from ..document import BLANK_SPLIT, ParsedDocument, TextBuilder, finish, normalize
 from ..recognised import NeedsRecognition, PageReading, Recognition
 
@@ -80,7 +81,7 @@ def parse_pdf(data: bytes, path: Path, recognition: Recognition | None = None,
     if scanned and recognition is None:
         if not builder.blocks:
             raise IngestFileError(f"the PDF's pages are scanned images with no text layer: {OCR_OFF_HINT}")
-        notes.append(f"{_pages_text(scanned)} scanned without a text layer and not read: {OCR_OFF_HINT}")
+        notes.append(f"{pages_named(scanned)} {'is' if len(scanned) == 1 else 'are'} scanned without a text layer and not read: {OCR_OFF_HINT}")
     if not builder.blocks:
         failed = [r.failed for r in read.values() if r.failed]
         if failed:  # every scanned page failed (its time or memory limit): a failure, with the first reason
@@ -156,15 +157,6 @@ def _union_area(boxes: list[tuple[float, float, float, float]]) -> float:
                 reach = hi
         area += covered * (x1 - x0)
     return area
-
-
-def _pages_text(pages: list[int]) -> str:
-    """"page 3 is" / "pages 3, 5 and 9 are" (at most 10 named)."""
-    if len(pages) == 1:
-        return f"page {pages[0]} is"
-    named = ", ".join(map(str, pages[:10]))
-    more = f" and {len(pages) - 10} more" if len(pages) > 10 else ""
-    return f"pages {named}{more} are"
 
 
 def _page_text(textpage) -> str:
