@@ -450,18 +450,28 @@ def test_a_write_that_fails_is_tried_again_later_and_nothing_is_lost(service, wa
 
     monkeypatch.setattr(service, "refresh", fails_once)
     pump = folder / "pump.md"
-    pump.write_text("# Pump\n\nThe pump was changed while the library was locked.\n")
+
+    def before_the_retry() -> None:
+        assert "They wait, and are tried again in 2 s" in w.notices[-1] and w.changes() == []
+        w.settle()
+        assert len(calls) == 1, "not tried again before its time"
+
+    retried(w, pump, "changed while the library was locked", "were not applied", before_the_retry)
+    assert "changed while the library was locked" in text_of(service, pump)
+    assert any("that waited are applied now" in n for n in w.notices)
+
+
+def retried(w: Watch, pump: Path, change: str, said: str, meanwhile) -> None:
+    """``pump`` changed, its first write failing (the watch says ``said``), then, after ``meanwhile``, the retry
+    due 2 s later applying it."""
+    pump.write_text(f"# Pump\n\nThe pump was {change}.\n")
     w.seen(pump)
     w.settle()
-    wait_until(lambda: any("were not applied" in n for n in w.notices), "the failure to be said")
-    assert "They wait, and are tried again in 2 s" in w.notices[-1] and w.changes() == []
-    w.settle()
-    assert len(calls) == 1, "not tried again before its time"
+    wait_until(lambda: any(said in n for n in w.notices), "the failure to be said")
+    meanwhile()
     w.clock.advance(2.0)
     w.turns()
     wait_until(lambda: w.changes() == [("updated", "pump.md")], "the change applied on the retry")
-    assert "changed while the library was locked" in text_of(service, pump)
-    assert any("that waited are applied now" in n for n in w.notices)
 
 
 def test_files_a_full_disk_left_unwritten_wait_for_the_retry(service, watch, folder, monkeypatch):
@@ -479,14 +489,11 @@ def test_files_a_full_disk_left_unwritten_wait_for_the_retry(service, watch, fol
 
     monkeypatch.setattr(service, "refresh", disk_full_once)
     pump = folder / "pump.md"
-    pump.write_text("# Pump\n\nThe pump was changed on a full disk.\n")
-    w.seen(pump)
-    w.settle()
-    wait_until(lambda: any("writing stopped: The disk is full" in n for n in w.notices), "the stop to be said")
-    assert w.changes() == [], "a file not written is not reported as failed: it waits"
-    w.clock.advance(2.0)
-    w.turns()
-    wait_until(lambda: w.changes() == [("updated", "pump.md")], "the change applied on the retry")
+
+    def nothing_reported() -> None:
+        assert w.changes() == [], "a file not written is not reported as failed: it waits"
+
+    retried(w, pump, "changed on a full disk", "writing stopped: The disk is full", nothing_reported)
     assert calls == [[str(pump)], [str(pump)]]
 
 

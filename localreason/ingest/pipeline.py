@@ -520,16 +520,14 @@ class _Recognizer:
 
     def _tell(self, path: str, page: int, pages: int) -> None:
         """Progress, on the feed's thread; a stop asked for (there, or by ``halt``) ends this file's recognition."""
-        if self.halt.is_set():
-            raise IngestFileError(f"stopped after {page} of {pages} pages had been recognised; run the same command "
-                                  "again to read it")  # fmt: skip
-        if self.on_page is not None:
+        if not self.halt.is_set() and self.on_page is not None:
             try:
                 self.on_page(path, page, pages)
             except BaseException:  # noqa: BLE001 - a cancel (the TUI raises KeyboardInterrupt in its callback)
                 self.halt.set()
-                raise IngestFileError(f"stopped after {page} of {pages} pages had been recognised; run the same "
-                                      "command again to read it") from None  # fmt: skip
+        if self.halt.is_set():
+            raise IngestFileError(f"stopped after {page} of {pages} pages had been recognised; run the same command "
+                                  "again to read it")  # fmt: skip
 
     def notes(self, readings: list[PageReading]) -> list[str]:
         """What the report says of a file's recognised pages: how many and how confidently, the pages under

@@ -27,15 +27,8 @@ WORDLIKE = 0.5
 PLAIN_ALNUM = 0.7
 """A text layer at least this share ASCII letters and digits (English prose is about 0.8) is words: ``junk`` need
 not look."""
-_NOT_ASCII_ALNUM = bytes(b for b in range(256) if b > 127 or not chr(b).isalnum())
-
-
-def _ascii_alnum(text: str) -> int:
-    """How many of the text's characters are ASCII letters or digits (bytes deleted in C: 0.01 ms a page). Other
-    scripts count for nothing here, and are judged by ``junk`` instead."""
-    return len(text.encode("utf-8", "ignore").translate(None, _NOT_ASCII_ALNUM))
-
 OCR_OFF_HINT = "text recognition is off (ocr = off); set ocr = auto to read scanned pages"
+_NOT_ASCII_ALNUM = bytes(b for b in range(256) if b > 127 or not chr(b).isalnum())
 
 
 def parse_pdf(data: bytes, path: Path, recognition: Recognition | None = None,
@@ -81,7 +74,8 @@ def parse_pdf(data: bytes, path: Path, recognition: Recognition | None = None,
     if scanned and recognition is None:
         if not builder.blocks:
             raise IngestFileError(f"the PDF's pages are scanned images with no text layer: {OCR_OFF_HINT}")
-        notes.append(f"{pages_named(scanned)} {'is' if len(scanned) == 1 else 'are'} scanned without a text layer and not read: {OCR_OFF_HINT}")
+        verb = "is" if len(scanned) == 1 else "are"
+        notes.append(f"{pages_named(scanned)} {verb} scanned without a text layer and not read: {OCR_OFF_HINT}")
     if not builder.blocks:
         failed = [r.failed for r in read.values() if r.failed]
         if failed:  # every scanned page failed (its time or memory limit): a failure, with the first reason
@@ -92,7 +86,7 @@ def parse_pdf(data: bytes, path: Path, recognition: Recognition | None = None,
         raise IngestFileError("the PDF has no text: its pages hold neither a text layer nor a scanned image",
                               status="skipped")  # fmt: skip
     parsed = finish(builder, path, "pdf", notes)
-    parsed.recognized = [r for r in sorted(read.values(), key=lambda r: r.page)]
+    parsed.recognized = sorted(read.values(), key=lambda r: r.page)
     parsed.outline = outline
     if meta_title:
         parsed.title = normalize(meta_title, keep_lines=False)
@@ -106,6 +100,12 @@ def needs_recognition(page, text: str) -> bool:
     if visible >= MIN_CHARS and (_ascii_alnum(text) >= PLAIN_ALNUM * visible or not junk(text)):
         return False  # enough text, mostly letters and digits (the common case, decided in C), or words anyway
     return image_cover(page) >= IMAGE_COVER
+
+
+def _ascii_alnum(text: str) -> int:
+    """How many of the text's characters are ASCII letters or digits (bytes deleted in C: 0.01 ms a page). Other
+    scripts count for nothing here, and are judged by ``junk`` instead."""
+    return len(text.encode("utf-8", "ignore").translate(None, _NOT_ASCII_ALNUM))
 
 
 def junk(text: str) -> bool:
