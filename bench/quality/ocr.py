@@ -40,6 +40,8 @@ Parts (``--parts``, all by default, in this order):
   OpenCV/OpenVINO libraries) and the whole PDF (its page 1, the cover, is an image without a text layer).
 - ``parse``: ``parse_bytes`` of the whole text PDF, timed; run it on the checkout before the change as well
   (``PYTHONPATH=<checkout>:$PWD python -P -m bench.quality.ocr --parts parse``) for "a text PDF costs no more".
+- ``scripts``: one printed line in each of five scripts (German, French, Polish and Turkish, Cyrillic, Greek),
+  recognised: which the packaged model reads (word recall) and how confident it is when it cannot.
 - ``search``: two libraries made by the real ingest (temporary homes, ``ocr_dpi`` = ``--search-dpi``): the
   original and its scanned copy at that dpi (recognised by the recognition worker, ``ingest/worker.py``). Two
   sentences (8+ words, seeded) from each page's pdftotext are searched (``deep_search(limit=3)``) in both; a hit
@@ -74,7 +76,7 @@ from bench.quality.fidelity import _TOC_LINE, words as _words
 PDF = Path("/usr/share/debian-reference/debian-reference.en.pdf")
 INSTALL = "apt-get install -y poppler-utils debian-reference-en"
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")
-PARTS = ("scans", "decision", "textpdf", "search", "parse")
+PARTS = ("scans", "decision", "textpdf", "search", "parse", "scripts")
 _CAPTION = re.compile(r"(?m)^Table \d+\.\d+:")
 _CELL_GAP = re.compile(r"\S {3,}(?=\S)")
 
@@ -520,6 +522,39 @@ def run_scans(pages: list[Page], orig: bytes, layout: list[str], scans: dict[flo
     return results
 
 
+# ---------------------------------------------------------------- part: scripts
+
+
+SCRIPTS = {
+    "German": "Die Größe der Straße ändert sich nicht, sagt der Bürgermeister.",
+    "French": "L'été à Noël, où êtes-vous allés avec la clé du garçon ?",
+    "Polish, Turkish": "Zażółć gęślą jaźń. Çok güzel bir gün, değil mi?",
+    "Russian (Cyrillic)": "Привет, как дела? Это русский текст о насосе.",
+    "Greek": "Ελληνικά γράμματα εδώ, για την αντλία νερού.",
+}
+"""One printed line per script, for what the packaged model reads (README, "Scanned pages and photos": limits)."""
+
+
+def run_scripts() -> None:
+    """Each line of SCRIPTS drawn in DejaVu Sans 30 px on white and recognised: word recall and confidence."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    from localreason.ingest import ocr
+
+    font = ImageFont.truetype(str(FONT.with_name("DejaVuSans.ttf")), 30)
+    print("\n### one printed line per script (DejaVu Sans, 30 px)")
+    print("| script | word recall | confidence | read as |")
+    print("|---|---|---|---|")
+    for name, line in SCRIPTS.items():
+        image = Image.new("RGB", (1400, 120), "white")
+        ImageDraw.Draw(image).text((30, 40), line, fill="black", font=font)
+        reading = ocr.recognise(np.ascontiguousarray(np.asarray(image)[:, :, ::-1]), 1)
+        text = " ".join(p.text for p in reading.paragraphs).replace("\n", " ")
+        recall, _ = recall_precision(text, line)
+        print(f"| {name} | {recall:.2f} | {reading.confidence:.2f} | {text!r} |")
+
+
 # ---------------------------------------------------------------- part: parse (against another checkout)
 
 
@@ -890,6 +925,9 @@ def run_parts(parts: list[str], args, pages: list[Page], orig: bytes, layout: li
     if "parse" in parts:
         run_parse(args.pdf)  # alone (--parts parse: nothing else ran in this process), what it imports is its own
         done("parse")
+    if "scripts" in parts:
+        run_scripts()
+        done("scripts")
     if "textpdf" not in parts and "search" not in parts:
         return
     from localreason.embed import make_embedder

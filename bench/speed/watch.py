@@ -137,6 +137,21 @@ def idle_cpu(seconds: float) -> float:
     return (cpu_seconds() - c0) / (time.perf_counter() - t0)
 
 
+def look_cpu(tree: Path, rounds: int = 3) -> list[float]:
+    """CPU ms of each of ``rounds`` looks at the whole tree, as re-checking and the slow look beside inotify
+    (watch.RESCAN_S) make them."""
+    import queue
+
+    from localreason.watch import _Poller
+
+    poller, out = _Poller([str(tree)], True, queue.Queue(), 300.0), []
+    for _ in range(rounds):
+        spent = time.thread_time()
+        poller._look()
+        out.append(1000 * (time.thread_time() - spent))
+    return out
+
+
 def started(settings, embedder, **kwargs):
     """A Service over the library (its index loaded by a search), a BackgroundWatch of all its folders once it has
     caught up, and the RSS in MB before and after the watch started."""
@@ -166,11 +181,12 @@ def measure(base: Path, args) -> dict:
                              settings.cache_path, threads=settings.threads)  # fmt: skip
     embedder.embed(["warm up"])
     small, tree = make_tree(base / "small", args.small), make_tree(base / "tree", args.files)
+    m_look = look_cpu(base / "tree")
     t = time.perf_counter()
     with Library(settings=settings, embedder=embedder) as lib:
         lib.ingest([base / "small"], "small")
         lib.ingest([base / "tree"], "tree")
-    m: dict = {"ingest_s": time.perf_counter() - t}
+    m: dict = {"ingest_s": time.perf_counter() - t, "look_ms": m_look}
     service = Service(Library(settings=settings, embedder=embedder))
     m["direct"] = write_alone(service, "tree", tree, args.runs)
     t = time.perf_counter()
@@ -212,6 +228,12 @@ def report(m: dict, args) -> None:
           f"watching {args.files} files with inotify {100 * m['idle_inotify']:.2f} %, "
           f"re-checking them (watch_mode = poll) {100 * m['idle_poll']:.2f} %  (goal < 1 %)")
     print(f"memory: RSS {m['rss_mb']:.0f} MB with the watch on the tree, {m['rss_added_mb']:+.1f} MB from starting it")
+    from localreason.watch import RESCAN_S
+
+    look = statistics.median(m["look_ms"])
+    print(f"a look at the {args.files} files (re-checking; beside inotify every {RESCAN_S:g} s): "
+          f"{', '.join(f'{v:.1f}' for v in m['look_ms'])} ms of CPU; at that pace {100 * look / 1000 / RESCAN_S:.3f} % "
+          "of a core")
     mv = m["moved"]
     print(f"a folder of {mv['files']} files renamed in the tree: applied in {mv['move_s']:.2f} s, {mv['move_texts']} "
           f"texts embedded; baseline, the same files ingested afresh: {mv['fresh_s']:.2f} s, {mv['fresh_texts']} texts")
