@@ -76,6 +76,9 @@ from bench.quality.fidelity import _TOC_LINE, words as _words
 PDF = Path("/usr/share/debian-reference/debian-reference.en.pdf")
 INSTALL = "apt-get install -y poppler-utils debian-reference-en"
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")
+OTHER_PDFS = (Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf"),
+              Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"))
+"""Other text PDFs found on these machines (where installed): the decision's rule was not set on them."""
 PARTS = ("scans", "decision", "textpdf", "search", "parse", "scripts")
 _CAPTION = re.compile(r"(?m)^Table \d+\.\d+:")
 _CELL_GAP = re.compile(r"\S {3,}(?=\S)")
@@ -693,6 +696,8 @@ def run_decision(src: Path, orig: bytes, refs: list[str], scans: dict[float, byt
     print("\n### the usable-text decision (formats/pdf.needs_recognition)")
     flagged = decision_original(src)
     read_flagged(src, flagged, dpi, max_pixels)
+    for other in (p for p in OTHER_PDFS if p.exists() and p != src):  # text PDFs the rule was not set on
+        decision_original(other)
     n = len(refs)
     for scan_dpi, data in scans.items():
         print(f"scanned copy at {scan_dpi:g} dpi: flagged {len(asked(data))} of {n} pages")
