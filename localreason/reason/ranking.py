@@ -48,14 +48,38 @@ def _pairs(words: list[str]) -> set[tuple[str, str]]:
     return set(zip(words, words[1:]))
 
 
-def features(question: str, cands: list[Candidate], embed) -> np.ndarray:
-    """One row per candidate, one column per name in FEATURES."""
+def cosines(question: str, cands: list[Candidate], embed, read_twice: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(question-to-sentence cosine, question-to-(previous sentence + sentence) cosine) of every candidate.
+
+    Each sentence is embedded once: the pair's vector is the sum of the two sentences' vectors weighted by their
+    word counts, normalised (the embedding model mean-pools its tokens, so a text's vector is close to that
+    weighted mean of its parts'); a previous sentence that is not itself a candidate (a heading, a question) is
+    embedded too. ``read_twice`` embeds every pair as one text instead (how the weights were first fitted; twice
+    the embedding work, bench/tune/passage.py --ranking compares the two)."""
+    n = len(cands)
+    if read_twice:
+        vecs = np.asarray(embed([question] + [c.text for c in cands] + [f"{c.previous} {c.text}".strip() for c in cands]))
+        return vecs[1:n + 1] @ vecs[0], vecs[n + 1:] @ vecs[0]
+    texts = list(dict.fromkeys([c.text for c in cands] + [c.previous for c in cands if c.previous]))
+    at = {t: i for i, t in enumerate(texts)}
+    vecs = np.asarray(embed([question] + texts), dtype=np.float64)
+    q, body = vecs[0], vecs[1:]
+    own = body[[at[c.text] for c in cands]]
+    words = np.array([max(1, len(c.text.split())) for c in cands], dtype=np.float64)[:, None]
+    pairs = own * words
+    for i, c in enumerate(cands):
+        if c.previous:
+            pairs[i] += body[at[c.previous]] * max(1, len(c.previous.split()))
+    pairs /= np.linalg.norm(pairs, axis=1, keepdims=True).clip(1e-12)
+    return own @ q, pairs @ q
+
+
+def features(question: str, cands: list[Candidate], embed, read_twice: bool = False) -> np.ndarray:
+    """One row per candidate, one column per name in FEATURES (``read_twice``: see ``cosines``)."""
     n = len(cands)
     if not n:
         return np.zeros((0, len(FEATURES)))
-    vecs = np.asarray(embed([question] + [c.text for c in cands] + [f"{c.previous} {c.text}".strip() for c in cands]))
-    cos = vecs[1:n + 1] @ vecs[0]
-    cos_ctx = vecs[n + 1:] @ vecs[0]
+    cos, cos_ctx = cosines(question, cands, embed, read_twice)
     terms = query_terms(question)
     lowered = [c.text.lower() for c in cands]
     # Rarity of each term among the candidate sentences: rare terms say more.
@@ -84,7 +108,7 @@ def features(question: str, cands: list[Candidate], embed) -> np.ndarray:
 
 
 def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int, headings: frozenset[str] = frozenset(),
-                *, calibration: Calibration = DEFAULT) -> list[Quote]:  # fmt: skip
+                *, calibration: Calibration = DEFAULT, read_twice: bool = False) -> list[Quote]:  # fmt: skip
     """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``
     (never one of ``headings``, see candidates.candidates), scored with ``calibration.ranking_weights``.
 
@@ -94,7 +118,7 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int,
     cands = candidates(chunks, headings)
     if not cands:
         return []
-    scores = features(question, cands, embed) @ np.asarray(calibration.ranking_weights)
+    scores = features(question, cands, embed, read_twice) @ np.asarray(calibration.ranking_weights)
     sink_echoes(question, [c.text for c in cands], scores)
     probs = softmax(scores)
     by_text: dict[str, int] = {}
