@@ -267,10 +267,11 @@ class Settings:
         "better.")  # fmt: skip
     reader: str = setting(
         "auto", "auto: the reader trained for this project re-orders the best-ranked sentences, tells the "
-        "relevance gate whether the best one answers, and finds the answer phrase the answer leads with; off: the "
-        "ranking of retrieval features alone, whole sentences.",
-        one_of("auto", "off"), details="The reader is a small cross-encoder on OpenVINO (localreason/models/reader); "
-        "when it cannot load, today's ranking is used with a notice. `localreason models` shows which.")  # fmt: skip
+        "relevance gate whether the best one answers, and finds the answer phrase the answer leads with (shown only "
+        "when the passage reader agrees); off: the ranking of retrieval features alone, whole sentences.",
+        one_of("auto", "off"), details="The readers are small cross-encoders on OpenVINO (localreason/models/reader "
+        "and models/passage); when the reader cannot load, today's ranking is used with a notice, and without the "
+        "passage reader no phrase is shown. `localreason models` shows which.")  # fmt: skip
     tui_watch: str = setting(
         "on", "on: the TUI follows the library's folders while it runs (changes are applied as they happen, the "
         "status line says so); off: only F5 re-syncs.", one_of("on", "off"),

@@ -231,8 +231,18 @@ READER_DIR = Path(__file__).resolve().parent / "models" / "reader"
 """Where the trained reader ships (an OpenVINO IR, its tokenizer and reader.json, with a model card in
 README.md); reason/reader.py runs it."""
 READER_FORMAT = 2
-"""The input format (reason/reader.py's ``pair_text``) and outputs (the sentence's logit, then the span head's
-start and end logits per token) a reader folder must declare in reader.json."""
+"""The input format of the reader that ships (reader.json's ``format``): 2, the sentence reader
+(reason/reader.py's ``pair_text``: a sentence and the one before it; outputs the sentence's logit, then the span
+head's start and end logits per token). READER_FORMATS are those this version reads: 3 is the passage reader
+(reason/passage.py's ``window_text``: a window of sentences; outputs the window's logit, then start, end and
+sentence-mark logits per token), which bench/train/passage_reader.py trains and which does not ship yet
+(docs/benchmarks.md, "The passage reader and the headline")."""
+READER_FORMATS = (2, 3)
+
+
+PASSAGE_DIR = Path(__file__).resolve().parent / "models" / "passage"
+"""Where the passage reader ships (format 3, the same files as READER_DIR's): the second reading an answer phrase
+needs before it is shown (reason/read.py's second_reading)."""
 
 
 @dataclass(frozen=True)
@@ -267,8 +277,8 @@ def read_reader_info(folder: Path | None = None) -> ReaderInfo:
     except (OSError, ValueError) as exc:
         raise ModelError(f"The reader's description {meta_path} cannot be read: {exc}.",
                          hint="Reinstall localreason, or set reader = \"off\".") from exc
-    if not isinstance(meta, dict) or meta.get("format") != READER_FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") not in READER_FORMATS:
         declared = meta.get("format") if isinstance(meta, dict) else "?"
         raise ModelError(f"The reader in {folder} has input format {declared}; this version reads format "
-                         f"{READER_FORMAT}.", hint="Reinstall localreason, or set reader = \"off\".")
+                         f"{' or '.join(map(str, READER_FORMATS))}.", hint="Reinstall localreason, or set reader = \"off\".")
     return ReaderInfo(folder, meta)

@@ -220,15 +220,15 @@ def test_only_the_store_runs_sql():
 
 # Inside reason/ (see its __init__): the stages' modules in layers, so that none imports one above it.
 REASON_LAYERS = [
-    {"calibration", "answer", "reader"},  # leaves: nothing of reason/
-    {"candidates"},
+    {"calibration", "answer", "reader", "answer_type"},  # leaves: nothing of reason/
+    {"candidates", "passage"},
     {"ranking", "gate", "grammar", "prompt", "verify"},
     {"read", "likelihood", "offer"},
     {"phrase"},
     {"pipeline"},
 ]
 DECISIONS = {"calibration", "candidates", "ranking", "reader", "read", "likelihood", "gate", "offer", "phrase",
-             "pipeline"}
+             "pipeline", "answer_type", "passage"}
 """The modules that decide what an answer says: no one outside reason/ imports their private names."""
 
 

@@ -14,6 +14,7 @@ from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
 from localreason.reason.offer import is_reference, name_run, opens_with_reference, points_before
 from localreason.reason.phrase import with_phrase
+from localreason.models import READER_DIR
 from localreason.reason.reader import Phrase, best_phrase, load_tokenizer, pair_text
 
 from fakes import FakeGenerator
@@ -208,3 +209,20 @@ def test_best_phrase_maps_tokens_back_through_whitespace():
     assert p.before.margin == pytest.approx(18.0)
     starts[at["1972"]], ends[at["1969"]] = 50.0, 50.0  # an end before its start is no phrase
     assert s[best_phrase(s, enc, starts, ends).start:best_phrase(s, enc, starts, ends).end] != "1972. 1969"
+
+
+def test_a_rival_phrase_takes_its_share_of_the_mass_and_a_near_copy_does_not():
+    tok = load_tokenizer(READER_DIR)
+    s = "Apollo ran from 1961 to 1972, and Gemini ran from 1962 to 1966."
+    enc = tok.encode("When did Apollo run?", pair_text(s))
+    at = {t: i for i, t in reversed(list(enumerate(enc.tokens))) if i > 6}  # each token's first place
+    starts, ends = np.full(len(enc.ids), -5.0), np.full(len(enc.ids), -5.0)
+    starts[at["1961"]], ends[at["1972"]] = 6.0, 6.0
+    starts[at["1961"] + 1] = 5.0  # "to 1972": a near-copy inside the phrase
+    alone = best_phrase(s, enc, starts, ends)
+    assert s[alone.start:alone.end] == "1961 to 1972" and alone.mass > 0.9
+    later = {t: i for i, t in enumerate(enc.tokens) if i > 6}
+    starts[later["1962"]], ends[later["1966"]] = 6.0, 6.0  # a rival: the sentence's other period
+    rival = best_phrase(s, enc, starts, ends)
+    assert rival.mass < 0.5 * alone.mass and rival.margin == pytest.approx(alone.margin)
+

@@ -13,7 +13,7 @@ import pytest
 from localreason.config import load_settings
 from localreason.errors import ModelError, ValidationError
 from localreason.library import Library
-from localreason.models import READER_DIR, READER_FORMAT, read_reader_info, reader_shipped
+from localreason.models import READER_DIR, READER_FORMAT, READER_FORMATS, read_reader_info, reader_shipped
 from localreason.reason import NO_EVIDENCE_ANSWER, NOT_ANSWERED_GAP, reason
 from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
@@ -158,7 +158,7 @@ def test_a_reader_folder_that_is_not_ours_is_refused_with_a_reason(tmp_path):
     (tmp_path / "reader.json").write_text("{not json")
     with pytest.raises(ModelError, match="cannot be read"):
         read_reader_info(tmp_path)
-    (tmp_path / "reader.json").write_text(json.dumps({"format": READER_FORMAT + 1}))
+    (tmp_path / "reader.json").write_text(json.dumps({"format": max(READER_FORMATS) + 1}))
     with pytest.raises(ModelError, match="input format"):
         read_reader_info(tmp_path)
     (tmp_path / "reader.json").write_text(json.dumps({"format": READER_FORMAT}))

@@ -96,12 +96,62 @@ def reader_cost(lib, gen, reader, qs, budget: int) -> None:
           f"trained on its other half's questions, so this is not a held-out figure)")  # fmt: skip
 
 
+TODAY = {"read_weak": 0.02, "read_answers": 0.5, "read_lead_ratio": 0.1, "feature_weight": 0.5, "phrase_margin": 4.0,
+         "type_veto": False}
+"""The calibration shipped with the sentence reader (format 2), before the passage reader: ``--today``'s run."""
+
+
+def against_today(lib, gen, today_reader: Path, qs, budget: int) -> None:
+    """``reason`` as shipped now (the packaged reader, every sentence embedded once by the ranking) against today's
+    checkout's work in the same process (the sentence reader in ``today_reader``, its calibration TODAY, and the
+    ranking embedding every sentence again with its context: ranking.rank_quotes(read_twice=True)), question
+    by question in alternating order: ask p50 of each, their ratio and each reader's own time."""
+    import platform
+    from dataclasses import replace
+    from functools import partial
+
+    from localreason.reason import pipeline, reason
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.ranking import rank_quotes
+    from localreason.reason.reader import Reader, packaged_reader
+
+    old = (Reader(today_reader), replace(DEFAULT, **TODAY), partial(rank_quotes, read_twice=True))
+    new = (packaged_reader(), DEFAULT, rank_quotes)  # with its passage reader, as the library runs it
+    times, read_ms, before_model = ({"today": [], "now": []} for _ in range(3))
+    for i, (q, _) in enumerate(qs):
+        runs = [("today", old), ("now", new)]
+        for name, (reader, calibration, ranking) in (runs if i % 2 == 0 else runs[::-1]):
+            pipeline.rank_quotes = ranking
+            gen.llm.reset()  # no run reuses the other's prompt from llama.cpp's cache
+            try:
+                t = time.perf_counter()
+                a = reason(lib, q, generator=gen, max_tokens=budget, reader=reader, calibration=calibration)
+                times[name].append(time.perf_counter() - t)
+            finally:
+                pipeline.rank_quotes = rank_quotes
+            if a.timings.read_ms:
+                read_ms[name].append(a.timings.read_ms)
+            before_model[name].append(a.timings.packet_ms)
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())  # fmt: skip
+    p_old, p_new = statistics.median(times["today"]), statistics.median(times["now"])
+    print(f"\nagainst today's checkout at budget {budget} on {cpu} ({len(qs)} questions, alternating order):")
+    print(f"  ask p50 today {p_old:.2f} s, now {p_new:.2f} s ({p_new / p_old:.2f}x); p95 today "
+          f"{pct(times['today'], 95):.2f} s, now {pct(times['now'], 95):.2f} s; the reader itself p50 today "
+          f"{statistics.median(read_ms['today'] or [0]):.0f} ms, now {statistics.median(read_ms['now'] or [0]):.0f} ms")  # fmt: skip
+    print(f"  packet + ranking + reading p50 today {statistics.median(before_model['today']):.0f} ms, now "
+          f"{statistics.median(before_model['now']):.0f} ms")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--budgets", type=int, nargs="*", default=[1000, 2000, 4000, 8000])
     ap.add_argument("--reader", action="store_true", help="also: the reader's cost at the default budget")
+    ap.add_argument("--today", type=Path, metavar="SENTENCE_READER", help="compare with today's checkout's work: the "
+                    "sentence reader in this folder (format 2, e.g. .cache/squad/reader/sentence), its calibration, "
+                    "the ranking embedding every sentence twice")
     ap.add_argument("--library", type=Path, default=None,
                     help="an existing library of the SQuAD dev articles (e.g. bench.quality.reason's "
                     ".cache/squad/libs/squad-wiki) "
@@ -140,6 +190,8 @@ def main() -> None:
         raise SystemExit("This build has no reader weights: run python -m bench.train.reader first, or leave out --reader.")
     reader = Reader() if shipped() else None  # what reason uses by default when the package has one
     reason(lib, qs[0][0], generator=gen, max_tokens=500, reader=reader)  # warm up the models
+    if args.today:
+        against_today(lib, gen, args.today, qs, settings.answer_budget)
     if args.reader:
         reader_cost(lib, gen, reader, qs, settings.answer_budget)
     budget_table(lib, gen, reader, qs, args.budgets)

@@ -52,11 +52,12 @@ import numpy as np
 from bench import ROOT
 from bench.data import qa_sets
 
-from localreason.models import READER_FORMAT as FORMAT  # noqa: E402
 from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
                                       best_phrase, sigmoid, span_tokens, squeezed)
 from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402
 
+FORMAT = 2
+"""The sentence reader's format (models.READER_FORMATS); bench/train/passage_reader.py trains format 3."""
 SEED = 13
 FROZEN_LAYERS = 2
 HEAD_LR = 1e-3

@@ -175,7 +175,7 @@ def phrase_fields(phrase) -> dict:
     if phrase is None:
         return {"phrase": None, "margin": None, "before": None, "beforeMargin": None}
     before = phrase.before
-    return {"phrase": [phrase.start, phrase.end], "margin": float(phrase.margin),
+    return {"phrase": [phrase.start, phrase.end], "margin": float(phrase.margin), "probability": float(phrase.mass),
             "before": [before.start, before.end] if before else None,
             "beforeMargin": float(before.margin) if before else None}  # fmt: skip
 

