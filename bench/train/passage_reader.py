@@ -50,8 +50,8 @@ import numpy as np
 
 from bench import ROOT
 from bench.data import qa_sets
-from bench.train.reader import (FROZEN_LAYERS, IGNORE, NEW_WIKI, SEED, SOURCES as SENTENCE_SOURCES, VALIDATION_SHARE,
-                                Passages, batches, fit_half, optimiser, overlap, padded)  # fmt: skip
+from bench.train.reader import (FROZEN_LAYERS, IGNORE, SEED, SOURCES as SENTENCE_SOURCES, Passages, add_sources,
+                                batches, optimiser, overlap, padded)  # fmt: skip
 
 from localreason.reason.passage import WINDOW_LENGTH, around, token_sentences, window_text
 from localreason.reason.reader import MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, sigmoid
@@ -183,20 +183,8 @@ def build_examples(data_dir: Path, cache: Path) -> list[dict]:
     if cache.is_file():
         return [json.loads(line) for line in cache.read_text().splitlines()]
     qa_sets.ARCHIVE_MEMBERS.setdefault("ropes_task.json", ROPES)
-    rng = random.Random(SEED)
-    builder = Builder(rng)
-    new_wiki = json.loads(qa_sets.member(data_dir, NEW_WIKI).read_text())["data"]
-    titles = sorted(a["title"] for a in new_wiki)
-    val_titles = set(random.Random(SEED).sample(titles, max(1, round(VALIDATION_SHARE * len(titles)))))
-    squad_questions(builder, new_wiki, "new_wiki", lambda q: True, val_titles)
-    fit, _ = fit_half("squad-wiki", data_dir)
-    squad = json.loads(qa_sets.member(data_dir, "squaddev_v1.1.json").read_text())["data"]
-    squad_questions(builder, squad, "squad-fit", lambda q: q in fit, set())
-    coqa = json.loads(qa_sets.member(data_dir, "coqa.test.json").read_text())["data"]
-    for name in ("coqa-wikipedia", "coqa-gutenberg"):
-        fit, _ = fit_half(name, data_dir)
-        source = qa_sets.DOMAINS[name][1]
-        coqa_questions(builder, [s for s in coqa if s["source"] == source], name, lambda q: q in fit)
+    builder = Builder(random.Random(SEED))
+    add_sources(builder, data_dir, squad_questions, coqa_questions)
     ropes_questions(builder, data_dir, random.Random(SEED))
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text("\n".join(json.dumps(e) for e in builder.examples) + "\n")

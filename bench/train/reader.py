@@ -98,7 +98,7 @@ class Passages:
 
     def best_elsewhere(self, question: str, article: str) -> int | None:
         score: dict[int, float] = defaultdict(float)
-        for w in terms(question):
+        for w in sorted(terms(question)):  # in one order: set order changes with the hash seed, and so would ties
             if len(self.postings.get(w, ())) > 200:  # a common word finds nothing in particular
                 continue
             for i in self.postings.get(w, ()):
@@ -227,8 +227,18 @@ def fit_half(domain_name: str, data_dir: Path) -> tuple[set[str], set[str]]:
 def build_examples(data_dir: Path, cache: Path) -> list[dict]:
     if cache.is_file():
         return [json.loads(line) for line in cache.read_text().splitlines()]
-    rng = random.Random(SEED)
-    builder = Builder(rng)
+    builder = Builder(random.Random(SEED))
+    add_sources(builder, data_dir, squad_questions, coqa_questions)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text("\n".join(json.dumps(e) for e in builder.examples) + "\n")
+    return builder.examples
+
+
+def add_sources(builder, data_dir: Path, squad_questions, coqa_questions) -> None:
+    """The questions of SOURCES, in order, added to ``builder`` by ``squad_questions(builder, articles, source,
+    keep, validation titles)`` and ``coqa_questions(builder, stories, source, keep)`` (this reader's, or the
+    passage reader's): new_wiki (VALIDATION_SHARE of its articles kept apart), SQuAD dev's fit half, CoQA's
+    Wikipedia and Gutenberg fit halves."""
     new_wiki = json.loads(qa_sets.member(data_dir, NEW_WIKI).read_text())["data"]
     titles = sorted(a["title"] for a in new_wiki)
     val_titles = set(random.Random(SEED).sample(titles, max(1, round(VALIDATION_SHARE * len(titles)))))
@@ -241,9 +251,6 @@ def build_examples(data_dir: Path, cache: Path) -> list[dict]:
         fit, _ = fit_half(name, data_dir)
         source = qa_sets.DOMAINS[name][1]
         coqa_questions(builder, [s for s in coqa if s["source"] == source], name, lambda q: q in fit)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text("\n".join(json.dumps(e) for e in builder.examples) + "\n")
-    return builder.examples
 
 
 def choose(examples: list[dict], questions: int, rng: random.Random) -> list[dict]:
