@@ -159,6 +159,7 @@ def describe_models(settings: Settings) -> list[dict]:
         except ModelError as exc:
             rows.append({"kind": kind, "setting": setting, "path": "", "ok": False, "problem": str(exc)})
     rows.append(describe_reader(settings))
+    rows.append(describe_passage_reader(settings))
     rows.append(describe_recognition(settings))
     return rows
 
@@ -222,6 +223,25 @@ def describe_reader(settings: Settings) -> dict:
         row["name"] = info.name
     except ModelError as exc:
         row["problem"] = f"{exc} Answers are ranked without it."
+    return row
+
+
+def describe_passage_reader(settings: Settings) -> dict:
+    """The packaged passage reader (PASSAGE_DIR): the second reading an answer phrase needs. Off or missing, answers
+    lead with sentences, never with a phrase."""
+    row = {"kind": "passage reader", "setting": settings.reader, "path": "", "ok": True, "problem": ""}
+    if settings.reader == "off":
+        row["problem"] = "off (reader = \"off\"): no answer phrase is shown"
+        return row
+    if not reader_shipped(PASSAGE_DIR):
+        row["problem"] = ("missing from this installation (it ships inside the package: reinstall localreason): "
+                          "answers lead with sentences, never with a phrase")  # fmt: skip
+        return row
+    try:
+        info = read_reader_info(PASSAGE_DIR)
+        row["path"], row["name"] = str(info.folder), info.name
+    except ModelError as exc:
+        row["problem"] = f"{exc} Answers lead with sentences, never with a phrase."
     return row
 
 

@@ -174,6 +174,8 @@ def test_models_lists_the_reader(isolated_home):
     assert row["path"] == str(READER_DIR) if reader_shipped() else "not shipped" in row["problem"]
     off = next(r for r in describe_models(load_settings(isolated_home, reader="off")) if r["kind"] == "reader")
     assert off["path"] == "" and "off" in off["problem"]
+    passage = next(r for r in describe_models(load_settings(isolated_home)) if r["kind"] == "passage reader")
+    assert passage["ok"] and passage["path"].endswith("passage") and passage["name"] == "localreason-passage-reader"
 
 
 def test_the_model_card_names_base_data_and_licences():
