@@ -12,7 +12,8 @@ first statement gets the best sentence's phrase (``AnswerPhrase``) when:
 - it agrees with the question (answer_type.agrees: a name for who, a date for when, never the question's own
   words), unless the calibration's ``type_veto`` is off;
 - a second reading agrees, when the reader has one (``confirm``: read.second_reading, the packaged passage
-  reader reading the window around the sentence, whose own phrase there must be sure and the same words).
+  reader reading the window around the sentence once, which must be sure of the same words there or in a
+  sentence before it).
   The margin alone is too weak a sign of a right phrase (docs/benchmarks.md, "The passage reader and the
   headline"): of the phrases it would show held out, a third were wrong; with the second reading, a fifth.
 
