@@ -13,9 +13,9 @@ from localreason.models import READER_DIR
 from localreason.reason import reason
 from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
-from localreason.reason.passage import Span, WindowRead, around, read_window, token_sentences, window_text, windows_for
+from localreason.reason.passage import around, windows_for
 from localreason.reason.read import UNREAD, passage_reading
-from localreason.reason.reader import load_tokenizer
+from localreason.reason.reader import Span, WindowRead, load_tokenizer, read_window, token_sentences, window_text
 
 from fakes import FakeGenerator
 

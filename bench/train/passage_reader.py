@@ -43,7 +43,7 @@ import json
 import random
 import shutil
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +51,11 @@ import numpy as np
 from bench import ROOT
 from bench.data import qa_sets
 from bench.train.reader import (FROZEN_LAYERS, IGNORE, SEED, SOURCES as SENTENCE_SOURCES, Passages, add_sources,
-                                batches, optimiser, overlap, padded)  # fmt: skip
+                                batches, frozen_model, optimiser, overlap, padded)  # fmt: skip
 
-from localreason.reason.passage import WINDOW_LENGTH, around, token_sentences, window_text
-from localreason.reason.reader import MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, sigmoid
+from localreason.reason.passage import around
+from localreason.reason.reader import (MAX_SPAN_TOKENS, WINDOW_LENGTH, batch_arrays, load_tokenizer, read_window, sigmoid,
+                                      token_sentences, window_text)  # fmt: skip
 from localreason.text import sentences
 
 FORMAT = 3
@@ -191,6 +192,18 @@ def build_examples(data_dir: Path, cache: Path) -> list[dict]:
     return builder.examples
 
 
+def examples_key() -> str:
+    """What the cached examples were built by: a hash of the code that builds them (a change to it builds anew)."""
+    import hashlib
+    import inspect
+
+    from bench.train import reader as sentence
+
+    parts = [Builder, spans_of, squad_questions, coqa_questions, ropes_questions, around, sentence.add_sources,
+             sentence.Passages, sentence.overlap, sentence.terms]  # fmt: skip
+    return hashlib.sha256("\n".join(inspect.getsource(f) for f in parts).encode()).hexdigest()[:10]
+
+
 def encode(tok, examples: list[dict]) -> list[tuple]:
     """Per example: (encoding, token -> sentence index, sentence labels, span target (start, end) tokens)."""
     texts = [window_text(e["s"]) for e in examples]
@@ -218,36 +231,6 @@ def span_target(example: dict, enc, where: np.ndarray, ranges, maps) -> tuple[in
     if not tokens or tokens[-1] - tokens[0] >= MAX_SPAN_TOKENS:
         return IGNORE, IGNORE
     return int(tokens[0]), int(tokens[-1])
-
-
-def passage_encoder(torch, base: Path):
-    """The encoder of ``base`` reading question and window together: a window logit on [CLS] and the mean token
-    vector; per token, start, end and sentence-mark logits."""
-    from transformers import AutoModel
-
-    class PassageEncoder(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.encoder = AutoModel.from_pretrained(str(base), local_files_only=True, add_pooling_layer=False)
-            self.head = torch.nn.Linear(2 * self.encoder.config.hidden_size, 1)
-            self.span = torch.nn.Linear(self.encoder.config.hidden_size, 3)
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
-            m = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            mean = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
-            per_token = self.span(hidden)
-            return (self.head(torch.cat([hidden[:, 0], mean], dim=-1)), per_token[..., 0], per_token[..., 1],
-                    per_token[..., 2])  # fmt: skip
-
-    model = PassageEncoder()
-    for p in model.encoder.embeddings.parameters():
-        p.requires_grad = False
-    for layer in model.encoder.encoder.layer[:FROZEN_LAYERS]:
-        for p in layer.parameters():
-            p.requires_grad = False
-    return model
 
 
 def batch_tensors(torch, rows: list[tuple], examples: list[dict]) -> dict:
@@ -329,8 +312,6 @@ def train_model(args, model, rows: list[tuple], train: list[dict], torch) -> int
 
 def run_model(model, rows: list[tuple], examples: list[dict], torch, batch: int = 32) -> list[tuple]:
     """(window logit, starts, ends, marks) of every encoded example, in order (no training)."""
-    from localreason.reason.passage import read_window
-
     out: list = [None] * len(rows)
     order = np.argsort([len(r[0].ids) for r in rows], kind="stable")
     model.eval()
@@ -452,7 +433,7 @@ def main() -> None:
     random.seed(SEED)
     np.random.seed(SEED)
     t0 = time.perf_counter()
-    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"windows-s{SEED}-v3.jsonl")
+    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"windows-s{SEED}-{examples_key()}.jsonl")
     train = [e for e in examples if e["split"] == "train"]
     kinds = Counter((e["src"], e["kind"]) for e in train)
     print(f"{len(examples)} windows built ({time.perf_counter() - t0:.0f} s); training on {len(train)} windows of "
@@ -469,7 +450,7 @@ def main() -> None:
     torch.manual_seed(SEED)
     torch.set_num_threads(args.threads)
     base = resolve_embedding_model(load_settings(args.data_dir / "libs")).path
-    model = passage_encoder(torch, base)
+    model = frozen_model(torch, base, per_token=3)  # start, end, sentence mark
     tok = load_tokenizer(base, WINDOW_LENGTH)
     figures = {"device": "cuda" if torch.cuda.is_available() else "cpu"}
     if args.export_only:

@@ -305,11 +305,13 @@ def listwise_loss(torch, logits, labels, qids):
     return torch.stack(losses).mean() if losses else logits.sum() * 0
 
 
-def cross_encoder(torch, base: Path):
+def cross_encoder(torch, base: Path, per_token: int = 2):
     """The encoder of ``base`` reading question and sentence together, and a new linear head on the [CLS] vector
     and the mean of every token's (the mean is what the bi-encoder was trained to make meaningful, so the head
-    learns from useful features at once): the sentence's logit. A second linear head on every token gives the
-    answer phrase's start and end logits, as in extractive QA ([CLS]'s pair is "no phrase here")."""
+    learns from useful features at once): the sentence's logit. A second linear head on every token gives
+    ``per_token`` logits per token: the answer phrase's start and end, as in extractive QA ([CLS]'s pair is "no
+    phrase here"), and for the passage reader (bench/train/passage_reader.py, 3) a sentence mark too. The
+    forward pass returns the logit, then each per-token output."""
     from transformers import AutoModel
 
     class CrossEncoder(torch.nn.Module):
@@ -317,15 +319,16 @@ def cross_encoder(torch, base: Path):
             super().__init__()
             self.encoder = AutoModel.from_pretrained(str(base), local_files_only=True, add_pooling_layer=False)
             self.head = torch.nn.Linear(2 * self.encoder.config.hidden_size, 1)
-            self.span = torch.nn.Linear(self.encoder.config.hidden_size, 2)
+            self.span = torch.nn.Linear(self.encoder.config.hidden_size, per_token)
 
         def forward(self, input_ids, attention_mask, token_type_ids):
             hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                                   token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
             m = attention_mask.unsqueeze(-1).to(hidden.dtype)
             mean = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
-            ends = self.span(hidden)
-            return self.head(torch.cat([hidden[:, 0], mean], dim=-1)), ends[..., 0], ends[..., 1]
+            tokens = self.span(hidden)
+            return (self.head(torch.cat([hidden[:, 0], mean], dim=-1)),
+                    *(tokens[..., k] for k in range(per_token)))  # fmt: skip
 
     return CrossEncoder()
 
@@ -519,9 +522,9 @@ def training_data(args) -> tuple[list[dict], list[dict]]:
     return chosen, train
 
 
-def frozen_model(torch, base: Path):
-    """The cross-encoder on ``base``, its embeddings and lowest FROZEN_LAYERS layers frozen."""
-    model = cross_encoder(torch, base)
+def frozen_model(torch, base: Path, per_token: int = 2):
+    """The cross-encoder on ``base`` (``cross_encoder``), its embeddings and lowest FROZEN_LAYERS layers frozen."""
+    model = cross_encoder(torch, base, per_token)
     for p in model.encoder.embeddings.parameters():
         p.requires_grad = False
     for layer in model.encoder.encoder.layer[:FROZEN_LAYERS]:

@@ -135,15 +135,8 @@ def collect(data_dir: Path, embedder, sentence_reader, plan: dict, cached_only: 
             continue
         if cached_only:
             continue
-        domain = qa_sets.load(data_dir, name)
-        lib = qa_sets.build_library(domain, data_dir, embedder)
-        asked = (qa_sets.sample(domain, "answerable", a, half) + qa_sets.sample(domain, "near-miss", nm, half)
-                 + qa_sets.sample(domain, "off-topic", off, half))  # fmt: skip
-        t = time.perf_counter()
-        recs = records(lib, sentence_reader, asked)
-        print(f"  {name} ({half} half): {len(recs)} questions in {time.perf_counter() - t:.0f} s", flush=True)
-        path.write_text(json.dumps(recs))
-        out[(name, half)] = recs
+        out[(name, half)] = T.recorded(data_dir, embedder, name, (half, a, nm, off),
+                                       lambda lib, qs: records(lib, sentence_reader, qs), path)  # fmt: skip
     return out
 
 
@@ -265,7 +258,7 @@ def choose_agreement(data: dict, cfg: dict) -> dict:
     """``cfg`` (the sentence reader's) with the phrase margin and the passage reader's phrase mass (``agree``) that
     show the most right phrases on the calibration fit halves while their precision (pooled) is at least
     TARGET_PRECISION; the strictest tried when none reaches it."""
-    best, fallback = None, None
+    best = None
     for pm in (0.0, 2.0, 4.0, 6.0):
         for least in PROBABILITIES:
             f = pooled(data, T.CALIBRATION, "fit", {**cfg, "pm": pm, "agree": least})
@@ -273,7 +266,6 @@ def choose_agreement(data: dict, cfg: dict) -> dict:
                   f" precision {f['precision']:.3f} ({f['nshown']} shown)", flush=True)  # fmt: skip
             if f["precision"] >= TARGET_PRECISION and f["nshown"] >= 5 and (best is None or f["right"] > best[0]):
                 best = (f["right"], pm, least)
-            fallback = fallback or (f["right"], pm, least)
     _, pm, least = best or (None, 6.0, PROBABILITIES[-1])
     return {**cfg, "pm": pm, "agree": least}
 

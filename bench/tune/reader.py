@@ -121,16 +121,28 @@ def collect(data_dir: Path, embedder, reader, plan: dict[str, tuple[str, int, in
         if cached_only:
             print(f"  {name} ({half} half): no records yet, left out", flush=True)
             continue
-        domain = qa_sets.load(data_dir, name)
-        lib = qa_sets.build_library(domain, data_dir, embedder)
-        asked = (qa_sets.sample(domain, "answerable", a, half) + qa_sets.sample(domain, "near-miss", nm, half)
-                 + qa_sets.sample(domain, "off-topic", off, half))  # fmt: skip
-        t = time.perf_counter()
-        recs = records(lib, reader, asked)
-        print(f"  {name} ({half} half): {len(recs)} questions in {time.perf_counter() - t:.0f} s", flush=True)
-        path.write_text(json.dumps(recs))
-        out[(name, half)] = recs
+        out[(name, half)] = recorded(data_dir, embedder, name, (half, a, nm, off), lambda lib, qs: records(lib, reader, qs),
+                                     path)  # fmt: skip
     return out
+
+
+def asked(domain, plan: tuple[str, int, int, int]) -> list:
+    """The questions a plan (half, answerable, near-miss, off-topic) asks of ``domain``, in a fixed order."""
+    half, a, nm, off = plan
+    return (qa_sets.sample(domain, "answerable", a, half) + qa_sets.sample(domain, "near-miss", nm, half)
+            + qa_sets.sample(domain, "off-topic", off, half))  # fmt: skip
+
+
+def recorded(data_dir: Path, embedder, name: str, plan: tuple[str, int, int, int], make, path: Path) -> list[dict]:
+    """``make(lib, questions)``'s records of the questions ``plan`` asks of domain ``name`` (its library built
+    once), timed, written to ``path``."""
+    domain = qa_sets.load(data_dir, name)
+    lib = qa_sets.build_library(domain, data_dir, embedder)
+    t = time.perf_counter()
+    recs = make(lib, asked(domain, plan))
+    print(f"  {name} ({plan[0]} half): {len(recs)} questions in {time.perf_counter() - t:.0f} s", flush=True)
+    path.write_text(json.dumps(recs))
+    return recs
 
 
 RECORDS = 2
@@ -155,14 +167,11 @@ def offer_key() -> str:
 def upgraded(recs: list[dict], reader, data_dir: Path, name: str, plan: tuple[str, int, int, int]) -> list[dict]:
     """Records of an earlier version brought to RECORDS: read again by ``reader`` (the same weights give the same
     logits and phrases, with the phrase before now), and ``context_held`` from the same questions."""
-    half, a, nm, off = plan
-    domain = qa_sets.load(data_dir, name)
-    asked = (qa_sets.sample(domain, "answerable", a, half) + qa_sets.sample(domain, "near-miss", nm, half)
-             + qa_sets.sample(domain, "off-topic", off, half))  # fmt: skip
-    if [q.text for q in asked] != [r["q"] for r in recs]:
-        raise SystemExit(f"{name} ({half} half): the cached records are not of these questions; run with --refresh")
+    questions = asked(qa_sets.load(data_dir, name), plan)
+    if [q.text for q in questions] != [r["q"] for r in recs]:
+        raise SystemExit(f"{name} ({plan[0]} half): the cached records are not of these questions; run with --refresh")
     recs = rescore(recs, reader)
-    for q, rec in zip(asked, recs):
+    for q, rec in zip(questions, recs):
         for c in rec["cands"]:
             c["context_held"] = bool(c["context"] and q.held_by(c["context"]))
         rec["version"] = RECORDS

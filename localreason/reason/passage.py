@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 
-from .reader import WINDOW_LENGTH, Span, WindowRead, read_window, token_sentences, window_text  # noqa: F401
 
 WINDOW_WORDS = 170
 """A window's sentences stop being added when they would pass this many words (about 230 tokens: a 200-token
