@@ -23,6 +23,7 @@ from localreason.errors import ValidationError
 from localreason.ids import check_id
 from localreason.reason import LIMITATION_CHOICES, NO_EVIDENCE_ANSWER, build_grammar, parse_output, reason
 from localreason.reason.candidates import Quote
+from localreason.reason.grammar import max_output_tokens
 from localreason.tokens import count_tokens
 from localreason.types import Evidence, EvidencePacket, SearchHit
 
@@ -401,6 +402,27 @@ def offered(grammar: str, style: str) -> dict[int, str]:
 
 QUOTES = st.lists(st.builds(Quote, CHUNK_IDS, st.text(min_size=1, max_size=60) | DOC_TEXT.filter(bool),
                             st.just(0), st.floats(-5, 5)), min_size=1, max_size=7)  # fmt: skip
+
+
+@FAST
+@given(quotes=QUOTES.filter(lambda q: len(q) >= 2), style=st.sampled_from(["extract", "free"]), lead=st.integers(2, 5))
+def test_a_joined_lead_compiles_and_parses_as_one_statement_with_both_references(quotes, style, lead):
+    """The naming sentence and the sentence that says "he" (offer.Offer.joined): one statement, two references."""
+    prefix, grammar = build_grammar(quotes, style=style, lead_quotes=lead, joined=True)
+    assert compiles_in_llama_cpp(grammar), grammar
+    n = max(1, min(lead, len(quotes)))
+    if style == "extract":
+        head = prefix
+    else:
+        pair = next(line for line in grammar.split("\n") if line.startswith("pair ::= "))
+        m = re.fullmatch(r'pair ::= ("(?:[^"\\]|\\.)*") free "\\"}"', pair)
+        assert m and 'root ::= "{\\"statements\\":[" pair' in grammar, grammar
+        rest = offered(grammar, style)
+        head = '{"statements":[' + ",".join([json.loads(m.group(1)) + 'x"}', *(rest[i] for i in range(2, n))])
+    parsed, _ = parse_output(head + '],"limitations":[]}')
+    assert [[r["quotation"] for r in s["references"]] for s in parsed] == \
+        [[quotes[0].text, quotes[1].text], *([q.text] for q in quotes[2:n])]
+    assert len(head + '],"limitations":[]}') <= max_output_tokens(quotes, style, lead, joined=True)
 
 
 @FAST

@@ -111,9 +111,36 @@ def test_no_phrase_when_the_gate_is_unsure_or_without_a_reader(library):
 def test_a_pronoun_phrase_is_named_by_the_naming_sentence(library):
     q = "Who rebuilt the bridge after the flood?"
     a = reason(library, q, generator=FakeGenerator(), reader=SpanReader(likes=("rebuilt", "flood"), points=(" he ",)))
-    assert a.statements[0].references[0].quotation.startswith("John Rennie")
-    assert a.statements[0].phrase is not None and a.statements[0].phrase.text == "John Rennie"
+    first = a.statements[0]
+    assert [r.quotation[:20] for r in first.references] == ["John Rennie was the ", "After the flood of 1"], \
+        "one statement: the sentence that names, then the one that says what he did"
+    assert first.phrase is not None and first.phrase.text == "John Rennie" and first.phrase_in(first.references[0])
     assert a.answer.startswith("John Rennie [[")
+
+
+PARTY = ("# Li Dazhao\n\nLi Dazhao was born in Hebei in 1889. He taught history at a school for ten years. In 1921 he "
+         "joined the Party and led its northern bureau. The bureau met in a library.\n")  # fmt: skip
+
+
+def test_the_name_sentences_away_and_the_predicate_are_one_statement_each_verified(library_of):
+    """The issue's case: the name in sentence 1, "he joined the Party" in sentence 3: the first statement carries
+    both sentences as references, each a verified quotation at its own offsets, and leads with the name."""
+    lib = library_of({"li.md": PARTY, "bridge.md": BRIDGE})
+    a = reason(lib, "Who joined the Party in 1921?", generator=FakeGenerator(),
+               reader=SpanReader(likes=("joined", "party"), points=(" he ",)))  # fmt: skip
+    first = a.statements[0]
+    assert [r.quotation for r in first.references] == ["Li Dazhao was born in Hebei in 1889.",
+                                                       "In 1921 he joined the Party and led its northern bureau."]
+    text = lib.document_text(first.references[0].document_id)
+    assert all(text[r.start:r.end] == r.quotation for r in first.references), "each reference is verified in place"
+    assert first.references[0].end < first.references[1].start, "in the document's order"
+    assert first.phrase is not None and first.phrase.text == "Li Dazhao" and a.answer.startswith("Li Dazhao [[")
+    assert a.meta["citationsDropped"] == 0
+    assert len(a.to_dict()["statements"][0]["references"]) == 2
+    assert not any("He taught history" in r.quotation for r in first.references), "the sentence between is not quoted"
+    plain = reason(lib, "When did the bureau meet in a library?", generator=FakeGenerator(),
+                   reader=SpanReader(likes=("bureau", "library")))  # fmt: skip
+    assert len(plain.statements[0].references) == 1, "a question that asks no name: one sentence, one reference"
 
 
 def test_a_name_in_the_sentence_before_leads_when_the_head_points_there(library):
@@ -123,6 +150,7 @@ def test_a_name_in_the_sentence_before_leads_when_the_head_points_there(library)
     a = reason(library, q, generator=FakeGenerator(), reader=reader)
     first = a.statements[0]
     assert first.references[0].quotation.startswith("Alexander Fleming was"), "the sentence before is quoted first"
+    assert first.references[1].quotation.startswith("In 1928 he discovered"), "and the sentence it names for with it"
     assert first.phrase is not None and first.phrase.text == "Alexander Fleming" and a.answer.startswith("Alexander Fleming [[")
     assert any("he discovered penicillin" in r.quotation for s in a.statements for r in s.references)
     text = library.document_text(first.references[0].document_id)

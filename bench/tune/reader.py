@@ -255,10 +255,10 @@ def simulate(rec: dict, cfg: dict) -> dict:
     held = [c["held"] for c in chosen]
     before = bool(cfg.get("before") and cfg.get("naming") and points_to_before(rec["q"], best))
     named = bool(cfg.get("naming") and not before and best["leans"] and best["naming"])
-    if before:
-        held = [best["context_held"]] + held
-    elif named:
-        held = [best["naming_held"]] + held
+    if before:  # the sentence before joins the best one in the first statement (offer.Offer.joined)
+        held = [best["context_held"] or held[0]] + held[1:]
+    elif named:  # so does the sentence that names
+        held = [best["naming_held"] or held[0]] + held[1:]
     leans = best["leans"] and not named and not before
     return {"kind": rec["kind"], "noEvidence": False, "unanswered": False, "held": held, "leans": leans,
             "phrase": phrase_of(rec, best, named, before, cfg), "golds": rec.get("golds", []), "before": before}  # fmt: skip

@@ -3,6 +3,9 @@
 Output shape (keys in this order, no free whitespace), one reference per statement so that
 each claim stands on one source and disagreeing sources stay separate statements:
 {"statements":[{"references":[{"quotation":Q,"chunkId":ID}],"text":T}],"limitations":[L]}
+
+The one exception is a joined lead (offer.Offer.joined): the sentence that names who or what and the sentence
+that says it through "he", one statement with both as references, in the document's order (``pair``).
 """
 
 from __future__ import annotations
@@ -41,24 +44,30 @@ def _json_str(text: str) -> str:
 
 
 def _reference_json(q: Quote) -> str:
-    """The one reference of a statement quoting ``q``, exactly as the model's output spells it."""
+    """One reference of a statement quoting ``q``, exactly as the model's output spells it."""
     return '{"quotation":' + _json_str(q.text) + ',"chunkId":' + _json_str(q.chunk_id) + "}"
 
 
-def _statement_json(q: Quote) -> str:
-    """An extract-style statement quoting ``q``, exactly as the model's output spells it."""
-    return '{"references":[' + _reference_json(q) + '],"text":""}'
+def _statement_json(*quotes: Quote) -> str:
+    """An extract-style statement quoting ``quotes`` (one; two for a joined lead), exactly as the model's output
+    spells it."""
+    return '{"references":[' + ",".join(_reference_json(q) for q in quotes) + '],"text":""}'
 
 
-def _statement_rules(quotes: list[Quote], style: str) -> list[str]:
-    """One ``stmtN`` rule per candidate: the whole statement (extract), or all but its free text."""
-    rules: list[str] = []
-    for i, q in enumerate(quotes):
-        if style == "extract":
-            rules.append(f"stmt{i} ::= {_gbnf_literal(_statement_json(q))}")
-        else:
-            head = _gbnf_literal('{"references":[' + _reference_json(q) + '],"text":"')
-            rules.append(f'stmt{i} ::= {head} free "\\"}}"')
+def _statement_rule(name: str, quotes: list[Quote], style: str) -> str:
+    """The rule ``name`` of a statement quoting ``quotes``: the whole statement (extract), or all but its free
+    text."""
+    if style == "extract":
+        return f"{name} ::= {_gbnf_literal(_statement_json(*quotes))}"
+    head = _gbnf_literal('{"references":[' + ",".join(_reference_json(q) for q in quotes) + '],"text":"')
+    return f'{name} ::= {head} free "\\"}}"'
+
+
+def _statement_rules(quotes: list[Quote], style: str, groups: list[list[Quote]]) -> list[str]:
+    """One ``stmtN`` rule per candidate, and ``pair`` for a joined lead (``groups``' first has two quotes)."""
+    rules = [_statement_rule(f"stmt{i}", [q], style) for i, q in enumerate(quotes)]
+    if groups and len(groups[0]) == 2:
+        rules.append(_statement_rule("pair", groups[0], style))
     return rules
 
 
@@ -70,25 +79,39 @@ def _extra_rule(quotes: list[Quote], lead_quotes: int) -> tuple[list[str], str]:
     return [], ""
 
 
-def _extract_tail(quotes: list[Quote], lead_quotes: int, extra: str) -> tuple[str, str, str]:
+def _extract_tail(groups: list[list[Quote]], extra: str) -> tuple[str, str, str]:
     """(limits rule, forced prefix, root rule) of the extract style: the lead statements are the prefix."""
     limit = " | ".join(_gbnf_literal(_json_str(c)) for c in LIMITATION_CHOICES)
     limits = f"limits ::= ({limit})?"
-    prefix = '{"statements":[' + ",".join(_statement_json(q) for q in quotes[:lead_quotes])
+    prefix = '{"statements":[' + ",".join(_statement_json(*g) for g in groups)
     root = f'root ::={extra} "],\\"limitations\\":[" limits "]}}"'
     return limits, prefix, root
 
 
-def _free_tail(lead_quotes: int, extra: str) -> tuple[str, str, str]:
+def _free_tail(groups: list[list[Quote]], extra: str) -> tuple[str, str, str]:
     """(limits rule, forced prefix, root rule) of the free style: no prefix, free limitations."""
     item = f'"\\"" lchar{{1,{MAX_LIMITATION_CHARS}}} "\\""'
     limits = f'limits ::= ({item} ("," {item}){{0,{MAX_LIMITATIONS - 1}}})?'
-    stmts = ' "," '.join(f"stmt{i}" for i in range(lead_quotes))
+    names, i = [], 0
+    for g in groups:
+        names.append("pair" if len(g) == 2 else f"stmt{i}")
+        i += len(g)
+    stmts = ' "," '.join(names)
     root = f'root ::= "{{\\"statements\\":[" {stmts}{extra} "],\\"limitations\\":[" limits "]}}"'
     return limits, "", root
 
 
-def build_grammar(quotes: list[Quote], style: str = "extract", lead_quotes: int = 3) -> tuple[str, str]:
+def lead_groups(quotes: list[Quote], lead_quotes: int, joined: bool = False) -> list[list[Quote]]:
+    """The quotes of each lead statement: the first ``lead_quotes`` of ``quotes`` one each, the first two together
+    when ``joined`` (offer.Offer.joined)."""
+    lead = quotes[:max(1, min(lead_quotes, len(quotes)))]
+    if joined and len(lead) >= 2:
+        return [lead[:2], *([q] for q in lead[2:])]
+    return [[q] for q in lead]
+
+
+def build_grammar(quotes: list[Quote], style: str = "extract", lead_quotes: int = 3,
+                  joined: bool = False) -> tuple[str, str]:  # fmt: skip
     """The output's forced opening and a GBNF grammar for the rest: quotations only from ``quotes``.
 
     The first ``lead_quotes`` statements quote the best-ranked sentences in rank order (measured:
@@ -104,17 +127,20 @@ def build_grammar(quotes: list[Quote], style: str = "extract", lead_quotes: int 
     forced those characters one decoding step at a time, at a fraction of the cost.
     ``free``: T and L are free text of bounded length, for larger models; no prefix.
 
+    ``joined``: the first two quotes lead as one statement with both references (offer.Offer.joined).
+
     Every candidate keeps its own ``stmtN`` rule (the lead ones unused after a prefix), so the
     grammar also documents the whole offer.
     """
-    rules = _statement_rules(quotes, style)
     lead_quotes = max(1, min(lead_quotes, len(quotes)))
+    groups = lead_groups(quotes, lead_quotes, joined)
+    rules = _statement_rules(quotes, style, groups)
     extra_rules, extra = _extra_rule(quotes, lead_quotes)
     rules += extra_rules
     if style == "extract":
-        limits, prefix, root = _extract_tail(quotes, lead_quotes, extra)
+        limits, prefix, root = _extract_tail(groups, extra)
     else:
-        limits, prefix, root = _free_tail(lead_quotes, extra)
+        limits, prefix, root = _free_tail(groups, extra)
     grammar = "\n".join([
         root,
         *rules,
@@ -126,7 +152,7 @@ def build_grammar(quotes: list[Quote], style: str = "extract", lead_quotes: int 
     return prefix, grammar
 
 
-def max_output_tokens(quotes: list[Quote], style: str = "extract", lead_quotes: int = 3) -> int:
+def max_output_tokens(quotes: list[Quote], style: str = "extract", lead_quotes: int = 3, joined: bool = False) -> int:
     """The longest output the grammar allows, counted as one token per character.
 
     Under a grammar the sampler may spell forced text in pieces smaller than the tokenizer
@@ -134,6 +160,8 @@ def max_output_tokens(quotes: list[Quote], style: str = "extract", lead_quotes: 
     character, so characters are a true upper bound.
     """
     longest = max((len(_statement_json(q)) for q in quotes), default=0)
+    if joined and len(quotes) >= 2:  # the joined lead: two references in one statement
+        longest += len(_reference_json(quotes[1])) + 1
     if style == "free":
         longest += MAX_TEXT_CHARS
         limits = MAX_LIMITATIONS * (MAX_LIMITATION_CHARS + 3)

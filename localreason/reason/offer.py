@@ -9,7 +9,9 @@ which the model may add.
 
 The naming rule: a question that asks who or what by name, whose best sentence says it only through a pronoun
 or a bare description ("After the flood he rebuilt the bridge."), is also answered with the nearest sentence
-before it in the same passage that names it (``with_naming_sentence``).
+before it in the same passage that names it (``with_naming_sentence``). The two are one statement with two
+references (``Offer.joined``): the name is in one sentence and what the question asks about is in the other,
+and neither alone answers.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class Offer(NamedTuple):
     quotes: list[Quote]
     lead_quotes: int
     closest_only: bool = False
+    joined: bool = False
+    """The first two quotes lead as one statement with two references: the sentence that names who or what, then
+    the best sentence, which says it only through "he" or "the company" (``with_naming_sentence``)."""
 
     def narrowed(self) -> "Offer":
         """The offer as the gate's verdict allows: the closest sentence alone when ``closest_only``."""
@@ -94,9 +99,9 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with the sentence that names what its best sentence refers to leading just before it, in the
-    document's order: the sentence before, when the reader's span head points there (``points_before``), or,
-    when the question asks for a name and the best sentence leans on a pronoun or a bare description, the
-    nearest one that names (``naming_sentence``); else ``offer``."""
+    document's order and in the same statement (``Offer.joined``): the sentence before, when the reader's span
+    head points there (``points_before``), or, when the question asks for a name and the best sentence leans on
+    a pronoun or a bare description, the nearest one that names (``naming_sentence``); else ``offer``."""
     best = offer.quotes[0]
     before = points_before(question, best)
     if not before and not (asks_for_name(question) and leans_on_reference(question, best.text)):
@@ -106,7 +111,7 @@ def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) ->
     if naming is None:
         return offer
     quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
-    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)))
+    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)), joined=True)
 
 
 # ---------------------------------------------------------------- naming what the answer is about

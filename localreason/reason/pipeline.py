@@ -221,7 +221,8 @@ def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, ga
 
 def generate(req: Request, prompt: Prompt, cancel) -> Completion:
     """One model call under this request's grammar (its forced opening placed as the reply's prefix)."""
-    prefix, grammar = build_grammar(prompt.offer.quotes, style=req.style, lead_quotes=prompt.offer.lead_quotes)
+    offer = prompt.offer
+    prefix, grammar = build_grammar(offer.quotes, style=req.style, lead_quotes=offer.lead_quotes, joined=offer.joined)
     return req.generator.complete(prompt.messages, grammar, prompt.out_tokens, prefix=prefix, cancel=cancel)
 
 
@@ -318,7 +319,7 @@ def no_evidence_answer(req: Request, evidence, notes: list[str], clock: Clock) -
 
 def prompt_for(req: Request, packet: EvidencePacket, offer: Offer) -> Prompt:
     """The messages for ``offer`` (the offered sentences of ``packet``) and the longest output it allows."""
-    out_tokens = max_output_tokens(offer.quotes, req.style, offer.lead_quotes)
+    out_tokens = max_output_tokens(offer.quotes, req.style, offer.lead_quotes, offer.joined)
     return Prompt(packet, offer, messages_for(req.query, offered_text(packet, offer.quotes)), out_tokens)
 
 
@@ -341,11 +342,17 @@ def shrink_prompt(req: Request, evidence, prompt: Prompt) -> Prompt:
         if not ranked:
             break
         lead = min(prompt.offer.lead_quotes, len(ranked))  # the lead count already decided
-        smaller = prompt_for(req, packet, offered(ranked, lead, prompt.offer.closest_only).narrowed())
+        joined = prompt.offer.joined and _same_lead(ranked, prompt.offer.quotes)
+        smaller = prompt_for(req, packet, offered(ranked, lead, prompt.offer.closest_only)._replace(joined=joined).narrowed())
         if _fits(gen, smaller):
             return smaller
     raise GenerationError(f"The model's context ({gen.context_size} tokens) is too small for the instructions and "
                           "the longest possible answer.", hint="Configure a GGUF model with a larger context window.")
+
+
+def _same_lead(ranked: list[Quote], chosen: list[Quote]) -> bool:
+    """Whether a smaller packet's ``ranked`` still opens with the two sentences of a joined lead in ``chosen``."""
+    return [(q.chunk_id, q.start) for q in ranked[:2]] == [(q.chunk_id, q.start) for q in chosen[:2]]
 
 
 def _in_order_of(ranked: list[Quote], chosen: list[Quote]) -> list[Quote]:
