@@ -222,13 +222,13 @@ def test_only_the_store_runs_sql():
 REASON_LAYERS = [
     {"calibration", "answer", "reader", "answer_type"},  # leaves: nothing of reason/
     {"candidates", "passage"},
-    {"ranking", "gate", "grammar", "prompt", "verify"},
+    {"ranking", "gate", "grammar", "prompt", "verify", "disagree", "compare"},
     {"read", "likelihood", "offer"},
     {"phrase"},
     {"pipeline"},
 ]
 DECISIONS = {"calibration", "candidates", "ranking", "reader", "read", "likelihood", "gate", "offer", "phrase",
-             "pipeline", "answer_type", "passage"}
+             "pipeline", "answer_type", "passage", "disagree", "compare"}
 """The modules that decide what an answer says: no one outside reason/ imports their private names."""
 
 

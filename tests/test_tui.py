@@ -194,6 +194,24 @@ async def test_the_answer_phrase_is_bold_in_its_source_row_and_marked_in_the_vie
         assert styled(text, "bold", "underline") == [phrase.text], "the phrase marked more strongly within it"
 
 
+async def test_the_sides_of_a_disagreement_are_marked_and_named_in_limitations(tui_lib, tmp_path):
+    from test_disagree import NEW, OLD, WARRANTY
+
+    (tmp_path / "manuals").mkdir()
+    (tmp_path / "manuals" / "manual-2023.md").write_text(OLD)
+    (tmp_path / "manuals" / "manual-2025.md").write_text(NEW)
+    tui_lib.ingest([tmp_path / "manuals"], "manuals")
+    app = LocalReasonApp(tui_lib)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, WARRANTY)
+        rows = answer_rows(app)
+        marks = [r.split("\n")[0] for r in rows if r.startswith("Side ")]
+        assert marks == ["Side A \u00b7 \u201cHeat pump manual (2025)\u201d says three years",
+                         "Side B \u00b7 \u201cHeat pump manual (2023)\u201d says five years"], rows
+        gaps = rows[rows.index("Limitations") + 1:]
+        assert any("The sources disagree" in g for g in gaps), rows
+
+
 async def test_a_move_before_the_first_paint_works_and_a_slow_earlier_move_is_not_painted_last(tui_lib, monkeypatch):
     """The viewer's first load is held back: 'n' pressed meanwhile moves from the cited passage (it
     used to raise: nothing was in focus yet), and when the held load ends it does not paint over."""

@@ -42,17 +42,36 @@ class AnswerPhrase:
 
 
 @dataclass(frozen=True)
+class SideMark:
+    """The side a statement speaks for when the sources disagree (disagree.py): its letter in the answer's order
+    ("A", "B" ...), what its source says where they differ, the source's title, and whether the evidence itself
+    settles on it (``stands``)."""
+
+    label: str
+    says: str
+    document_title: str
+    stands: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "says": self.says, "documentTitle": self.document_title, "stands": self.stands}
+
+
+@dataclass(frozen=True)
 class Statement:
     text: str
     references: tuple[Reference, ...]
     phrase: AnswerPhrase | None = None
     """The answer phrase inside one of ``references`` (only on an answer's first statement, when the reader
     found one); the answer's prose leads with it."""
+    side: SideMark | None = None
+    """When the sources disagree: the side this statement speaks for (no single phrase then leads)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"text": self.text, "references": [r.to_dict() for r in self.references]}
         if self.phrase is not None:
             out["answerPhrase"] = self.phrase.to_dict()
+        if self.side is not None:
+            out["side"] = self.side.to_dict()
         return out
 
     def phrase_in(self, ref: Reference) -> tuple[int, int] | None:
@@ -127,7 +146,7 @@ class Answer:
             statements=tuple(Statement(s["text"], tuple(Reference(r["chunkId"], r["quotation"], r["documentId"],
                                                                   r["start"], r["end"], bool(r.get("recognized")))
                                                         for r in s["references"]),
-                                       _phrase_of(s.get("answerPhrase")))
+                                       _phrase_of(s.get("answerPhrase")), _side_of(s.get("side")))
                              for s in data.get("statements", ())),
         )  # fmt: skip
 
@@ -140,3 +159,7 @@ class Answer:
 
 def _phrase_of(data: dict | None) -> AnswerPhrase | None:
     return None if not data else AnswerPhrase(data["text"], data["chunkId"], data["start"], data["end"])
+
+
+def _side_of(data: dict | None) -> SideMark | None:
+    return None if not data else SideMark(data["label"], data["says"], data["documentTitle"], bool(data.get("stands")))

@@ -133,6 +133,17 @@ class Calibration:
     log-likelihood per token. Fitted in bench/tune/likelihood.py on the fit domains. docs/benchmarks.md,
     "reason beyond Wikipedia" > "Second pass: question likelihood, ..."."""
 
+    # ------------------------------------------------------------ sources that disagree (disagree.py)
+    disagree_candidates: int = 6
+    """disagree.find: how many of the best-ranked sentences (after the reader) are compared for a disagreement.
+    A rule, not a fit: the evaluation sets could not be fetched when it was set (docs/benchmarks.md, "Sources
+    that disagree")."""
+    disagree_similarity: float = 0.6
+    """disagree.differs / read_apart: two sentences agree but for their answers when at least this share of their
+    words match (2 x matched / all; near-twins that differ in one figure score 0.8-0.95). A rule, as above."""
+    disagree_words: int = 8
+    """disagree.differs: the most words of each near-twin's one differing stretch (an answer, not a rewrite)."""
+
 
 DEFAULT = Calibration()
 """The shipped calibration: what ``reason`` uses unless it is given another."""

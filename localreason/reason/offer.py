@@ -54,6 +54,9 @@ class Offer(NamedTuple):
     joined: bool = False
     """The first two quotes lead as one statement with two references: the sentence that names who or what, then
     the best sentence, which says it only through "he" or "the company" (``with_naming_sentence``)."""
+    several: bool = False
+    """The lead quotes each speak for a different source (``with_sides``: the sides of a disagreement, or the
+    documents a comparison asks about): no single answer phrase leads."""
 
     def narrowed(self) -> "Offer":
         """The offer as the gate's verdict allows: the closest sentence alone when ``closest_only``."""
@@ -112,6 +115,16 @@ def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) ->
         return offer
     quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
     return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)), joined=True)
+
+
+def with_sides(offer: Offer, sides: list[Quote]) -> Offer:
+    """``offer`` led by ``sides`` (the sentences of sources that disagree, disagree.py, or of the documents a
+    comparison asks about, compare.py, in the answer's order), one statement each, then its other quotes: no
+    side is lost to the lead count, and no single phrase leads (``Offer.several``)."""
+    keys = {(q.chunk_id, q.start) for q in sides}
+    rest = [q for q in offer.quotes if (q.chunk_id, q.start) not in keys]
+    return Offer([*sides, *rest], min(MAX_LEAD, max(offer.lead_quotes, len(sides))), offer.closest_only,
+                 several=True)  # fmt: skip
 
 
 # ---------------------------------------------------------------- naming what the answer is about

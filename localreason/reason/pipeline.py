@@ -36,23 +36,25 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import search
 from ..config import ANSWER_RERANK_MODES
-from ..errors import ValidationError
+from ..errors import LocalReasonError, ValidationError
 from ..generate import Completion, GenerationError, Generator
 from ..stages import Stage, reporter
 from ..text import collapse
 from ..types import EvidencePacket
-from .answer import NO_EVIDENCE_ANSWER, Answer, Timings
+from .answer import NO_EVIDENCE_ANSWER, Answer, SideMark, Timings
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
+from .compare import compared, compared_terms, own_words, speaks_of, term_query
+from .disagree import Disagreement, find, ordered, settled, twins_close
 from .gate import NoEvidence, check_relevance, instruction_gaps, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .likelihood import rerank
-from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered
+from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered, with_sides
 from .phrase import with_phrase
 from .prompt import messages_for, offered_text
 from .ranking import rank_quotes
@@ -140,14 +142,14 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
     clock.mark("packet")
     ranked, read = model_reorders(req, ranked, cancel)
     clock.mark("rerank")
-    offer = offer_of(req.query, ranked, req.lead_quotes, closest_only, packet, calibration=req.calibration)
+    offer, found = lead_offer(req, ranked, closest_only, packet)
     prompt = fit_context(req, evidence, packet, offer, gaps)
     clock.mark("fitted")
     say(Stage.WRITING)
     completion = generate(req, prompt, cancel)
     clock.mark("generate")
     say(Stage.VERIFYING)
-    return verified_answer(req, evidence, prompt, completion, gaps, clock, read, read_seconds)
+    return verified_answer(req, evidence, prompt, completion, gaps, clock, read, read_seconds, found)
 
 
 def check_request(lib, query: str, generator: Generator, scope: dict, limit: object, max_tokens: object,
@@ -168,9 +170,33 @@ def check_request(lib, query: str, generator: Generator, scope: dict, limit: obj
 # ---------------------------------------------------------------- stages
 
 
+COMPARED_HITS = 2
+"""A comparison question: the most passages added for each thing it names that the search found nothing on."""
+
+
 def gather_evidence(req: Request):
-    """Progressive search for the question within its scope (search.Evidence)."""
-    return search.progressive_search(req.lib.index, req.query, limit=req.limit, **req.scope)
+    """Progressive search for the question within its scope (search.Evidence). A comparison question that names
+    what it compares (compare.compared_terms) also gets the best passages on each named thing none of the hits
+    speaks of, searched for on their own (at most COMPARED_HITS each), so that each side can be heard."""
+    evidence = search.progressive_search(req.lib.index, req.query, limit=req.limit, **req.scope)
+    if req.calibration.disagree_candidates:
+        evidence = replace(evidence, hits=tuple(twins_close(list(evidence.hits), req.calibration.disagree_similarity)))
+    terms = compared_terms(req.query)
+    if not terms or len(terms) < 2:
+        return evidence
+    hits, added = list(evidence.hits), []
+    for i, own in enumerate(own_words(terms)):
+        if not own or any(speaks_of(h.content + " " + h.document_title, own) for h in hits):
+            continue
+        more = search.progressive_search(req.lib.index, term_query(req.query, terms, i), limit=COMPARED_HITS * 4,
+                                         **req.scope)  # fmt: skip
+        known = {h.chunk_id for h in hits}
+        new = [h for h in more.hits if h.chunk_id not in known and speaks_of(h.content + " " + h.document_title, own)]
+        hits += new[:COMPARED_HITS]
+        added.append(f"{len(new[:COMPARED_HITS])} on \u201c{terms[i]}\u201d")
+    if not added:
+        return evidence
+    return replace(evidence, hits=tuple(hits), steps=(*evidence.steps, "a comparison: added passages " + ", ".join(added)))
 
 
 def pack_evidence(evidence, budget: int) -> EvidencePacket:
@@ -227,11 +253,17 @@ def generate(req: Request, prompt: Prompt, cancel) -> Completion:
 
 
 def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completion, gaps: list[str],
-                    clock: Clock, read: tuple[int, float] = (0, 0.0), read_seconds: float = 0.0) -> Answer:  # fmt: skip
-    """The answer from the model's output: statements verified, prose composed, gaps and timings."""
+                    clock: Clock, read: tuple[int, float] = (0, 0.0), read_seconds: float = 0.0,
+                    found: Disagreement | None = None) -> Answer:  # fmt: skip
+    """The answer from the model's output: statements verified, prose composed, gaps and timings. When the
+    sources disagree (``found``), each side's statement is marked, no phrase leads, and a gap names it."""
     verified, gaps = verify_output(evidence, prompt, completion, gaps)
     titles = {c.chunk_id: (c.document_id, c.document_title) for c in prompt.packet.chunks}
-    statements = answer_phrase(req, evidence, prompt, verified.statements)
+    if found is None:
+        statements = answer_phrase(req, evidence, prompt, verified.statements)
+    else:
+        statements = marked_sides(verified.statements, found)
+        gaps.append(found.gap())
     if not statements:
         answer_text, citations = "None of the generated statements could be verified against the evidence.", ()
     else:
@@ -252,7 +284,7 @@ def answer_phrase(req: Request, evidence, prompt: Prompt, statements: list) -> l
     """The verified statements with the reader's answer phrase on the first (phrase.with_phrase): the phrase of
     the best offered sentence the reader read (the first, or the second when the naming sentence leads). None
     when the gate found the evidence not clearly answering (a phrase would claim an answer)."""
-    if prompt.offer.closest_only:
+    if prompt.offer.closest_only or prompt.offer.several:
         return statements
     lead = prompt.offer.quotes[:2]
     best = next((q for q in lead if q.phrase is not None), None)
@@ -266,6 +298,54 @@ def answer_phrase(req: Request, evidence, prompt: Prompt, statements: list) -> l
     elif getattr(req.reader, "needs_second_reading", False) and req.calibration.phrase_agreement > 0:
         confirm = lambda best, text: False  # noqa: E731  (the packaged reader without its passage reader)
     return with_phrase(statements, best, best_start, req.query, calibration=req.calibration, confirm=confirm)
+
+
+def lead_offer(req: Request, ranked: list[Quote], closest_only: bool,
+               packet: EvidencePacket) -> tuple[Offer, Disagreement | None]:  # fmt: skip
+    """What the model is offered (offer.offer_of), led by each side when the sources disagree (``disagreement``)
+    or by each document a comparison question asks about (compare.compared); and the disagreement, if any."""
+    found = None if closest_only else disagreement(req, ranked, packet)
+    if found is not None:
+        sides = [s.quote for s in found.sides]
+    else:  # a comparison hears each document even when the gate doubts the evidence: each side's closest sentence
+        sides = compared(req.query, ranked[:req.calibration.disagree_candidates], _documents(packet))
+    offer = offer_of(req.query, ranked, req.lead_quotes, closest_only, None if sides else packet,
+                     calibration=req.calibration)  # fmt: skip
+    return (with_sides(offer, sides) if sides else offer), found
+
+
+def _documents(packet: EvidencePacket) -> dict[str, tuple[str, str]]:
+    """chunk id -> (document id, title) of the packet's chunks."""
+    return {c.chunk_id: (c.document_id, c.document_title) for c in packet.chunks}
+
+
+def disagreement(req: Request, ranked: list[Quote], packet: EvidencePacket) -> Disagreement | None:
+    """Whether the best-ranked sentences' sources disagree (disagree.find), in the answer's order and settled when
+    the evidence settles it (the sides' documents read for a note that one replaces the other)."""
+    found = find(req.query, ranked, _documents(packet), calibration=req.calibration)
+    if found is None:
+        return None
+    texts = {}
+    for side in found.sides:
+        try:
+            texts[side.document_id] = req.lib.document_text(side.document_id)
+        except (AttributeError, LocalReasonError):  # gone since the search, or a fake library: nothing to read
+            texts[side.document_id] = ""
+    return settled(ordered(found), req.query, texts)
+
+
+def marked_sides(statements: list, found: Disagreement) -> list:
+    """``statements`` with each one that quotes a side's sentence marked as that side (Statement.side)."""
+    out = []
+    for st in statements:
+        mark = None
+        for k, side in enumerate(found.sides):
+            text = collapse(side.quote.text)
+            if any(r.chunk_id == side.quote.chunk_id and text in collapse(r.quotation) for r in st.references):
+                mark = SideMark(chr(ord("A") + k), side.says, side.title, found.stands == k)
+                break
+        out.append(replace(st, side=mark) if mark is not None else st)
+    return out
 
 
 def verify_output(evidence, prompt: Prompt, completion: Completion, gaps: list[str]) -> tuple[Verified, list[str]]:

@@ -159,6 +159,8 @@ def compose(statements: list[Statement], titles: dict[str, tuple[str, str]]) -> 
     for st in statements:
         ids = list(dict.fromkeys(r.chunk_id for r in st.references))
         text = collapse(st.phrase.text) if st.phrase is not None else _as_sentence(st.text)
+        if st.side is not None:  # the sources disagree: each side is said as its source's
+            text = f"\u201c{st.side.document_title}\u201d: {text}"
         parts.append(text + " " + " ".join(f"[[{i}]]" for i in ids))
         for i in ids:
             doc_id, title = titles[i]

@@ -222,11 +222,15 @@ class AnswerOut(_Shape):
     meta: MetaOut
     statements: list[dict] | None = Field(None, description="Only with includeStatements: [{text, references: "
                                           "[{chunkId, quotation, documentId, start, end, recognized}], "
-                                          "answerPhrase?: {text, chunkId, start, end}}]; answerPhrase (first "
+                                          "answerPhrase?: {text, chunkId, start, end}, side?: {label, says, "
+                                          "documentTitle, stands}}]; answerPhrase (first "
                                           "statement only, when the reader found one) is the exact answer inside "
                                           "one of its quotations, at document offsets; recognized: the quotation's "
                                           "passage was read by text recognition from a scanned page (a letter may "
-                                          "be misread; the gaps say so).")  # fmt: skip
+                                          "be misread; the gaps say so); side: when sources disagree, the side "
+                                          "this statement speaks for (A, B ...), what its source says, and "
+                                          "whether the evidence itself settles on it (the gaps name the "
+                                          "disagreement).")  # fmt: skip
 
 
 class ReasonResponse(_Shape):

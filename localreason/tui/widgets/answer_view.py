@@ -68,11 +68,14 @@ def answer_items(turn) -> tuple[list[ListItem], list]:
 
 def _statement_items(a, sources) -> list[ListItem]:
     """One row per statement, followed by the markers of its sources (``render.Source`` numbers); a statement
-    with an answer phrase leads with the phrase, bold, its sentence under it."""
+    with an answer phrase leads with the phrase, bold, its sentence under it; a statement that speaks for one
+    side of a disagreement leads with its side's letter and source (``side_label``)."""
     items: list[ListItem] = []
     for i, st in enumerate(a.statements):
         numbers = [s.number for s in sources if s.statement == i]
         body = Text(st.phrase.text, style="bold") if st.phrase is not None else Text(st.text)
+        if st.side is not None:
+            body = Text.assemble((side_label(st.side), "bold magenta"), "\n", body)
         for n in numbers:
             body.append(" ")
             body.append(f"[{n}]", style="bold reverse")
@@ -82,6 +85,13 @@ def _statement_items(a, sources) -> list[ListItem]:
     if not a.statements:
         items.append(NoteItem(Text(a.answer, style="italic")))
     return items
+
+
+def side_label(side) -> str:
+    """The mark of a statement that speaks for one side when the sources disagree: "Side A · “Title” says three
+    years", and "(stands)" when the evidence itself settles on it."""
+    stands = " (stands)" if side.stands else ""
+    return f"Side {side.label} \u00b7 \u201c{side.document_title}\u201d says {side.says}{stands}"
 
 
 def _source_items(sources) -> list[ListItem]:

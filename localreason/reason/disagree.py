@@ -1,0 +1,261 @@
+"""Sources that disagree: two documents that answer the question with different answers, each heard.
+
+Among the best-ranked sentences (the first ``Calibration.disagree_candidates``, after the reader), two from
+different documents disagree when they answer the question differently:
+- **near-twins** (``differs``): their words agree but for one stretch (at most ``disagree_words`` words on
+  each side) and the two stretches share no word: "The warranty lasts five years." against "The warranty lasts
+  three years.". Sentences that differ in two places speak of two things ("Model X weighs 5 kg", "Model Y
+  weighs 7 kg") and do not disagree;
+- or the reader is sure of an answer phrase in each (span margin at least ``phrase_margin``, the reader's
+  chance at least ``read_answers``), the phrases share no word, and the rest of the two sentences agree as
+  much as near-twins must (``disagree_similarity``).
+Either way each side's answer must be the kind of thing asked for and not the question's own words
+(answer_type.agrees). A negation that only one of two near-twins has ("REST is not required") disagrees too.
+Two copies with the same answer agree: they are one side (and identical passages are already folded by
+search.ranking.distinct).
+
+So that no side is lost to the evidence budget, a passage of another document that is a near-twin of one of the
+best hits is moved up to follow it before the packet is cut (``twins_close``).
+
+The sides are ordered stably (``ordered``): newest first when every side's title carries a year, else by title.
+The evidence settles it (``settled``) only when one source says it replaces or supersedes the other, or the
+question names one side's version (a word of its title no other side's title has); dates alone never do.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, replace
+
+from ..text import STOPWORDS, WORD, collapse
+from .answer_type import agrees
+from .calibration import DEFAULT, Calibration
+from .candidates import Quote
+
+TWIN_LEAD = 3
+"""``twins_close`` looks for near-twins of this many of the best hits (a limit, not a fit)."""
+MOST_SIDES = 3
+"""The most sides an answer hears (a limit, not a fit)."""
+SAYS_WORDS = 12
+"""A side whose difference is a negation is said in at most this many of its sentence's words."""
+_NEGATION = frozenset("no not never none cannot without nor neither".split())
+_NUMBER_WORDS = frozenset(("one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
+                           "fifty sixty hundred thousand million billion half").split())  # fmt: skip
+_YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
+_REPLACES = re.compile(r"\b(replaces|supersedes|obsoletes|supplants|takes precedence over)\b", re.I)
+_REPLACED = re.compile(r"\b(replaced|superseded|obsoleted|supplanted)\s+by\b", re.I)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One source's answer: its sentence (``quote``), what it says where the sources differ, its document."""
+
+    quote: Quote
+    says: str
+    document_id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """The sides, in the order the answer gives them; ``stands`` is the index of the side the evidence itself
+    settles on, with ``why`` (None and "" when it does not settle it)."""
+
+    sides: tuple[Side, ...]
+    stands: int | None = None
+    why: str = ""
+
+    def gap(self) -> str:
+        """What the answer's gaps say of it: each side's document and answer, and whether anything settles it."""
+        said = "; ".join(f"\u201c{s.title}\u201d says {s.says}" for s in self.sides)
+        if self.stands is None:
+            return f"{said}. The sources disagree, and the evidence does not settle which is right."
+        return f"{said}. The sources disagree; {self.why}, so \u201c{self.sides[self.stands].title}\u201d stands."
+
+
+def _tokens(text: str) -> list[re.Match]:
+    return list(WORD.finditer(text))
+
+
+def _regions(a: list[str], b: list[str]) -> tuple[float, list[tuple[int, int, int, int]]]:
+    """The similarity of two word lists (2 x matched / total) and the stretches where they differ (word indices
+    [a_lo, a_hi) and [b_lo, b_hi))."""
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    ops = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    matched = sum(size for _, _, size in matcher.get_matching_blocks())
+    return (2 * matched / (len(a) + len(b)) if a or b else 1.0), ops
+
+
+def _span(words: list[re.Match], lo: int, hi: int) -> tuple[int, int]:
+    return words[lo].start(), words[hi - 1].end()
+
+
+def _says(quote: Quote, at: tuple[int, int], margin: float) -> str:
+    """What ``quote`` says at ``at`` (offsets in its text): the reader's phrase there when it holds those words and
+    the reader believes in it (``margin``), else the words themselves."""
+    if quote.phrase is not None and (quote.phrase_margin or 0.0) >= margin:
+        lo, hi = quote.phrase
+        if lo <= at[0] and at[1] <= hi:
+            return collapse(quote.text[lo:hi])
+    return collapse(quote.text[at[0]:at[1]])
+
+
+def _clause(quote: Quote, words: list[re.Match], at: int) -> str:
+    """``quote``'s words from a little before word index ``at`` (where a negation is, or would be), at most
+    SAYS_WORDS of them."""
+    lo = max(0, min(at, len(words) - 1) - 3)
+    hi = min(len(words), lo + SAYS_WORDS)
+    text = collapse(quote.text[words[lo].start():words[hi - 1].end()])
+    return text + ("\u2026" if hi < len(words) else "")
+
+
+def differs(question: str, a: Quote, b: Quote, calibration: Calibration = DEFAULT) -> tuple[str, str] | None:
+    """What near-twins ``a`` and ``b`` each say where they differ, when that difference answers ``question``
+    differently (module doc); else None."""
+    wa, wb = _tokens(a.text), _tokens(b.text)
+    la, lb = [w.group(0).lower() for w in wa], [w.group(0).lower() for w in wb]
+    similarity, regions = _regions(la, lb)
+    content = [r for r in regions if any(w not in STOPWORDS for w in la[r[0]:r[1]] + lb[r[2]:r[3]])
+               or any(w in _NEGATION for w in la[r[0]:r[1]] + lb[r[2]:r[3]])]  # fmt: skip
+    if similarity < calibration.disagree_similarity or len(content) != 1:
+        return None
+    i1, i2, j1, j2 = content[0]
+    if max(i2 - i1, j2 - j1) > calibration.disagree_words:
+        return None
+    if i1 == i2 or j1 == j2:  # words only one side has: a disagreement when they deny
+        if not _NEGATION & set(la[i1:i2] + lb[j1:j2]):
+            return None
+        return _clause(a, wa, i1), _clause(b, wb, j1)
+    if set(la[i1:i2]) & set(lb[j1:j2]):
+        return None
+    if _counts(la[i1:i2]) and _counts(lb[j1:j2]) and i2 < len(la) and j2 < len(lb) and la[i2] == lb[j2] \
+            and la[i2].isalpha() and la[i2] not in STOPWORDS:  # fmt: skip
+        i2, j2 = i2 + 1, j2 + 1  # "five" / "three" -> "five years" / "three years": the unit both give
+    sa = _says(a, _span(wa, i1, i2), calibration.phrase_margin)
+    sb = _says(b, _span(wb, j1, j2), calibration.phrase_margin)
+    return (sa, sb) if agrees(question, sa) and agrees(question, sb) else None
+
+
+def _counts(words: list[str]) -> bool:
+    """Words that are a number: digits, or number words ("five", "twenty")."""
+    return all(w.isdigit() or w in _NUMBER_WORDS for w in words)
+
+
+def _answers_apart(question: str, x: str, y: str) -> bool:
+    """Two answers to ``question`` that share no word, each the kind of thing asked for (answer_type.agrees)."""
+    wx, wy = {w.lower() for w in WORD.findall(x)}, {w.lower() for w in WORD.findall(y)}
+    return bool(wx) and bool(wy) and not (wx & wy) and agrees(question, x) and agrees(question, y)
+
+
+def read_apart(question: str, a: Quote, b: Quote, calibration: Calibration = DEFAULT) -> tuple[str, str] | None:
+    """The reader's phrases in ``a`` and ``b`` when it is sure of both (margin, chance), they answer apart and the
+    rest of the two sentences agrees (``disagree_similarity``); else None."""
+    phrases = []
+    for q in (a, b):
+        if q.phrase is None or (q.phrase_margin or -1e9) < calibration.phrase_margin:
+            return None
+        if q.reader is None or q.reader < calibration.read_answers:
+            return None
+        phrases.append(q.text[q.phrase[0]:q.phrase[1]])
+    rest = [WORD.findall((q.text[:q.phrase[0]] + " " + q.text[q.phrase[1]:]).lower()) for q in (a, b)]
+    similarity, _ = _regions(*rest)
+    sa, sb = collapse(phrases[0]), collapse(phrases[1])
+    if similarity < calibration.disagree_similarity or not _answers_apart(question, sa, sb):
+        return None
+    return sa, sb
+
+
+def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str]], *,
+         calibration: Calibration = DEFAULT) -> Disagreement | None:  # fmt: skip
+    """The disagreement among the first ``calibration.disagree_candidates`` of ``quotes`` (best first), or None.
+    ``documents``: chunk id -> (document id, title). Unordered and unsettled: see ``ordered`` and ``settled``."""
+    top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
+    for anchor_at, anchor in enumerate(top[:2]):
+        sides: list[Side] = []
+        for other in top:
+            if documents[other.chunk_id][0] == documents[anchor.chunk_id][0]:
+                continue
+            said = differs(question, anchor, other, calibration) or read_apart(question, anchor, other, calibration)
+            if said is None or any(_same(said[1], s.says) for s in sides):
+                continue
+            if not sides:
+                sides.append(Side(anchor, said[0], *documents[anchor.chunk_id]))
+            elif not _same(said[0], sides[0].says):
+                continue  # the anchor says it in other words against this one: not the same two sides
+            sides.append(Side(other, said[1], *documents[other.chunk_id]))
+            if len(sides) == MOST_SIDES:
+                break
+        if sides:
+            return Disagreement(tuple(sides))
+    return None
+
+
+def _same(x: str, y: str) -> bool:
+    return {w.lower() for w in WORD.findall(x)} == {w.lower() for w in WORD.findall(y)}
+
+
+def ordered(found: Disagreement) -> Disagreement:
+    """The sides newest first when every title carries a year (different ones), else by title, then document."""
+    years = [_YEAR.findall(s.title) for s in found.sides]
+    if all(years) and len({max(y) for y in years}) == len(years):
+        key = sorted(range(len(years)), key=lambda i: -int(max(years[i])))
+    else:
+        key = sorted(range(len(found.sides)), key=lambda i: (found.sides[i].title.lower(), found.sides[i].document_id))
+    return replace(found, sides=tuple(found.sides[i] for i in key))
+
+
+def _own_words(found: Disagreement, i: int) -> set[str]:
+    """The words of side ``i``'s title that no other side's title has (its version: "2025", "draft", "v2")."""
+    others = {w.lower() for j, s in enumerate(found.sides) if j != i for w in WORD.findall(s.title)}
+    return {w.lower() for w in WORD.findall(found.sides[i].title)} - others - STOPWORDS
+
+
+def settled(found: Disagreement, question: str, texts: dict[str, str]) -> Disagreement:
+    """``found`` with the side the evidence settles on, if any: the one whose own title words the question names,
+    or the one a source says replaces the other (``texts``: document id -> its text). Dates alone settle nothing."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    named = [i for i in range(len(found.sides)) if _own_words(found, i) & asked]
+    if len(named) == 1:
+        return _first(found, named[0], f"the question asks about \u201c{found.sides[named[0]].title}\u201d")
+    for i, side in enumerate(found.sides):
+        text = texts.get(side.document_id, "")
+        for j, other in enumerate(found.sides):
+            own = _own_words(found, j)
+            if j == i or not own:
+                continue
+            for s in re.split(r"(?<=[.!?])\s+", text):
+                if not own & {w.lower() for w in WORD.findall(s)}:
+                    continue
+                if _REPLACED.search(s):  # "... is superseded by the 2025 edition", in side i's own text
+                    return _first(found, j, f"\u201c{side.title}\u201d says \u201c{other.title}\u201d replaces it")
+                if _REPLACES.search(s):
+                    return _first(found, i, f"\u201c{side.title}\u201d says it replaces \u201c{other.title}\u201d")
+    return found
+
+
+def _first(found: Disagreement, stands: int, why: str) -> Disagreement:
+    """``found`` settled on side ``stands`` for the reason ``why``, that side first."""
+    order = [stands] + [k for k in range(len(found.sides)) if k != stands]
+    return Disagreement(tuple(found.sides[k] for k in order), 0, why)
+
+
+def twins_close(hits: list, similarity: float, lead: int = TWIN_LEAD) -> list:
+    """``hits`` (search hits, best first) with each passage of another document that is a near-twin of one of the
+    first ``lead`` (at least ``similarity`` of their words match, and they are not the same text) moved to follow
+    it, so that the evidence budget keeps both; else in their order."""
+    words = [[w.lower() for w in WORD.findall(h.content)] for h in hits]
+    out = list(range(len(hits)))
+    for i in range(min(lead, len(hits))):
+        twins = []
+        for j in range(i + 1, len(hits)):
+            if hits[j].document_id == hits[i].document_id or words[j] == words[i] or out.index(j) <= out.index(i) + 1:
+                continue
+            matcher = difflib.SequenceMatcher(None, words[i], words[j], autojunk=False)
+            if matcher.real_quick_ratio() >= similarity and matcher.quick_ratio() >= similarity \
+                    and matcher.ratio() >= similarity:  # fmt: skip
+                twins.append(j)
+        for j in reversed(twins):
+            out.remove(j)
+            out.insert(out.index(i) + 1, j)
+    return [hits[k] for k in out]

@@ -1,0 +1,204 @@
+"""Sources that disagree (reason/disagree.py and reason's pipeline): near-twins that differ in the answer are
+both heard, each cited, the disagreement named in gaps, no single phrase leads; copies that agree, sentences
+that differ in something not asked, and ordinary libraries raise no alarm."""
+
+from __future__ import annotations
+
+import pytest
+
+from localreason.reason import reason
+from localreason.reason.candidates import Quote
+from localreason.reason.disagree import Disagreement, Side, differs, find, ordered, read_apart, settled
+
+from fakes import FakeGenerator
+
+WARRANTY = "How long does the heat pump warranty last?"
+
+
+def q(text: str, chunk: str = "chk_a", **kw) -> Quote:
+    return Quote(chunk, text, 0, 1.0, **kw)
+
+
+def test_near_twins_that_differ_in_the_answer_disagree_and_say_what_each_says():
+    a = q("The warranty on the heat pump lasts five years from installation.")
+    b = q("The warranty on the heat pump lasts three years from installation.", "chk_b")
+    assert differs(WARRANTY, a, b) == ("five years", "three years"), "the figure with the unit both give"
+    assert differs(WARRANTY, a, q(a.text.replace("  ", " "), "chk_b")) is None, "the same answer agrees"
+    assert differs("Who wrote the song?", q("Mike Reid wrote the song in 1991."), q("Mike Reid wrote the song in 1993.")) \
+        is None, "a difference that is not the kind asked for (a year for who) is no disagreement about the answer"
+    parts = differs(WARRANTY, q("The warranty covers parts for five years."), q("The warranty covers labour for five years."))
+    assert parts is None, "what they differ in does not answer how long"
+    who = differs("Who wrote the song?", q("The song was written by Mike Reid."), q("The song was written by Tom Waits."))
+    assert who == ("Mike Reid", "Tom Waits")
+
+
+def test_sentences_that_differ_in_two_places_speak_of_two_things():
+    a = q("Model X weighs 5 kg and ships in a box.")
+    b = q("Model Y weighs 7 kg and ships in a box.")
+    assert differs("How much does the model weigh?", a, b) is None
+    assert differs("How much does it weigh?", q("It weighs 5 kg."), q("Its crate, made of pine, weighs 7 kg in all.")) is None
+
+
+def test_a_negation_only_one_side_has_disagrees():
+    a = q("REST is required for every public endpoint of the service.")
+    b = q("REST is not required for every public endpoint of the service.", "chk_b")
+    said = differs("Is REST required for public endpoints?", a, b)
+    assert said is not None and "not required" in said[1] and "not" not in said[0].split()
+
+
+def test_the_reader_sure_of_different_phrases_in_sentences_that_otherwise_agree():
+    ta, tb = "The committee approved the plan on 3 March after a long debate.", \
+        "The committee finally approved the plan on 9 April after a long debate."
+    a = q(ta, phrase=(ta.index("3 M"), ta.index(" after")), phrase_margin=6.0, reader=0.9)
+    b = q(tb, "chk_b", phrase=(tb.index("9 A"), tb.index(" after")), phrase_margin=6.0, reader=0.9)
+    assert read_apart("When did the committee approve the plan?", a, b) == ("3 March", "9 April")
+    unsure = q(tb, "chk_b", phrase=b.phrase, phrase_margin=1.0, reader=0.9)
+    assert read_apart("When did the committee approve the plan?", a, unsure) is None
+
+
+def test_find_takes_sides_from_different_documents_only():
+    docs = {"chk_a": ("d1", "Manual 2023"), "chk_b": ("d2", "Manual 2025"), "chk_c": ("d1", "Manual 2023")}
+    a = q("The warranty on the heat pump lasts five years.")
+    b = q("The warranty on the heat pump lasts three years.", "chk_b")
+    c = q("The warranty on the heat pump lasts two years.", "chk_c")  # a table row of the same document
+    found = find(WARRANTY, [a, c, b], docs)
+    assert found is not None and [s.says for s in found.sides] == ["five years", "three years"]
+    assert find(WARRANTY, [a, c], docs) is None, "one document's two sentences are not two sources"
+    assert find(WARRANTY, [a, q(a.text, "chk_b")], docs) is None
+
+
+def side(title: str, says: str, doc: str) -> Side:
+    return Side(q("x"), says, doc, title)
+
+
+def test_sides_newest_first_when_dated_else_by_title_and_the_gap_names_them():
+    found = Disagreement((side("Heat pump manual (2023)", "five years", "d1"), side("Heat pump manual (2025)", "three years", "d2")))
+    got = ordered(found)
+    assert [s.title for s in got.sides] == ["Heat pump manual (2025)", "Heat pump manual (2023)"]
+    assert got.gap() == ("\u201cHeat pump manual (2025)\u201d says three years; \u201cHeat pump manual (2023)\u201d says "
+                         "five years. The sources disagree, and the evidence does not settle which is right.")
+    undated = ordered(Disagreement((side("Zeta notes", "a", "d1"), side("Alpha notes", "b", "d2"))))
+    assert [s.title for s in undated.sides] == ["Alpha notes", "Zeta notes"]
+
+
+def test_the_evidence_settles_it_only_by_a_replacement_or_a_version_asked_for():
+    found = ordered(Disagreement((side("Manual (2023)", "five years", "d1"), side("Manual (2025)", "three years", "d2"))))
+    assert settled(found, WARRANTY, {}).stands is None, "dates alone settle nothing"
+    asked = settled(found, "How long is the warranty in the 2023 manual?", {})
+    assert asked.stands == 0 and asked.sides[0].title == "Manual (2023)", "the side that stands comes first"
+    assert asked.gap().startswith("\u201cManual (2023)\u201d says five years; \u201cManual (2025)\u201d says three years.")
+    assert "the question asks about \u201cManual (2023)\u201d, so \u201cManual (2023)\u201d stands." in asked.gap()
+    texts = {"d2": "This edition replaces the 2023 manual. The warranty lasts three years.", "d1": ""}
+    replaced = settled(found, WARRANTY, texts)
+    assert replaced.stands == 0 and replaced.sides[0].title == "Manual (2025)" and "says it replaces" in replaced.why
+    older = settled(found, WARRANTY, {"d1": "This manual is superseded by the 2025 edition.", "d2": ""})
+    assert older.sides[older.stands].title == "Manual (2025)" and "replaces it" in older.why
+
+
+def test_a_near_twin_of_a_best_hit_follows_it_so_the_budget_keeps_both():
+    from types import SimpleNamespace as Hit
+
+    from localreason.reason.disagree import twins_close
+
+    twin = "The warranty on the heat pump lasts five years from the date of installation. Register it online."
+    hits = [Hit(content=twin, document_id="d1"), Hit(content="Clean the filters every two months.", document_id="d1"),
+            Hit(content="The router has four ports.", document_id="d3"),
+            Hit(content=twin.replace("five", "three"), document_id="d2"), Hit(content=twin, document_id="d4")]
+    got = twins_close(hits, 0.6)
+    assert [h.document_id for h in got] == ["d1", "d2", "d1", "d3", "d4"], "the same text is a copy, not a twin"
+    assert twins_close(hits[:3], 0.6) == hits[:3]
+
+
+OLD = ("# Heat pump manual (2023)\n\n## Warranty\n\nThe warranty on the heat pump lasts five years from the date of "
+       "installation. Register the unit online to claim it.\n\n## Filters\n\nClean the filters every two months.\n")
+NEW = OLD.replace("(2023)", "(2025)").replace("five years", "three years")
+ROUTER = ("# Router guide\n\nThe router has four ethernet ports and one USB port. Its warranty is handled by the shop "
+          "where it was bought.\n")
+
+
+@pytest.fixture
+def manuals(library_of):
+    return library_of({"manual-2023.md": OLD, "manual-2025.md": NEW, "router.md": ROUTER})
+
+
+def test_both_sides_are_cited_the_gap_names_them_and_no_phrase_leads(manuals):
+    a = reason(manuals, WARRANTY, generator=FakeGenerator(), lead_quotes=1)
+    sides = [s for s in a.statements if s.side is not None]
+    assert [s.side.label for s in sides] == ["A", "B"], a.to_dict()
+    assert [s.side.document_title for s in sides] == ["Heat pump manual (2025)", "Heat pump manual (2023)"]
+    assert "three years" in sides[0].references[0].quotation and "five years" in sides[1].references[0].quotation
+    assert all(s.phrase is None for s in a.statements), "no single phrase leads"
+    assert any("says three years" in g and "says five years" in g and "disagree" in g for g in a.gaps), a.gaps
+    assert a.answer.startswith("\u201cHeat pump manual (2025)\u201d: "), a.answer
+    assert a.meta["citationsDropped"] == 0 and len({c.document_id for c in a.citations}) == 2
+    data = a.to_dict()["statements"]
+    assert data[0]["side"] == {"label": "A", "says": "three years", "documentTitle": "Heat pump manual (2025)",
+                               "stands": False}
+
+
+def test_copies_that_agree_and_ordinary_questions_raise_no_alarm(library_of):
+    lib = library_of({"manual.md": OLD, "copy.md": OLD.replace("(2023)", "(copy)"), "router.md": ROUTER})
+    for question in (WARRANTY, "How many ethernet ports does the router have?", "How often should the filters be cleaned?"):
+        a = reason(lib, question, generator=FakeGenerator())
+        assert all(s.side is None for s in a.statements) and not any("disagree" in g for g in a.gaps), (question, a.gaps)
+
+
+def test_a_question_about_one_version_says_which_stands(manuals):
+    a = reason(manuals, "How long does the heat pump warranty last in the 2023 manual?", generator=FakeGenerator())
+    stands = [s.side for s in a.statements if s.side is not None and s.side.stands]
+    assert [m.document_title for m in stands] == ["Heat pump manual (2023)"], a.to_dict()
+    assert any("asks about \u201cHeat pump manual (2023)\u201d" in g for g in a.gaps), a.gaps
+
+
+# ---------------------------------------------------------------- comparison questions
+
+
+def test_the_question_forms_that_compare():
+    from localreason.reason.compare import compared_terms
+
+    assert compared_terms("Which interface is required, REST or GraphQL?") == ["REST", "GraphQL"]
+    assert compared_terms("Compare the REST and GraphQL requirements in my API Decisions collection.")[0] == "REST"
+    assert compared_terms("What do the 2023 manual and the 2025 manual say about the warranty?") == ["2023 manual", "2025 manual"]
+    assert compared_terms("What is the difference between a list and a tuple?") == ["list", "tuple"]
+    assert compared_terms("How does Python 2 differ from Python 3?") == ["Python 2", "Python 3"]
+    assert compared_terms("How do the two policies differ on remote work?") == []
+    for plain in ("When did the Apollo program run?", "Who performed the first landing on the Moon?",
+                  "Which song did Kerrang! pick?", "What is the capital of France or Spain?"):
+        assert compared_terms(plain) is None, plain
+
+
+REST = ("# ADR 7: Public API style\n\nStatus: accepted.\n\nDecision: every public endpoint must be a REST resource, "
+        "described in OpenAPI. Partners integrate over plain HTTP.\n")
+GRAPHQL = ("# ADR 12: Mobile backend\n\nStatus: accepted.\n\nDecision: the mobile apps require a GraphQL gateway, so "
+           "that one request fetches a whole screen.\n")
+LUNCH = "# Office lunch\n\nLunch is served at noon on weekdays in the canteen on the second floor.\n"
+
+
+def test_the_specs_comparison_hears_each_document_that_speaks_to_it(library_of):
+    lib = library_of({"adr-7.md": REST, "adr-12.md": GRAPHQL}, collection="API Decisions")
+    library_of({"lunch.md": LUNCH}, collection="office")
+    collection = next(c for c in lib.collections() if c.name == "API Decisions")
+    a = reason(lib, "Which interface is required, REST or GraphQL?", generator=FakeGenerator(),
+               collection_id=collection.id, limit=12)  # fmt: skip
+    titles = [next(c.document_title for c in a.citations if c.chunk_id == s.references[0].chunk_id) for s in a.statements]
+    assert titles[:2] == ["ADR 7: Public API style", "ADR 12: Mobile backend"], a.to_dict()
+    assert "REST" in a.statements[0].references[0].quotation and "GraphQL" in a.statements[1].references[0].quotation
+    assert all(s.phrase is None for s in a.statements) and a.meta["citationsDropped"] == 0
+    assert not any("disagree" in g for g in a.gaps), "two documents on two things do not disagree"
+    one = reason(lib, "What does the mobile backend require?", generator=FakeGenerator(), collection_id=collection.id)
+    assert len({s.references[0].document_id for s in one.statements[:1]}) == 1
+
+
+def test_every_front_ends_form_names_the_sides_and_the_disagreement(manuals):
+    """The CLI's plain text and the Markdown of MCP's readable output and the notebook: each side's document in
+    the prose, both quotations under Sources, the disagreement under Limitations; JSON keeps it for a client."""
+    from localreason.reason import Answer
+    from localreason.render import answer_markdown, answer_plain
+
+    a = reason(manuals, WARRANTY, generator=FakeGenerator())
+    for text in (answer_plain(a), answer_markdown(a)):
+        prose, _, rest = text.partition("Sources")
+        assert "Heat pump manual (2025)" in prose and "Heat pump manual (2023)" in prose, text
+        assert "three years" in rest and "five years" in rest and "The sources disagree" in rest
+    back = Answer.from_dict(a.to_dict(), a.query)
+    assert [s.side for s in back.statements] == [s.side for s in a.statements], "a remote answer keeps its sides"
