@@ -148,10 +148,10 @@ def main() -> None:
         order = list(runs.items()) if n % 2 == 0 else list(reversed(runs.items()))
         for name, cal in order:
             a, _ = ask(lib, question, cal, budget)
-            conflict[name].append(conflict_record(a, gold, other, title))
+            conflict[name].append({**conflict_record(a, gold, other, title), "q": question})
             b, t = ask(plain, question, cal, budget)
             first = " ".join(r.quotation for r in b.statements[0].references) if b.statements else ""
-            ordinary[name].append({"alarm": claims_disagreement(b), "first": gold in first})
+            ordinary[name].append({"alarm": claims_disagreement(b), "first": gold in first, "q": question})
             seconds[name].append(t)
         lib.close()
         print(f"  {n + 1}/{len(chosen)} {question}", flush=True)
@@ -179,6 +179,12 @@ def report(runs, conflict, ordinary, seconds) -> None:
               f"{statistics.median(s):.2f} s | {p95:.2f} s |")
     today, now = (statistics.median(seconds[k]) for k in runs)
     print(f"\nask p50 now / today: {now / today:.2f}x (same run, alternating)")
+    last = list(runs)[-1]
+    for what, rows, key in (("not both quoted", conflict[last], "both"), ("not named", conflict[last], "named"),
+                            ("false alarm", [dict(r, alarm=not r["alarm"]) for r in ordinary[last]], "alarm")):  # fmt: skip
+        missed = [r["q"] for r in rows if not r[key]]
+        if missed:
+            print(f"{last}, {what}: " + "; ".join(missed))
 
 
 if __name__ == "__main__":
