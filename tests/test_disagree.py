@@ -30,6 +30,10 @@ def test_near_twins_that_differ_in_the_answer_disagree_and_say_what_each_says():
     assert parts is None, "what they differ in does not answer how long"
     who = differs("Who wrote the song?", q("The song was written by Mike Reid."), q("The song was written by Tom Waits."))
     assert who == ("Mike Reid", "Tom Waits")
+    long = differs("Who founded the society?", q("It was founded by John Smith in May."),
+                   q("It was founded by the Imperial Russian Geographical Society in May."))
+    assert long == ("John Smith", "the Imperial Russian Geographical Society"), "a long answer in a short sentence"
+    assert differs("Who won?", q("Yes."), q("No.")) is None, "too little in common to be twins"
 
 
 def test_sentences_that_differ_in_two_places_speak_of_two_things():

@@ -140,7 +140,7 @@ class Calibration:
     that disagree")."""
     disagree_similarity: float = 0.6
     """disagree.differs / read_apart: two sentences agree but for their answers when at least this share of their
-    words match (2 x matched / all; near-twins that differ in one figure score 0.8-0.95). A rule, as above."""
+    other words match (2 x matched / all, the differing stretch or the phrases left out). A rule, as above."""
     disagree_words: int = 8
     """disagree.differs: the most words of each near-twin's one differing stretch (an answer, not a rewrite)."""
 

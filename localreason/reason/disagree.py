@@ -3,7 +3,8 @@
 Among the best-ranked sentences (the first ``Calibration.disagree_candidates``, after the reader), two from
 different documents disagree when they answer the question differently:
 - **near-twins** (``differs``): their words agree but for one stretch (at most ``disagree_words`` words on
-  each side) and the two stretches share no word: "The warranty lasts five years." against "The warranty lasts
+  each side; the rest at least ``disagree_similarity`` alike and MIN_SHARED words long) and the two stretches
+  share no word: "The warranty lasts five years." against "The warranty lasts
   three years.". Sentences that differ in two places speak of two things ("Model X weighs 5 kg", "Model Y
   weighs 7 kg") and do not disagree;
 - or the reader is sure of an answer phrase in each (span margin at least ``phrase_margin``, the reader's
@@ -35,6 +36,8 @@ from .candidates import Quote
 
 TWIN_LEAD = 3
 """``twins_close`` looks for near-twins of this many of the best hits (a limit, not a fit)."""
+MIN_SHARED = 4
+"""Near-twins share at least this many words besides their answers ("Yes." and "No." are not twins)."""
 MOST_SIDES = 3
 """The most sides an answer hears (a limit, not a fit)."""
 SAYS_WORDS = 12
@@ -115,13 +118,17 @@ def differs(question: str, a: Quote, b: Quote, calibration: Calibration = DEFAUL
     differently (module doc); else None."""
     wa, wb = _tokens(a.text), _tokens(b.text)
     la, lb = [w.group(0).lower() for w in wa], [w.group(0).lower() for w in wb]
-    similarity, regions = _regions(la, lb)
+    _, regions = _regions(la, lb)
     content = [r for r in regions if any(w not in STOPWORDS for w in la[r[0]:r[1]] + lb[r[2]:r[3]])
                or any(w in _NEGATION for w in la[r[0]:r[1]] + lb[r[2]:r[3]])]  # fmt: skip
-    if similarity < calibration.disagree_similarity or len(content) != 1:
+    if len(content) != 1:
         return None
     i1, i2, j1, j2 = content[0]
     if max(i2 - i1, j2 - j1) > calibration.disagree_words:
+        return None
+    rest_a, rest_b = la[:i1] + la[i2:], lb[:j1] + lb[j2:]  # the sentences but for the one stretch
+    agreement, _ = _regions(rest_a, rest_b)
+    if agreement < calibration.disagree_similarity or min(len(rest_a), len(rest_b)) < MIN_SHARED:
         return None
     if i1 == i2 or j1 == j2:  # words only one side has: a disagreement when they deny
         if not _NEGATION & set(la[i1:i2] + lb[j1:j2]):
