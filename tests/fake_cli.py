@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from localreason import cli  # noqa: E402
+from localreason.cli.common import Ctx  # noqa: E402
 
 _installed = False
 
@@ -38,7 +39,7 @@ def use_fake_models() -> None:
     _installed = True
 
 
-_service = cli._Ctx.service
+_service = Ctx.service
 
 
 def _fake_service(self, library=None):
@@ -46,7 +47,7 @@ def _fake_service(self, library=None):
     return _service(self, library)
 
 
-cli._Ctx.service = _fake_service
+Ctx.service = _fake_service
 
 if __name__ == "__main__":
     if "serve" in sys.argv[1:]:

@@ -355,10 +355,10 @@ def test_a_text_pdf_loads_no_renderer_and_no_recognition_model(tmp_path):
 
 
 def test_the_command_line_shows_a_bar_of_pages_under_the_files_bar():
-    from localreason.cli import _progress_callback
+    from localreason.cli.common import progress_callback
     from localreason.ingest.pipeline import Progress
 
-    bar, update = _progress_callback(True)
+    bar, update = progress_callback(True)
     update(Progress(0, 2, 0, "/x/scan.pdf", "recognizing", 0, 3))
     update(Progress(0, 2, 0, "/x/scan.pdf", "recognizing", 2, 3))
     assert [(t.description, t.completed, t.total) for t in bar.tasks] == [("Ingesting", 0, 2), ("  recognising", 2, 3)]

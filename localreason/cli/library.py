@@ -1,0 +1,206 @@
+"""The library's commands: ingest, sync, library, show, remove and reindex."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+
+import click
+
+from ..errors import Interrupted
+from .app import cli
+from .common import Ctx, console, emit_json, print_library, print_report, progress_callback
+
+
+EXAMPLES_INGEST = """
+\b
+Examples:
+  localreason ingest ~/notes ~/manuals/router.pdf --collection work
+  localreason ingest ~/src/project --include '*.md' --include '*.py' --exclude 'build/*'
+  localreason ingest ~/notes --prune        # also drop documents whose files were deleted
+"""
+
+
+def _run_ingest(ctx_obj: Ctx, fn, as_json: bool, quiet: bool, verbose: bool) -> int:
+    bar, update = progress_callback(not (quiet or as_json) and sys.stderr.isatty())
+    try:
+        with bar or nullcontext():
+            reports = fn(update)
+    except Interrupted as exc:
+        reports = [exc.report]
+        click.echo("Interrupted. What was finished is kept; run the same command again to continue.", err=True)
+        _show_reports(reports, as_json, verbose)
+        return 130
+    _show_reports(reports, as_json, verbose)
+    stopped = next((r.stopped for r in reports if r.stopped), "")
+    if stopped:
+        from ..errors import StorageFull
+
+        click.echo(f"Error: the ingest stopped early. {stopped}", err=True)
+        return StorageFull.exit_code
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def _show_reports(reports, as_json: bool, verbose: bool) -> None:
+    if as_json:
+        emit_json([r.to_dict() for r in reports] if len(reports) != 1 else reports[0].to_dict())
+        return
+    for r in reports:
+        print_report(r, verbose)
+
+
+@cli.command(epilog=EXAMPLES_INGEST)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("-c", "--collection", default="default", show_default=True, help="Collection to add to.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Only files matching this (repeatable).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out files matching this (repeatable).")
+@click.option("--prune", is_flag=True, help="Remove documents whose files are gone from the given folders.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-v", "--verbose", is_flag=True, help="List every file in the summary.")
+@click.pass_obj
+def ingest(obj: Ctx, paths, collection, include, exclude, prune, as_json, quiet, verbose) -> int:
+    """Add files and folders to the library (unchanged files are skipped, changed ones re-indexed).
+
+    Reads plain text, Markdown, reStructuredText, HTML, PDF, DOCX and source code; scanned PDF pages and
+    images (PNG, JPEG, TIFF, WebP, BMP) are recognised on this machine (setting ocr = auto | off).
+    Hidden files are skipped. The exit code is 1 if any file failed.
+    """
+    svc = obj.service()
+    return _run_ingest(obj, lambda cb: [svc.ingest(list(paths), collection, include=list(include),
+                                                   exclude=list(exclude), prune=prune, progress=cb)],
+                       as_json, quiet, verbose)  # fmt: skip
+
+
+@cli.command()
+@click.option("-c", "--collection", default=None, help="Only this collection (default: all).")
+@click.option("--prune", is_flag=True,
+              help="Also remove the documents of folders that no longer exist (an unmounted drive, a renamed folder).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-v", "--verbose", is_flag=True, help="List every file in the summary.")
+@click.pass_obj
+def sync(obj: Ctx, collection, prune, as_json, quiet, verbose) -> int:
+    """Re-ingest every folder and file ingested before, removing documents whose files are gone.
+
+    A folder that is gone itself keeps its documents (it may be a drive not mounted now); --prune removes them.
+    """
+    svc = obj.service()
+    code = _run_ingest(obj, lambda cb: svc.sync(collection, progress=cb, prune_vanished=prune), as_json, quiet,
+                       verbose)  # fmt: skip
+    if not as_json:
+        for name, folder, count in svc.library.vanished_folders(collection):
+            click.echo(f"The folder {folder} is gone: its {count} document{'s' * (count != 1)} in {name!r} are kept. "
+                       "`localreason sync --prune` removes them.", err=True)  # fmt: skip
+    return code
+
+
+@cli.command(name="library")
+@click.option("-c", "--collection", default=None, help="List this collection's documents.")
+@click.option("-d", "--documents", is_flag=True, help="List documents of every collection.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def library_cmd(obj: Ctx, collection, documents, as_json) -> int:
+    """List collections with document and chunk counts (and documents with -d or -c)."""
+    svc = obj.service()
+    cols = [svc.collection(collection)] if collection else svc.collections()
+    docs = svc.documents(collection) if (collection or documents) else []
+    stale = svc.library.stale_chunking()
+    if as_json:
+        emit_json({"home": str(svc.library.home), "collections": [c.to_dict() for c in cols],
+                    "documentsToRechunk": stale, "index": svc.library.index_info(),
+                    **({"documents": [d.to_dict() for d in docs]} if (collection or documents) else {})})  # fmt: skip
+        return 0
+    print_library(svc, cols, docs, show_documents=bool(collection or documents))
+    if stale:
+        console().print(f"[yellow]{stale} document(s) were read or cut otherwise than this version and its "
+                         "chunking settings do.[/] Run `localreason sync` to re-chunk them (their unchanged "
+                         "passages keep their vectors).")  # fmt: skip
+    return 0
+
+
+@cli.command()
+@click.argument("item_id")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def show(obj: Ctx, item_id, as_json) -> int:
+    """Show a collection, document or chunk by its id (col_..., doc_..., chk_...)."""
+    from ..types import Chunk, Collection, Document
+
+    svc = obj.service()
+    item = svc.get(item_id.strip())
+    if as_json:
+        emit_json({"type": type(item).__name__.lower(), **item.to_dict()})
+        return 0
+    out = console()
+    if isinstance(item, Collection):
+        out.print(f"[bold]{item.name}[/] ({item.id}): {item.document_count} documents, {item.chunk_count} chunks")
+        for d in svc.documents(item.id):
+            out.print(f"  {d.id}  {d.title}  ({d.chunk_count} chunks)")
+    elif isinstance(item, Document):
+        for key, value in item.to_dict().items():
+            if key != "recognized":
+                out.print(f"[bold]{key}[/]: {value}", highlight=False)
+        _print_recognition(out, item, svc.library.settings.ocr_min_confidence)
+    elif isinstance(item, Chunk):
+        doc = svc.get(item.document_id)
+        out.print(f"[bold]{item.id}[/] {item.level_name} {item.index} of {doc.title} ({doc.id})")
+        out.print(f"[dim]{' > '.join(item.section_path) or '(no section)'}  "
+                  f"chars {item.start}-{item.end}, {item.token_count} tokens"
+                  + (f", pages {item.page_start}-{item.page_end}" if item.page_start else "") + "[/]")  # fmt: skip
+        if item.recognized:
+            out.print(f"[yellow]{RECOGNIZED_NOTE}[/]")
+        out.print(item.text, markup=False)
+    return 0
+
+
+RECOGNIZED_NOTE = "Read by text recognition from a scanned page or photo: a letter may be misread."
+
+
+def _print_recognition(out, doc, threshold: float) -> None:
+    """`show`'s lines on a document's recognised pages: the summary, then each page of low confidence."""
+    from ..render import low_confidence_pages, recognition_summary
+
+    summary = recognition_summary(doc)
+    if summary:
+        out.print(f"[bold]recognized[/]: [yellow]{summary}[/]", highlight=False)
+    for p in low_confidence_pages(doc, threshold):
+        out.print(f"  [yellow]page {p.page}[/]: low confidence ({p.confidence:.2f}), its text may hold misread words",
+                  highlight=False)  # fmt: skip
+
+
+@cli.command()
+@click.argument("target")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@click.pass_obj
+def remove(obj: Ctx, target, yes, as_json) -> int:
+    """Remove a document (doc_...) or a collection (col_... or its name) from the library.
+
+    The files on disk are not touched.
+    """
+    svc = obj.service()
+    target = target.strip()
+    item = svc.get(target) if target.startswith(("doc_", "chk_")) else svc.collection(target)
+    if not yes and sys.stdin.isatty():
+        label = getattr(item, "title", None) or getattr(item, "name", target)
+        click.confirm(f"Remove {label!r} ({item.id}) from the library?", abort=True)
+    result = svc.remove(item.id)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"Removed {result['removed']} {result.get('title') or result.get('name')} ({result['id']}).")
+    return 0
+
+
+@cli.command()
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def reindex(obj: Ctx, quiet) -> int:
+    """Re-embed every chunk with the configured embedding model (after changing models)."""
+    svc = obj.service()
+    bar, update = progress_callback(not quiet and sys.stderr.isatty())
+    with bar or nullcontext():
+        n = svc.reindex(progress=update)
+    click.echo(f"Re-embedded {n} chunks with {svc.library.embedder.name}.")
+    return 0
