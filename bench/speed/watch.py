@@ -142,9 +142,9 @@ def look_cpu(tree: Path, rounds: int = 3) -> list[float]:
     (watch.RESCAN_S) make them."""
     import queue
 
-    from localreason.watch import _Poller
+    from localreason.watch.sources import Poller
 
-    poller, out = _Poller([str(tree)], True, queue.Queue(), 300.0), []
+    poller, out = Poller([str(tree)], True, queue.Queue(), 300.0), []
     for _ in range(rounds):
         spent = time.thread_time()
         poller._look()
