@@ -82,6 +82,21 @@ def answer_rows(app) -> list[str]:
     return [str(item.query_one("Static").render()) for item in view.children]
 
 
+async def test_a_library_of_one_document_is_counted_in_the_singular(isolated_home, tmp_path):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "note.md").write_text("# Note\n\nThe boiler was serviced in March.\n")
+    lib = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator())
+    lib.ingest([tmp_path / "one"], "notes")
+    try:
+        app = LocalReasonApp(lib)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            status = str(app.query_one("#status").render())
+            assert "1 document, 1 passage." in status, status
+    finally:
+        lib.close()
+
+
 async def test_first_screen_shows_the_library_tree_with_counts_and_scope(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
@@ -405,7 +420,7 @@ async def test_escape_stops_an_ingest_after_the_current_file_and_keeps_what_was_
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app._add_chosen((str(many), "many"))
+        app.library_work.add_chosen((str(many), "many"))
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, ReportScreen)

@@ -27,11 +27,12 @@ from textual.widgets import Footer, Header, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from ..config import TUI_TRACE_ENV
-from ..errors import Cancelled, Interrupted, LocalReasonError
+from ..errors import Cancelled, LocalReasonError
 from ..session import Session, Turn, default_export_name, elapsed_text
 from ..stages import Stage
-from .screens import (AddScreen, ConfirmScreen, ErrorReported, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen,
-                      ReportScreen, SourceScreen)  # fmt: skip
+from ..text import counted
+from .library_work import LibraryWork
+from .screens import ErrorReported, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen, SourceScreen
 from .widgets import AnswerView, LibraryTree, SearchResults
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -73,9 +74,8 @@ class LocalReasonApp(App):
         """``ask`` while a question runs (one at a time)."""
         self.cancel_event = threading.Event()
         """Set by Escape to stop the running question."""
-        self.library_cancel = threading.Event()
-        """Set by Escape (when no question runs) to stop an ingest or re-sync after the current file."""
-        self.library_busy = False
+        self.library_work = LibraryWork(self)
+        """Adding, re-syncing and removing (one at a time, in a worker; Escape stops it after the current file)."""
         self.started = 0.0
         self.stage_text = ""
         self.stages_seen: list[str] = []
@@ -139,7 +139,7 @@ class LocalReasonApp(App):
 
     async def action_quit(self) -> None:
         self.cancel_event.set()  # a running question or ingest stops instead of finishing unseen
-        self.library_cancel.set()
+        self.library_work.cancel.set()
         self.stop_watching(wait=False)  # its thread may be waiting for this one: joined once the app has ended
         self.exit()
 
@@ -295,8 +295,8 @@ class LocalReasonApp(App):
         if self.busy == "ask" and not self.cancel_event.is_set():
             self.cancel_event.set()
             self._refresh_stage()
-        elif self.library_busy and not self.library_cancel.is_set():
-            self.library_cancel.set()
+        elif self.library_work.busy and not self.library_work.cancel.is_set():
+            self.library_work.cancel.set()
             self.set_status("Cancelling after the current file…")
         elif self.mode == "search":
             self.action_mode("ask")
@@ -373,7 +373,7 @@ class LocalReasonApp(App):
         self.shown_seq = seq
         await self.main(SearchResults).show(query, passages, documents, error)
         if not self.busy:
-            self.set_status(f"{len(passages)} passages. Tab: to the list, Enter: open.")
+            self.set_status(f"{counted(len(passages), 'passage')}. Tab: to the list, Enter: open.")
 
     @on(SearchResults.Chosen)
     def _result_chosen(self, event: SearchResults.Chosen) -> None:
@@ -384,149 +384,17 @@ class LocalReasonApp(App):
             self.select_in_tree(event.id)
             self.notify(f"Questions now go to {event.title}.", title="Scoped")
 
-    # ------------------------------------------------------------ library management
-
-    def _library_busy(self) -> bool:
-        if self.library_busy:
-            self.notify("The library is already being changed; wait for it to finish.", severity="warning")
-            return True
-        return False
+    # ------------------------------------------------------------ library management (library_work.py)
 
     def action_add(self) -> None:
-        if self._library_busy():
-            return
-        scope = self.session.scope
-        default = scope.label if scope.kind == "collection" else "default"
-        self.push_screen(AddScreen(default), self._add_chosen)
-
-    def _add_chosen(self, choice) -> None:
-        if choice:
-            path, collection = choice
-            self.start_library_work(f"Adding {path}")
-            self.run_ingest(path, collection, self.library_cancel)
+        self.library_work.add()
 
     def action_sync(self) -> None:
-        if self._library_busy():
-            return
-        scope = self.session.scope
-        collection = scope.label if scope.kind == "collection" else None
-        self.start_library_work(f"Re-syncing {collection or 'every collection'}")
-        self.run_sync(collection, self.library_cancel)
-
-    def start_library_work(self, label: str) -> None:
-        self.busy_label = label
-        self.library_busy = True
-        self.library_cancel = threading.Event()
-        bar = self.main("#progress", ProgressBar)
-        bar.update(total=None, progress=0)
-        bar.remove_class("hidden")
-        self.set_status(f"{label}…")
-
-    def _progress(self, cancel: threading.Event):
-        def callback(p) -> None:
-            if cancel.is_set():
-                raise KeyboardInterrupt  # the library stops after the current file and reports what it did
-            self.ui(self._show_progress, p)
-        return callback
-
-    def _show_progress(self, p) -> None:
-        bar = self.main("#progress", ProgressBar)
-        bar.update(total=max(p.total, 1), progress=p.done)
-        name = Path(p.path).name if p.path else ""
-        pages = f", recognising page {min(p.page + 1, p.pages)}/{p.pages}" if p.status == "recognizing" else ""
-        self.set_status(f"{self.busy_label}: {p.done}/{p.total} files, {p.chunks} passages{pages}  {name}")
-
-    @work(thread=True, group="library", exit_on_error=False)
-    def run_ingest(self, path: str, collection: str, cancel: threading.Event) -> None:
-        def job():
-            return [self.session.service.ingest([path], collection, progress=self._progress(cancel))]
-        self._library_job(job, f"Added to {collection}")
-
-    @work(thread=True, group="library", exit_on_error=False)
-    def run_sync(self, collection: str | None, cancel: threading.Event) -> None:
-        def job():
-            return self.session.service.sync(collection, progress=self._progress(cancel))
-        self._library_job(job, "Re-sync", then=lambda: self.look_for_vanished(collection))
-
-    def _library_job(self, job, title: str, then=None) -> None:
-        """Run ``job`` (a worker's), then show its reports; ``then`` runs once they are closed."""
-        try:
-            reports = job()
-        except Interrupted as stop:
-            self.ui(self.library_done, title + " (cancelled)", [stop.report] if stop.report else [],
-                                  "Cancelled: what was finished is kept. Run it again to continue.", None)  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - the progress bar and busy flag must be reset
-            self.ui(self.library_done, title, [], "", exc)
-        else:
-            self.ui(self.library_done, title, reports, "", None, then)
-
-    def library_done(self, title: str, reports, note: str, error, then=None) -> None:
-        self.library_busy = False
-        self.main("#progress", ProgressBar).add_class("hidden")
-        if not self.busy:
-            self.show_ready()
-        self.load_tree()
-        if error is not None:
-            self.show_error(error)
-        elif not reports:
-            self.notify("There was nothing to re-sync: no folders or files were added yet.")
-        else:
-            failed = sum(r.counts.get("failed", 0) for r in reports)
-            self.push_screen(ReportScreen(title + (f" — {failed} failed" if failed else ""), reports, note),
-                             lambda _: then() if then is not None else None)  # fmt: skip
+        self.library_work.sync()
 
     @on(LibraryTree.RemoveRequested)
     def _remove_requested(self, event: LibraryTree.RemoveRequested) -> None:
-        self.confirm_remove(event.kind, event.id, event.label)
-
-    def confirm_remove(self, kind: str, id_: str, label: str) -> None:
-        if self._library_busy():
-            return
-        what = (f"the document “{label}”" if kind == "document"
-                else f"the collection “{label}” and all its documents")  # fmt: skip
-        self.push_screen(ConfirmScreen(f"Remove {what} from the library?\nThe files on disk are not touched."),
-                         lambda yes: yes and self.run_remove(kind, id_, label))  # fmt: skip
-
-    @work(thread=True, group="library", exit_on_error=False)
-    def run_remove(self, kind: str, id_: str, label: str) -> None:
-        try:
-            self.session.service.remove(id_)
-        except Exception as exc:  # noqa: BLE001
-            self.ui(self.show_error, exc)
-            return
-        self.ui(self._removed, id_, label)
-
-    def _removed(self, id_: str, label: str) -> None:
-        if self.session.scope.id == id_:
-            self.action_clear_scope()
-        self.notify(f"Removed {label}.")
-        self.load_tree()
-
-    @work(thread=True, group="library", exit_on_error=False)
-    def look_for_vanished(self, collection: str | None) -> None:
-        """After a re-sync: folders that are gone keep their documents until the user says to remove them."""
-        with self.session.service.reading() as lib:
-            vanished = lib.vanished_folders(collection)
-        if vanished:
-            self.ui(self.confirm_forget, collection, vanished)
-
-    def confirm_forget(self, collection: str | None, vanished) -> None:
-        folders = "\n".join(f"  {folder} ({count} document{'s' * (count != 1)} in {name})"
-                            for name, folder, count in vanished)  # fmt: skip
-        question = (f"{'These folders are' if len(vanished) > 1 else 'This folder is'} gone (an unmounted drive, or "
-                    f"renamed or deleted):\n{folders}\nRemove {'their' if len(vanished) > 1 else 'its'} documents "
-                    "from the library? Keep them if it will be back.")  # fmt: skip
-        self.push_screen(ConfirmScreen(question), lambda yes: yes and self._forget_vanished(collection))
-
-    def _forget_vanished(self, collection: str | None) -> None:
-        if self._library_busy():
-            return
-        self.start_library_work("Removing the documents of vanished folders")
-        self.run_forget(collection)
-
-    @work(thread=True, group="library", exit_on_error=False)
-    def run_forget(self, collection: str | None) -> None:
-        self._library_job(lambda: self.session.service.forget_vanished(collection), "Vanished folders removed")
+        self.library_work.confirm_remove(event.kind, event.id, event.label)
 
     # ------------------------------------------------------------ following the folders
 
@@ -604,7 +472,8 @@ class LocalReasonApp(App):
         self.main("#status", Static).update(text)
 
     def show_ready(self) -> None:
-        size = f" {self.library_size[0]} documents, {self.library_size[1]} passages." if self.library_size else ""
+        docs, passages = self.library_size or (0, 0)
+        size = f" {counted(docs, 'document')}, {counted(passages, 'passage')}." if self.library_size else ""
         self.set_status("Ready." + size)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

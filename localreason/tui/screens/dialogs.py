@@ -15,6 +15,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, ListItem, ListView, Static
 
+from ...text import counted
+
 # ---------------------------------------------------------------- confirm
 
 
@@ -112,13 +114,13 @@ def report_text(reports, note: str = "") -> Text:
             body.append(f"  {f.status:<9}", style=REPORT_STYLE.get(f.status, ""))
             body.append(f" {f.path}")
             if f.chunks:
-                body.append(f"  ({f.chunks} passages)", style="dim")
+                body.append(f"  ({counted(f.chunks, 'passage')})", style="dim")
             if f.reason:
                 body.append(f"\n             {f.reason}", style="dim")
             body.append("\n")
         for folder, n in report.kept:
             body.append("  kept     ", style="yellow")
-            body.append(f" {folder}\n             empty now (a drive not mounted?): its {n} document{'s' * (n != 1)} "
+            body.append(f" {folder}\n             empty now (a drive not mounted?): its {counted(n, 'document')} "
                         "stay; `localreason sync --prune` removes them\n", style="dim")  # fmt: skip
         unchanged = report.counts.get("unchanged", 0)
         if unchanged:
