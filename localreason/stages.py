@@ -11,6 +11,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from .errors import Cancelled
+from .text import counted
 
 
 class Stage(str, Enum):
@@ -25,6 +26,8 @@ class Stage(str, Enum):
     def describe(self, **info) -> str:
         """One line for a person, e.g. "Reading 12 passages (980 tokens)"."""
         try:
+            if self is Stage.READING:
+                return f"Reading {counted(info['chunks'], 'passage')} ({counted(info['tokens'], 'token')})"
             return _WORDS[self].format(**info)
         except (KeyError, IndexError):
             return _WORDS[self].split(" {")[0]

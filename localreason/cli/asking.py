@@ -7,6 +7,7 @@ from contextlib import nullcontext
 
 import click
 
+from ..text import counted
 from ..types import DIRECTIONS
 from .app import cli
 from .common import LOCAL_HELP, SCOPE_HELP, Ctx, console, each_line, emit_json, print_answer, scope_args
@@ -104,7 +105,7 @@ def read(obj: Ctx, chunk_id, as_json) -> int:
     out.print(f"[bold]{item['documentTitle']}[/] [dim]({item['documentId']})[/]")
     out.print(f"[dim]{' > '.join(item['sectionPath']) or '(top)'}[/]")
     out.print(f"[cyan]{item['chunkId']}[/] {item['levelName']} {item['chunkIndex'] + 1} of {item['siblingCount']}"
-              f", {item['childCount']} children, parent {item['parentId']}, {item['tokenCount']} tokens")  # fmt: skip
+              f", {item['childCount']} children, parent {item['parentId']}, {counted(item['tokenCount'], 'token')}")  # fmt: skip
     out.print()
     out.print(item["content"], markup=False)
     return 0
@@ -154,7 +155,7 @@ def evidence(obj: Ctx, query, collection, document, limit, max_tokens, explain, 
         return 0
     out = console()
     out.print(packet.text or "(empty packet)", markup=False)
-    out.print(f"[dim]{packet.chunks_gathered} chunks gathered, {len(packet.chunks)} admitted, "
+    out.print(f"[dim]{counted(packet.chunks_gathered, 'chunk')} gathered, {len(packet.chunks)} admitted, "
               f"{packet.tokens}/{packet.max_tokens} tokens, evidence {'strong' if packet.strong else 'weak'}"
               f"{', truncated' if packet.truncated else ''}{', scoped' if packet.scoped else ''}[/]")  # fmt: skip
     if explain:

@@ -12,6 +12,7 @@ import click
 
 from ..config import HANDOFF_ENV
 from ..errors import LocalReasonError
+from ..text import counted
 
 
 def console(stderr: bool = False):
@@ -116,7 +117,7 @@ def progress_callback(enabled: bool):
                     pages = None
             return
         elapsed = bar.tasks[0].elapsed or 1e-9
-        bar.update(task, completed=p.done, total=p.total, extra=f"{p.chunks} chunks {p.done / elapsed:.1f} files/s",
+        bar.update(task, completed=p.done, total=p.total, extra=f"{counted(p.chunks, 'chunk')} {p.done / elapsed:.1f} files/s",
                    current=Path(p.path).name[:30])  # fmt: skip
 
     return bar, update

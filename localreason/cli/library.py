@@ -8,6 +8,7 @@ from contextlib import nullcontext
 import click
 
 from ..errors import Interrupted
+from ..text import counted
 from .app import cli
 from .common import Ctx, console, emit_json, print_library, print_report, progress_callback
 
@@ -90,7 +91,7 @@ def sync(obj: Ctx, collection, prune, as_json, quiet, verbose) -> int:
                        verbose)  # fmt: skip
     if not as_json:
         for name, folder, count in svc.library.vanished_folders(collection):
-            click.echo(f"The folder {folder} is gone: its {count} document{'s' * (count != 1)} in {name!r} are kept. "
+            click.echo(f"The folder {folder} is gone: its {counted(count, 'document')} in {name!r} are kept. "
                        "`localreason sync --prune` removes them.", err=True)  # fmt: skip
     return code
 
@@ -134,9 +135,10 @@ def show(obj: Ctx, item_id, as_json) -> int:
         return 0
     out = console()
     if isinstance(item, Collection):
-        out.print(f"[bold]{item.name}[/] ({item.id}): {item.document_count} documents, {item.chunk_count} chunks")
+        out.print(f"[bold]{item.name}[/] ({item.id}): {counted(item.document_count, 'document')}, "
+                  f"{counted(item.chunk_count, 'chunk')}")  # fmt: skip
         for d in svc.documents(item.id):
-            out.print(f"  {d.id}  {d.title}  ({d.chunk_count} chunks)")
+            out.print(f"  {d.id}  {d.title}  ({counted(d.chunk_count, 'chunk')})")
     elif isinstance(item, Document):
         for key, value in item.to_dict().items():
             if key != "recognized":
@@ -146,7 +148,7 @@ def show(obj: Ctx, item_id, as_json) -> int:
         doc = svc.get(item.document_id)
         out.print(f"[bold]{item.id}[/] {item.level_name} {item.index} of {doc.title} ({doc.id})")
         out.print(f"[dim]{' > '.join(item.section_path) or '(no section)'}  "
-                  f"chars {item.start}-{item.end}, {item.token_count} tokens"
+                  f"chars {item.start}-{item.end}, {counted(item.token_count, 'token')}"
                   + (f", pages {item.page_start}-{item.page_end}" if item.page_start else "") + "[/]")  # fmt: skip
         if item.recognized:
             out.print(f"[yellow]{RECOGNIZED_NOTE}[/]")
@@ -202,5 +204,5 @@ def reindex(obj: Ctx, quiet) -> int:
     bar, update = progress_callback(not quiet and sys.stderr.isatty())
     with bar or nullcontext():
         n = svc.reindex(progress=update)
-    click.echo(f"Re-embedded {n} chunks with {svc.library.embedder.name}.")
+    click.echo(f"Re-embedded {counted(n, 'chunk')} with {svc.library.embedder.name}.")
     return 0

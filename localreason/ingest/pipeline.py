@@ -526,7 +526,7 @@ class _Recognizer:
             except BaseException:  # noqa: BLE001 - a cancel (the TUI raises KeyboardInterrupt in its callback)
                 self.halt.set()
         if self.halt.is_set():
-            raise IngestFileError(f"stopped after {page} of {pages} pages had been recognised; run the same command "
+            raise IngestFileError(f"stopped after {page} of {counted(pages, 'page')} had been recognised; run the same command "
                                   "again to read it")  # fmt: skip
 
     def notes(self, readings: list[PageReading]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..text import WORD, is_field, query_terms, suffix_stem
+from ..text import WORD, counted, is_field, query_terms, suffix_stem
 from ..types import EvidencePacket
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote, instruction_sentences
@@ -133,7 +133,7 @@ def unread_gap(budget: int) -> str:
     if budget == 0:
         return ("The evidence budget (maxTokens) was 0 tokens (negative values count as 0), so no evidence was "
                 "read.")  # fmt: skip
-    return f"The evidence budget (maxTokens) of {budget} tokens is too small for any passage, so no evidence was read."
+    return f"The evidence budget (maxTokens) of {counted(budget, 'token')} is too small for any passage, so no evidence was read."
 
 
 def instruction_gaps(packet: EvidencePacket) -> list[str]:

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..text import WORD, query_terms
+from ..text import WORD, counted, query_terms
 from ..types import Evidence
 from .index import Index
 from .ranking import CANDIDATES, Ranked, distinct, fts_quote, hybrid, lexical_ranking
@@ -57,11 +57,11 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
     if len(order) < ENOUGH_EVIDENCE and order:
         added = _neighbours(index, order[:ENOUGH_EVIDENCE], scope)
         order = _interleave_after(order, added)[:k]
-        steps.append(f"added {len(added)} neighbouring passages of the best hits")
+        steps.append(f"added {counted(len(added), 'neighbouring passage')} of the best hits")
     if len(order) < ENOUGH_EVIDENCE:
         rare = _rare_term_matches(index, q, scope, exclude=set(order))
         order = (order + rare)[:k]
-        steps.append(f"added {len(rare)} chunks containing the query's rarest terms")
+        steps.append(f"added {counted(len(rare), 'chunk')} containing the query's rarest terms")
     score = relevance(index, q, ranked[:3])
     strong = bool(order) and score >= RELEVANCE_GUARD
     steps.append("evidence is strong" if strong else "evidence is weak (below the relevance guard)")
