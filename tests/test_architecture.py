@@ -67,16 +67,17 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip = _type_checking_only(tree)
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    root = name.split(".")[0]  # localreason, or bench
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
         if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == "localreason"}
+            found |= {a.name for a in node.names if a.name.split(".")[0] == root}
         elif isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
             target = ".".join(base + (node.module.split(".") if node.module else []))
-            if target.split(".")[0] != "localreason":
+            if target.split(".")[0] != root:
                 continue
             subs = {f"{target}.{a.name}" for a in node.names} & known  # ``from . import x``: the module x
             found |= subs or {target}
@@ -159,6 +160,41 @@ def test_every_module_sits_in_a_layer():
 
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
+
+
+def test_no_import_cycles_in_bench():
+    assert cycles(import_graph(PACKAGE.parent / "bench")) == []
+
+
+HOUSE_LIMITS = {"module": 800, "class": 550, "function": 60}
+"""The house's size limits, in lines (DEVELOPERS' guide): a module, a class, a function or method."""
+
+
+def oversized(package: Path = PACKAGE) -> list[str]:
+    """Every module, class and function of ``package`` over HOUSE_LIMITS, as 'path: what N lines'."""
+    out = []
+    for name, path in modules(package).items():
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") + 1 > HOUSE_LIMITS["module"]:
+            out.append(f"{name}: module {text.count(chr(10)) + 1} lines")
+        for node in ast.walk(ast.parse(text)):
+            kind = "class" if isinstance(node, ast.ClassDef) else "function" if isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None  # fmt: skip
+            if kind and node.end_lineno - node.lineno + 1 > HOUSE_LIMITS[kind]:
+                out.append(f"{name}: {kind} {node.name} {node.end_lineno - node.lineno + 1} lines")
+    return out
+
+
+def test_the_package_keeps_the_house_limits():
+    assert oversized() == []
+
+
+def test_the_size_check_finds_what_is_too_long(tmp_path):
+    pkg = tmp_path / "localreason"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "long.py").write_text("def f():\n" + "    x = 1\n" * 61 + "\n\nclass C:\n    pass\n")
+    assert oversized(pkg) == ["localreason.long: function f 62 lines"]
 
 
 def test_imports_run_only_down_the_layers():

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from bench.data.debian_docs import fetch_corpus
-from bench.quality.ocr import ocr_worker
+from bench.quality.ocr.textpdf import ocr_worker
 
 
 def disk_size(home: Path) -> int:

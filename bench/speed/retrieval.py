@@ -24,7 +24,7 @@ def main() -> None:
     ap.add_argument("--latency-queries", type=int, default=300)
     args = ap.parse_args()
 
-    from bench.quality.retrieval import squad_library, squad_questions
+    from bench.data.squad import squad_library, squad_questions
 
     lib, embedder, settings, articles, corpus = squad_library(args.data_dir)
     qs, _, _ = squad_questions(lib, articles, corpus, args.questions)

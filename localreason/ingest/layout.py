@@ -13,7 +13,7 @@ puts them back in order with a recursive XY cut, the classic way to read a page 
 
 A one-row paragraph set in letters much taller than the page's body text is a heading (depth 1 or 2).
 Everything here is arithmetic on boxes: it is tested with made-up boxes, and measured on real pages by
-``bench/quality/ocr.py``.
+``bench/quality/ocr/``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from .recognised import LINE_MIN_SCORE, PageReading
 MAX_SIDE = 2000
 """The recogniser reads a page scaled to at most this many pixels on its longer side (RapidOCR's own default):
 about 170 dpi for an A4 page. Reading 300-dpi pages at full size took 1.3-1.8x as long for no gain in word
-recall (bench/quality/ocr.py, "--max-side"; docs/benchmarks.md, "Scanned pages")."""
+recall (bench/quality/ocr/, "--max-side"; docs/benchmarks.md, "Scanned pages")."""
 WARM_UP_SIDE = 64
 """The blank image recognised once when the engine loads: OpenVINO compiles the models on their first run (about
 2 s), which would otherwise count against the first page's time limit."""

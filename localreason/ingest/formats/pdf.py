@@ -21,7 +21,7 @@ MIN_CHARS = 20
 IMAGE_COVER = 0.5
 """A page is a scan (or a photo) when its images cover at least this share of its area. A scanner or a phone's
 scanning app covers the whole page; a logo or a figure does not (the Debian Reference's cover, a logo over 42% of
-an otherwise empty page, is not recognised: bench/quality/ocr.py, "decision")."""
+an otherwise empty page, is not recognised: bench/quality/ocr/, "decision")."""
 WORDLIKE = 0.5
 """A text layer is junk when fewer than this share of its runs look like words (mostly letters or digits)."""
 PLAIN_ALNUM = 0.7
