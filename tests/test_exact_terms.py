@@ -118,9 +118,14 @@ def test_an_older_library_is_reindexed_for_identifier_words(tmp_path, fake_embed
     lib.ingest([root], "docs")
     lib.close()
     raw = sqlite3.connect(home / "library.sqlite3")  # back to schema 3's full-text index
-    raw.executescript("""BEGIN; DROP TABLE chunks_fts; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text,
+    raw.executescript("""BEGIN; DROP TRIGGER chunks_fts_insert; DROP TRIGGER chunks_fts_delete; DROP TABLE chunks_fts;
+        ALTER TABLE chunks DROP COLUMN terms; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text,
         content='chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
         INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = 2 BEGIN
+            INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text); END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
+            INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text); END;
         ALTER TABLE documents DROP COLUMN chunking; ALTER TABLE documents DROP COLUMN recognition;
         ALTER TABLE chunks DROP COLUMN recognized; PRAGMA user_version=3; COMMIT;""")  # fmt: skip
     raw.close()
@@ -240,3 +245,96 @@ def test_deep_search_top_results_do_not_depend_on_the_limit(lib, tmp_path):
     lib.ingest([root], "docs")
     ten = [h.chunk_id for h in lib.deep_search("sensor relay fuse cable", limit=10)]
     assert ten == [h.chunk_id for h in lib.deep_search("sensor relay fuse cable", limit=50)][:10]
+
+
+# ---------------------------------------------------------------- a role shown shorter than its name (#41)
+
+LOOP = """Event loop
+==========
+
+Shutting down
+-------------
+
+Schedule all currently open asynchronous generator objects to close with an :meth:`~agen.aclose()` call.
+
+Other calls
+-----------
+
+The aclose() method of a thing is called when the loop closes, and next() is asked for the next item.
+"""
+TWO_TO_THREE = """2to3
+====
+
+Fixers
+------
+
+Converts the use of iterator's :meth:`~iterator.next` methods to the :func:`next` function.
+"""
+CONTEXT = """Context managers
+================
+
+Return an async context manager that calls the ``aclose()`` method of *thing*, or ``next()`` of an iterator.
+"""
+
+
+def test_the_reader_keeps_what_the_page_shows_and_where_a_role_names_more():
+    from localreason.ingest.formats.rst import parse_rst
+
+    parsed = parse_rst(LOOP.encode(), Path("loop.rst"))
+    assert "close with an aclose() call" in parsed.text and "agen" not in parsed.text, "the text is the page's"
+    assert [(parsed.text[s:e], full) for s, e, full in parsed.index_terms] == [("aclose()", "agen.aclose")]
+    titled = parse_rst(b"T\n=\n\nSee :meth:`accept() <socket.socket.accept>` and :func:`os.path.join`.\n", Path("t.rst"))
+    assert [f for _, _, f in titled.index_terms] == ["socket.socket.accept"], "a name shown whole needs nothing"
+    odd = parse_rst("T\n=\n\nA \ue000 stray \ue001 mark \ue002 and :meth:`~a.b`.\n".encode(), Path("o.rst"))
+    assert not set("\ue000\ue001\ue002") & set(odd.text) and [f for _, _, f in odd.index_terms] == ["a.b"]
+
+
+@pytest.mark.parametrize("query, holds", [("agen.aclose", "close with an aclose() call"),
+                                          ("iterator.next", "Converts the use of iterator's next() methods"),
+                                          ("Which method does iterator.next become?", "Converts the use")])
+def test_a_role_shown_shorter_is_found_by_its_full_name(lib, tmp_path, query, holds):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name, text in {"loop.rst": LOOP, "2to3.rst": TWO_TO_THREE, "context.rst": CONTEXT}.items():
+        (root / name).write_text(text)
+    write_pages(root / "filler")
+    lib.ingest([root], "docs")
+    first = lib.deep_search(query, limit=3)[0]
+    assert holds in first.content, [h.content[:80] for h in lib.deep_search(query, limit=3)]
+    assert "agen.aclose" not in first.content and "terms" not in first.to_dict(), "the names are searched, not shown"
+
+
+def test_a_schema_7_library_gains_the_names_on_its_next_sync(tmp_path, fake_embedder):
+    import sqlite3
+
+    from localreason.config import load_settings
+    from localreason.library import Library
+    from localreason.store import db as dbmod
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "loop.rst").write_text(LOOP)
+    (root / "context.rst").write_text(CONTEXT)
+    home = tmp_path / "home"
+    lib = Library(settings=load_settings(home), embedder=fake_embedder)
+    lib.ingest([root], "docs")
+    lib.close()
+    raw = sqlite3.connect(home / "library.sqlite3")  # as schema 7 left it: no terms, the text alone indexed
+    raw.executescript("""BEGIN; DROP TRIGGER chunks_fts_insert; DROP TRIGGER chunks_fts_delete; DROP TABLE chunks_fts;
+        ALTER TABLE chunks DROP COLUMN terms; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text, content='chunks',
+        content_rowid='rowid', tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
+        INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = 2 BEGIN
+            INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text); END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
+            INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text); END;
+        UPDATE documents SET chunking = replace(chunking, 'reader=3', 'reader=2'); PRAGMA user_version=7; COMMIT;""")
+    raw.close()
+    lib = Library(settings=load_settings(home), embedder=fake_embedder)
+    assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 8
+    assert len(lib.documents()) == 2 and lib.deep_search("async context manager", limit=1), "kept and searchable"
+    assert lib.stale_chunking() == 2, "read by the reader before, so read again on the next sync"
+    lib.sync()
+    assert lib.stale_chunking() == 0
+    assert "close with an aclose() call" in lib.deep_search("agen.aclose", limit=1)[0].content
+    lib.close()

@@ -259,10 +259,10 @@ def test_failed_write_leaves_previous_documents_intact(lib, notes, monkeypatch):
     (notes / "manual.md").write_text(MANUAL.replace("five", "seven"))
     real = lib.store.replace_document
 
-    def explode(doc, chunks, vectors):
+    def explode(doc, chunks, vectors, *rest):
         if "todo" in doc["source_path"]:
             raise sqlite3.OperationalError("disk I/O error (simulated)")
-        return real(doc, chunks, vectors)
+        return real(doc, chunks, vectors, *rest)
 
     monkeypatch.setattr(lib.store, "replace_document", explode)
     with pytest.raises(sqlite3.OperationalError):
@@ -285,11 +285,11 @@ def test_interrupt_keeps_finished_documents_and_index_consistent(lib, tmp_path, 
     real = lib.store.replace_document
     written = []
 
-    def interrupt_third(doc, chunks, vectors):
+    def interrupt_third(doc, chunks, vectors, *rest):
         if len(written) == 2:
             raise KeyboardInterrupt
         written.append(doc["id"])
-        return real(doc, chunks, vectors)
+        return real(doc, chunks, vectors, *rest)
 
     monkeypatch.setattr(lib.store, "replace_document", interrupt_third)
     with pytest.raises(Interrupted) as err:

@@ -497,6 +497,8 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     src.execute("ALTER TABLE documents DROP COLUMN chunking")  # added by schema 5
     src.execute("ALTER TABLE documents DROP COLUMN recognition")  # added by schema 7, with chunks.recognized
     src.execute("ALTER TABLE chunks DROP COLUMN recognized")
+    src.executescript("DROP TRIGGER chunks_fts_insert; DROP TRIGGER chunks_fts_delete;")  # they name chunks.terms,
+    src.execute("ALTER TABLE chunks DROP COLUMN terms")  # added by schema 8
     tables = {t: src.execute(f"SELECT * FROM {t}").fetchall() for t in ("meta", "collections", "documents", "chunks")}
     rows = tables["chunks"]
     src.close()
@@ -509,10 +511,10 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     raw.commit()
     raw.close()
     store = Store(home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 7
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 8
     assert store.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_with_vectors'").fetchone()
-    assert [tuple(r) for r in store.db.execute("SELECT * FROM chunks ORDER BY rowid")] == [r + (0,) for r in rows], \
-        "every chunk kept, none marked as recognised"  # fmt: skip
+    assert [tuple(r) for r in store.db.execute("SELECT * FROM chunks ORDER BY rowid")] == [r + (0, "") for r in rows], \
+        "every chunk kept, none marked as recognised, none with index terms"  # fmt: skip
     assert "AUTOINCREMENT" in store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]
     store.close()
     again = open_lib(home)

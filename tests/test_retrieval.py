@@ -283,10 +283,10 @@ def test_migration_from_schema_1_keeps_data(isolated_home):
     raw.commit()
     raw.close()
     store = dbmod.Store(isolated_home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 7
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 8
     assert [c.name for c in store.collection_rows()] == ["old"]
     assert {"embedding", "recognition"} <= {r[1] for r in store.db.execute("PRAGMA table_info(documents)")}
-    assert "recognized" in [r[1] for r in store.db.execute("PRAGMA table_info(chunks)")]
+    assert {"recognized", "terms"} <= {r[1] for r in store.db.execute("PRAGMA table_info(chunks)")}
     store.close()
 
 

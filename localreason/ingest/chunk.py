@@ -93,6 +93,20 @@ def chunk_document(parsed: ParsedDocument, doc_id: str, params: ChunkParams) -> 
     return out
 
 
+def chunk_terms(chunks: list[Chunk], spans: list[tuple[int, int, str]]) -> dict[str, str]:
+    """chunk id -> the full names a paragraph chunk is also found by (``ParsedDocument.index_terms``: the names of
+    the spans it holds), space-separated; chunks with none are left out."""
+    if not spans:
+        return {}
+    out = {}
+    for c in chunks:
+        if c.level == LEVEL_PARAGRAPH:
+            found = sorted({full for s, e, full in spans if c.start <= s and e <= c.end})
+            if found:
+                out[c.id] = " ".join(found)
+    return out
+
+
 _OFFSETS_FROM = 20_000
 """Blocks at least this long keep their token offsets from counting for splitting (one encoding, not two)."""
 

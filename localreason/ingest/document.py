@@ -46,6 +46,10 @@ class ParsedDocument:
     recognized: list = field(default_factory=list)
     """The pages read by text recognition (recognised.PageReading, without their paragraphs), in page order;
     failed ones too (their ``failed`` says why)."""
+    index_terms: list[tuple[int, int, str]] = field(default_factory=list)
+    """(start, end, full name) in ``text``: reST roles that show less than the name they link to (``aclose()`` for
+    ``agen.aclose``). The text keeps what the page shows; search finds the passage that holds the span by the full
+    name too (chunk.chunk_terms, the chunks' ``terms``)."""
 
 
 # ---------------------------------------------------------------- normalisation

@@ -100,17 +100,20 @@ class PreparedDocument:
     for a new file, one of the collection with the same content (the file moved or renamed, or a copy)."""
     recognized: tuple = ()
     """Its pages read by text recognition (types.RecognizedPage), for the report."""
+    terms: dict = field(default_factory=dict)
+    """chunk id -> the full names a passage is also found by (chunk.chunk_terms; the store indexes them)."""
 
     @property
     def paragraphs(self) -> list[Chunk]:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
-READER_VERSIONS = {"html": 3, "rst": 2, "pdf": 2}
+READER_VERSIONS = {"html": 3, "rst": 3, "pdf": 2}
 """Per format, bumped when its reader reads the same file into other text (html 2: tables inside
 <thead>/<tbody> are read row by row; they were one run of text with the cells glued together; html 3: an
 ``<aside>`` inside the main content is kept; rst 2: docutils with Sphinx's roles and directives read for
-the text they show, paragraphs as one line; rst 1 was the hand-written line reader; pdf 2: pages without a
+the text they show, paragraphs as one line; rst 3: the full names of roles shown shorter (``~agen.aclose``)
+are kept for search beside the text; rst 1 was the hand-written line reader; pdf 2: pages without a
 usable text layer are recognised, where they were left out). Part of ``chunking_key``, so that ``sync``
 reads the documents of that format again once (their unchanged passages keep their vectors); documents of
 other formats are left alone."""
@@ -283,7 +286,7 @@ class Ingestor:
             doc_vecs = np.vstack([_vector(by_text, reuse, c.text) for c in paras]) if paras \
                 else np.zeros((0, vectors.dim), np.float32)  # fmt: skip
             try:
-                vectors.apply(self.store.replace_document(p.record.row(), p.chunks, doc_vecs), doc_vecs)
+                vectors.apply(self.store.replace_document(p.record.row(), p.chunks, doc_vecs, p.terms), doc_vecs)
             except StorageFull as exc:
                 for q in prepared[i:]:
                     tally.record(FileResult(q.path, "failed", f"not written: {exc.message}"))
@@ -483,7 +486,7 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
         text=parsed.text, updated_at=now(), chunking=chunking_key(prep.params, parsed.format),
         recognition=json.dumps([asdict(p) for p in parsed.recognized]) if parsed.recognized else None)  # fmt: skip
     return PreparedDocument(path, record, parsed.chunks, "updated" if previous else "added", notes, reuse_from,
-                            tuple(parsed.recognized))  # fmt: skip
+                            tuple(parsed.recognized), parsed.terms)  # fmt: skip
 
 
 class _Recognizer:

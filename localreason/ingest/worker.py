@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 
 from ..errors import IngestFileError
 from ..types import Chunk
-from .chunk import ChunkParams, chunk_document
+from .chunk import ChunkParams, chunk_document, chunk_terms
 from .parse import parse_bytes
 from .recognised import NeedsRecognition, PageReading, Recognition, RecognizedPage
 
@@ -98,6 +98,8 @@ class Parsed:
     chunks: list[Chunk]
     recognized: list[RecognizedPage] = field(default_factory=list)
     """The pages read by text recognition (failed ones too), in page order."""
+    terms: dict[str, str] = field(default_factory=dict)
+    """chunk id -> the full names a passage is also found by (chunk.chunk_terms)."""
 
 
 def run_job(job: Job) -> Parsed | Survey:
@@ -120,7 +122,8 @@ def run_job(job: Job) -> Parsed | Survey:
     except Exception as exc:  # a parser bug or a file no parser expected: report it, keep going
         raise IngestFileError(f"could not be parsed ({exc.__class__.__name__}: {exc})") from None
     recognized = [RecognizedPage(r.page, r.confidence, r.lines, r.failed) for r in parsed.recognized]
-    return Parsed(parsed.title, parsed.text, parsed.format, list(parsed.notes), chunks, recognized)
+    return Parsed(parsed.title, parsed.text, parsed.format, list(parsed.notes), chunks, recognized,
+                  chunk_terms(chunks, parsed.index_terms))  # fmt: skip
 
 
 def _warm_up(kind: str, threads: int = 0) -> None:

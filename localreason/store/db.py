@@ -251,8 +251,27 @@ ALTER TABLE documents ADD COLUMN recognition TEXT;
 ALTER TABLE chunks ADD COLUMN recognized INTEGER NOT NULL DEFAULT 0;
 """
 
+# The names a passage is also found by (ingest/chunk.chunk_terms: a reST role's full name where the page shows
+# less, ``agen.aclose`` for ``aclose()``): a column of their own, indexed beside the text, never shown.
+M008_INDEX_TERMS = f"""
+ALTER TABLE chunks ADD COLUMN terms TEXT NOT NULL DEFAULT '';
+DROP TRIGGER chunks_fts_insert;
+DROP TRIGGER chunks_fts_delete;
+DROP TABLE chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+    text, terms, content='chunks', content_rowid='rowid', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+);
+INSERT INTO chunks_fts (rowid, text, terms) SELECT rowid, text, terms FROM chunks WHERE level = {_P};
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
+    INSERT INTO chunks_fts (rowid, text, terms) VALUES (new.rowid, new.text, new.terms);
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
+    INSERT INTO chunks_fts (chunks_fts, rowid, text, terms) VALUES ('delete', old.rowid, old.text, old.terms);
+END;
+"""
+
 MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS, M004_IDENTIFIER_TOKENS,
-                         M005_CHUNKING, M006_VECTOR_ROWS, M007_RECOGNITION]  # fmt: skip
+                         M005_CHUNKING, M006_VECTOR_ROWS, M007_RECOGNITION, M008_INDEX_TERMS]  # fmt: skip
 BUSY_TIMEOUT_S = 10.0
 """How long a statement waits for another process's write lock before giving up (SQLite's busy timeout)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -470,7 +489,8 @@ class Store:
                             (chars, doc_id)).fetchone()  # fmt: skip
         return (r[0], r[1], r[2]) if r else ("", "", None)
 
-    def replace_document(self, doc: dict, chunks: list[Chunk], vectors: np.ndarray) -> "Write":
+    def replace_document(self, doc: dict, chunks: list[Chunk], vectors: np.ndarray,
+                         terms: dict[str, str] | None = None) -> "Write":  # fmt: skip
         """Write one document and its chunks in a single transaction; returns what the vector index must apply."""
         with self.transaction():
             removed = [r[0] for r in self.db.execute(
@@ -494,9 +514,11 @@ class Store:
                     vi += 1
                 cur = self.db.execute(
                     """INSERT INTO chunks (id, document_id, level, parent_id, idx, section_path, token_count, text,
-                       start, "end", page_start, page_end, embedding, recognized) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                       start, "end", page_start, page_end, embedding, recognized, terms)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     (c.id, c.document_id, c.level, c.parent_id, c.index, json.dumps(list(c.section_path)),
-                     c.token_count, c.text, c.start, c.end, c.page_start, c.page_end, blob, int(c.recognized)),
+                     c.token_count, c.text, c.start, c.end, c.page_start, c.page_end, blob, int(c.recognized),
+                     (terms or {}).get(c.id, "")),
                 )  # fmt: skip
                 if c.level == LEVEL_PARAGRAPH:
                     added.append(cur.lastrowid)

@@ -37,6 +37,8 @@ _LITERAL_ROLES = frozenset("samp kbd file command program guilabel menuselection
 _CALLABLE_ROLES = frozenset(("func", "meth", "c:func", "c:macro", "cpp:func"))
 _DOCUTILS_ROLES = frozenset("emphasis strong literal code sub sup subscript superscript title-reference title t "
                             "math".split())  # fmt: skip
+_OBJECT_ROLES = frozenset("func meth class mod attr data exc const obj".split())
+"""Roles that name a Python object (``py:`` or not): their full dotted name is searchable (``role_name``)."""
 _EXPLICIT_TITLE = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)  # Sphinx's; linear on a run of "<"
 
 # Directives that show nothing of their own on the rendered page.
@@ -69,10 +71,10 @@ _installed = False
 def parse_rst(data: bytes, path: Path) -> ParsedDocument:
     """reStructuredText -> the text a reader of the rendered page sees, with its section structure."""
     notes: list[str] = []
-    source = normalize(decode_text(data, notes))
-    builder = TextBuilder()
+    source = re.sub("[\ue000-\ue002]", "", normalize(decode_text(data, notes)))  # the marks' characters
     try:
         doctree = _parse(source, path)
+        builder = _NamedText(doctree.settings.localreason_names)
         _Writer(builder, doctree).walk(doctree, 0)
     except (RecursionError, _RstError) as exc:
         from .plain import parse_plain
@@ -83,7 +85,9 @@ def parse_rst(data: bytes, path: Path) -> ParsedDocument:
         parsed.notes.append(f"could not be read as reStructuredText ({why}): read as plain text, "
                             "so its markup is left as written")  # fmt: skip
         return parsed
-    return finish(builder, path, "rst", notes)
+    parsed = finish(builder, path, "rst", notes)
+    parsed.index_terms = builder.spans
+    return parsed
 
 
 class _RstError(Exception):
@@ -102,7 +106,7 @@ def _parse(source: str, path: Path):
                         "line_length_limit": max(10_000, len(source) + 1), "character_level_inline_markup": False,
                         "pep_references": False, "rfc_references": False, "smart_quotes": False,
                         "input_encoding": "unicode", _SETTING: True,
-                        "localreason_labels": _section_labels(source)}.items():  # fmt: skip
+                        "localreason_labels": _section_labels(source), "localreason_names": []}.items():  # fmt: skip
         setattr(settings, name, value)
     document = new_document(str(path), settings)
     try:
@@ -193,11 +197,68 @@ def role_text(name: str, text: str, labels: dict[str, str] | None = None) -> str
     return target
 
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def role_name(name: str, text: str) -> str | None:
+    """The full dotted name an object role stands for when the page shows less of it (``:meth:`~agen.aclose()```
+    shows ``aclose()``; ``:meth:`accept() <socket.socket.accept>``` shows ``accept()``): ``agen.aclose``,
+    ``socket.socket.accept``; None for a role shown whole or not naming an object."""
+    bare = name.lower().split(":")[-1]
+    if bare not in _OBJECT_ROLES:
+        return None
+    m = _EXPLICIT_TITLE.match(text)
+    target = (m.group(2) if m and m.group(1).strip() else text).lstrip("!")
+    if not (target.startswith("~") or (m and m.group(1).strip())):
+        return None
+    full = target.lstrip("~").removesuffix("()")
+    return full if _DOTTED.fullmatch(full) else None
+
+
 def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     from docutils import nodes, utils
 
-    labels = getattr(inliner.document.settings, "localreason_labels", None)
-    return [nodes.literal(rawtext, utils.unescape(role_text(name, text, labels)))], []
+    settings = inliner.document.settings
+    shown = utils.unescape(role_text(name, text, getattr(settings, "localreason_labels", None)))
+    full = role_name(name, utils.unescape(text))
+    names = getattr(settings, "localreason_names", None)
+    if full is not None and full not in shown and names is not None and shown.strip():
+        names.append(full)  # where the page shows it is marked, and found again by _NamedText (index_terms)
+        shown = f"{_MARK_OPEN}{len(names) - 1}{_MARK_MID}{shown}{_MARK_CLOSE}"
+    return [nodes.literal(rawtext, shown)], []
+
+
+_MARK_OPEN, _MARK_MID, _MARK_CLOSE = "\ue000", "\ue001", "\ue002"
+_MARK = re.compile("\ue000(\\d+)\ue001(.*?)\ue002", re.S)
+"""A role shown shorter than its full name, marked in the text while the page is written (private-use
+characters, which no reST source holds: they are taken out of the source first)."""
+
+
+class _NamedText(TextBuilder):
+    """The text builder, taking the marks of roles shown shorter than their names (``_generic_role``) out of each
+    block and keeping where they were: ``spans``, (start, end, full name) in the text."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.spans: list[tuple[int, int, str]] = []
+
+    def add(self, text: str, kind: str = "text", **kwargs) -> None:
+        text = normalize(text, keep_lines=kwargs.get("keep_lines", True))
+        found: list[tuple[int, int, str]] = []
+        plain, last = [], 0
+        for m in _MARK.finditer(text):
+            plain.append(text[last:m.start()])
+            at = sum(map(len, plain))
+            found.append((at, at + len(m.group(2)), self.names[int(m.group(1))]))
+            plain.append(m.group(2))
+            last = m.end()
+        plain.append(text[last:])
+        before = len(self.blocks)
+        super().add("".join(plain), kind, **kwargs)
+        if len(self.blocks) > before:
+            base = self.blocks[-1].start
+            self.spans += [(base + a, base + b, full) for a, b, full in found]
 
 
 def _inliner():
