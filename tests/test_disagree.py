@@ -97,6 +97,9 @@ def test_the_evidence_settles_it_only_by_a_replacement_or_a_version_asked_for():
     assert replaced.stands == 0 and replaced.sides[0].title == "Manual (2025)" and "says it replaces" in replaced.why
     older = settled(found, WARRANTY, {"d1": "This manual is superseded by the 2025 edition.", "d2": ""})
     assert older.sides[older.stands].title == "Manual (2025)" and "replaces it" in older.why
+    topics = Disagreement((side("Black Death", "Central Asia", "d1"), side("Plague notes", "China", "d2")))
+    assert settled(topics, "Where did the Black Death originate?", {}).stands is None, \
+        "a title that names the question's subject is not a version the question asks for"
 
 
 def test_a_near_twin_of_a_best_hit_follows_it_so_the_budget_keeps_both():

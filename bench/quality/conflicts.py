@@ -39,7 +39,8 @@ from pathlib import Path
 QUESTIONS = [  # (sample file, question, gold answer as the article writes it, kind)
     ("apollo_program.md", "When did the Apollo program run?", "1961 to 1972", "time"),
     ("apollo_program.md", "In what year was the first manned flight of Apollo?", "1968", "time"),
-    ("apollo_program.md", "How much lunar rock and soil did the Apollo program return to Earth?", "842 pounds", "number"),
+    ("apollo_program.md", "How much lunar rock and soil did the Apollo program return to Earth?", "842 pounds",
+     "number"),
     ("apollo_program.md", "Who named the Apollo program?", "Abe Silverstein", "person"),
     ("apollo_program.md", "Which company was selected as the LEM contractor?", "Grumman", "named"),
     ("apollo_program.md", "How tall was the Saturn V?", "363 feet", "number"),
@@ -53,7 +54,8 @@ QUESTIONS = [  # (sample file, question, gold answer as the article writes it, k
     ("amazon_rainforest.md", "Who was the first European to travel the length of the Amazon River?",
      "Francisco de Orellana", "person"),
     ("amazon_rainforest.md", "How many people may have lived in the Amazon region in AD 1500?", "5 million", "number"),
-    ("amazon_rainforest.md", "Which satellite measured the dust blown from the Sahara to the Amazon?", "CALIPSO", "named"),
+    ("amazon_rainforest.md", "Which satellite measured the dust blown from the Sahara to the Amazon?", "CALIPSO",
+     "named"),
     ("black_death.md", "Where did the Black Death originate?", "Central Asia", "place"),
     ("black_death.md", "How much of Europe's population did the Black Death kill?", "30–60%", "number"),
     ("black_death.md", "When did the plague reach Crimea?", "1343", "time"),
@@ -180,8 +182,9 @@ def report(runs, conflict, ordinary, seconds) -> None:
     today, now = (statistics.median(seconds[k]) for k in runs)
     print(f"\nask p50 now / today: {now / today:.2f}x (same run, alternating)")
     last = list(runs)[-1]
+    calm = [dict(r, alarm=not r["alarm"]) for r in ordinary[last]]  # a miss here is an alarm
     for what, rows, key in (("not both quoted", conflict[last], "both"), ("not named", conflict[last], "named"),
-                            ("false alarm", [dict(r, alarm=not r["alarm"]) for r in ordinary[last]], "alarm")):  # fmt: skip
+                            ("false alarm", calm, "alarm")):  # fmt: skip
         missed = [r["q"] for r in rows if not r[key]]
         if missed:
             print(f"{last}, {what}: " + "; ".join(missed))

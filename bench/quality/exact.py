@@ -91,22 +91,32 @@ _ROLE = re.compile(r"(?P<start>^[ \t]*)?:(?:py:)?(?:func|meth|class|mod|attr|dat
                    re.M)
 
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def _roles(texts: list[str]):
+    """(role text, title or None, target, whether the role starts its source line) of every object role."""
+    for text in texts:
+        for m in _ROLE.finditer(text):
+            raw = m.group("text")
+            titled = re.match(r"^(.+?)\s*<([^<>]+)>$", raw, re.S)
+            title, target = (titled.group(1), titled.group(2)) if titled else (None, raw)
+            yield raw, title, target, m.group("start") is not None
+
+
 def role_terms(pages: list[Path], rng: random.Random, n: int) -> list[str]:
     """Dotted names as the page shows them, from roles that start a source line or have an explicit title,
     that occur in exactly one of ``pages`` (their sources)."""
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in pages]
     found: set[str] = set()
-    for text in texts:
-        for m in _ROLE.finditer(text):
-            raw = m.group("text")
-            titled = re.match(r"^(.+?)\s*<[^<>]+>$", raw, re.S)
-            if not (titled or m.group("start") is not None):
-                continue
-            shown = (titled.group(1) if titled else raw).lstrip("!")
-            shown = shown[1:].rsplit(".", 1)[-1] if shown.startswith("~") else shown
-            shown = shown.removesuffix("()")
-            if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", shown):
-                found.add(shown)
+    for raw, title, _, starts_line in _roles(texts):
+        if title is None and not starts_line:
+            continue
+        shown = (title if title is not None else raw).lstrip("!")
+        shown = shown[1:].rsplit(".", 1)[-1] if shown.startswith("~") else shown
+        shown = shown.removesuffix("()")
+        if _DOTTED.fullmatch(shown):
+            found.add(shown)
     single = sorted(t for t in found if sum(t in text for text in texts) == 1)
     return rng.sample(single, min(n, len(single)))
 
@@ -117,15 +127,11 @@ def full_names(pages: list[Path], chunks: dict[int, str], rng: random.Random, n:
     stored text: the passage is found by the name it stands for (the chunks' index terms), or not at all."""
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in pages]
     found: set[str] = set()
-    for text in texts:
-        for m in _ROLE.finditer(text):
-            raw = m.group("text")
-            titled = re.match(r"^(.+?)\s*<([^<>]+)>$", raw, re.S)
-            target = (titled.group(2) if titled else raw).lstrip("!")
-            if titled or target.startswith("~"):
-                full = target.lstrip("~").removesuffix("()")
-                if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", full):
-                    found.add(full)
+    for _, title, target, _ in _roles(texts):
+        target = target.lstrip("!")
+        full = target.lstrip("~").removesuffix("()")
+        if (title is not None or target.startswith("~")) and _DOTTED.fullmatch(full):
+            found.add(full)
     stored = "\n".join(chunks.values())
     single = sorted(t for t in found if t not in stored and sum(t in text for text in texts) == 1)
     reported = [t for t in REPORTED if t in single]
@@ -223,7 +229,7 @@ def stage_once(args, rng: random.Random) -> tuple[list[Path], Path, Path, list[t
 
 
 def once_table(lib, embedder, chunks: dict[int, str], queries: list[tuple[str, str]], rng: random.Random,
-               misses: bool, terms: dict[int, list[str]]) -> dict[tuple[str, str, str], list[tuple[bool, bool]]]:  # fmt: skip
+               misses: bool, terms: dict[int, list[str]]) -> dict[tuple[str, str, str], list[tuple[bool, bool]]]:
     """{(method, kind, form): [(found@1, found@3)]}: each query bare and in a sentence, now and before. A
     ``fullname`` is found in a passage whose index terms (``terms``: rowid -> names) hold it."""
     from localreason import search

@@ -23,7 +23,7 @@ FORMS: tuple[re.Pattern, ...] = tuple(re.compile(p, re.I) for p in (
     rf"\bwhat\s+do(?:es)?\s+(?:the\s+)?(?P<a>{_THING})\s+and\s+(?:the\s+)?(?P<b>{_THING})\s+(?:say|state|require|recommend)",
     rf"\bwhich\b[^?]*?,\s*(?:the\s+)?(?P<a>{_THING})\s+or\s+(?:the\s+)?(?P<b>{_THING})\s*\??\s*$",
     rf"(?P<a>\b{_THING})\s+(?:vs\.?|versus)\s+(?P<b>{_THING})\s*(?:[?.,;:]|$)",
-    r"\b(?:compare|comparison|contrast)\b|\bhow\s+do\s+(?:the\s+)?(?:two|both|these|those)\b[^?]*\bdiffer\b|"
+    r"^\W*compare\b|\bcomparison\s+of\b|\bhow\s+do\s+(?:the\s+)?(?:two|both|these|those)\b[^?]*\bdiffer\b|"
     r"\bwhat\s+do\s+(?:the\s+)?(?:two|both|these|those|all)\b[^?]*\bsay\b",
 ))  # fmt: skip
 """Question forms that ask for a comparison, first match wins; groups ``a`` and ``b`` name what is compared (the

@@ -178,7 +178,7 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
     """The disagreement among the first ``calibration.disagree_candidates`` of ``quotes`` (best first), or None.
     ``documents``: chunk id -> (document id, title). Unordered and unsettled: see ``ordered`` and ``settled``."""
     top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
-    for anchor_at, anchor in enumerate(top[:2]):
+    for anchor in top[:2]:
         sides: list[Side] = []
         for other in top:
             if documents[other.chunk_id][0] == documents[anchor.chunk_id][0]:
@@ -212,10 +212,17 @@ def ordered(found: Disagreement) -> Disagreement:
     return replace(found, sides=tuple(found.sides[i] for i in key))
 
 
+_VERSION_WORDS = frozenset(("draft final revised old new current latest previous legacy beta alpha preview archived "
+                            "obsolete updated amended original edition version release").split())  # fmt: skip
+"""Words of a title that name a version of a document (with any word holding a digit: "2025", "v2")."""
+
+
 def _own_words(found: Disagreement, i: int) -> set[str]:
-    """The words of side ``i``'s title that no other side's title has (its version: "2025", "draft", "v2")."""
+    """The words of side ``i``'s title that no other side's title has and that name a version ("2025", "draft",
+    "v2"): a title that only names another subject ("Black Death" against "Plague notes") has none."""
     others = {w.lower() for j, s in enumerate(found.sides) if j != i for w in WORD.findall(s.title)}
-    return {w.lower() for w in WORD.findall(found.sides[i].title)} - others - STOPWORDS
+    own = {w.lower() for w in WORD.findall(found.sides[i].title)} - others - STOPWORDS
+    return {w for w in own if w in _VERSION_WORDS or any(ch.isdigit() for ch in w)}
 
 
 def settled(found: Disagreement, question: str, texts: dict[str, str]) -> Disagreement:

@@ -1,4 +1,5 @@
-"""Making the pages and their scanned copies (pdfium, Pillow), and reading a scan through localreason's own functions."""
+"""Making the pages and their scanned copies (pdfium, Pillow), and reading a scan through localreason's own
+functions."""
 
 from __future__ import annotations
 
