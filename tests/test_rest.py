@@ -523,7 +523,7 @@ async def test_each_connection_sends_at_once():
     """The served socket is TCP to asyncio (IPPROTO_TCP), which sets TCP_NODELAY on each connection: on a
     kept-alive connection a response's body does not wait ~40 ms behind its headers for the client's ACK
     (the hand-off's second proof is such a response)."""
-    from localreason.serve.rest import _bind
+    from localreason.serve.rest import bind as _bind
 
     sock = _bind("127.0.0.1", 0)
     loop = asyncio.get_running_loop()

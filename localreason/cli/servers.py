@@ -84,15 +84,28 @@ WATCH_HELP = "Also follow the library's folders: changes are applied as they hap
 
 @cli.command()
 @click.option("--watch", is_flag=True, help=WATCH_HELP)
+@click.option("--http", "over_http", is_flag=True,
+              help="Serve over streamable HTTP at http://HOST:PORT/mcp instead of stdio (assistants on other machines).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help=f"With --http: the address to listen on. Other than loopback needs {API_KEY_ENV}.")  # fmt: skip
+@click.option("--port", default=8766, show_default=True, type=click.IntRange(0, 65535), help="With --http: the port.")
 @click.pass_obj
-def mcp(obj: Ctx, watch) -> int:
+def mcp(obj: Ctx, watch, over_http, host, port) -> int:
     """Serve the library to MCP clients (desktop assistants, editors, agents) over stdio.
 
     \b
     Five read-only tools: find_items, deep_search, deep_read, deep_expand, reason.
     Add it to a client as the command `localreason mcp` (with LOCALREASON_HOME set
     to use another library); see the README for configuration snippets.
+    With --http the same tools answer over streamable HTTP at http://HOST:PORT/mcp,
+    with REST's rules: loopback only unless LOCALREASON_API_KEY is set, which
+    clients then send as Authorization: Bearer <key>.
     """
+    if over_http:
+        from ..serve.mcp_http import run_http
+
+        run_http(obj.home, host=host, port=port, watch=watch)
+        return 0
     from ..serve.mcp import run
 
     run(obj.home, watch=watch)

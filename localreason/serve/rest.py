@@ -228,7 +228,7 @@ def api_key_from_env() -> str | None:
     return key
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
     """A listening-ready socket on host:port, or a LocalReasonError that says why not."""
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValidationError(f"Port {port!r} is not a port number.",
@@ -273,7 +273,7 @@ def _serve(home: str | None, host: str, port: int, key: str | None, allowed: fro
     """Bind, open the library, publish the discovery file and run uvicorn; undo each, however it stops."""
     from ..service import Service
 
-    sock = _bind(host, port)
+    sock = bind(host, port)
     service = Service.open(home)
     try:
         _announce(service, sock, host, key)  # before the watch starts: its first line always comes second
