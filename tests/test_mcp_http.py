@@ -22,10 +22,9 @@ from localreason.serve.rest import bind
 from localreason.service import Service
 
 from fakes import FakeEmbedder, FakeGenerator
+from test_mcp import ROUTER
 
 KEY = "a-long-enough-test-key-for-the-mcp-server"
-ROUTER = ("# Router manual\n\n## Reset\n\nPress the reset button for ten seconds to reset the router.\n\n"
-          "## Warranty\n\nThe router warranty lasts two years from the date of purchase.\n")  # fmt: skip
 
 
 @pytest.fixture

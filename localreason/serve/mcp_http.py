@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import sys
 
-from ..config import API_KEY_ENV, load_settings
-from ..errors import ValidationError
+from ..config import load_settings
 from ..signals import stop_signals
-from .http import Gate, host_name, is_loopback
+from .http import Gate
 from .mcp import LocalReasonMCP
-from .rest import LOOPBACK_NAMES, MAX_BODY_BYTES, api_key_from_env, bind
+from .rest import LOOPBACK_NAMES, MAX_BODY_BYTES, api_key_from_env, bind, served_hosts
 
 MCP_PATH = "/mcp"
 """Where the streamable HTTP endpoint answers (the SDK's default)."""
@@ -39,13 +38,7 @@ def run_http(home: str | None = None, host: str = "127.0.0.1", port: int = 8766,
     import uvicorn
 
     key = api_key_from_env()
-    loopback = is_loopback(host)
-    if not loopback and key is None:
-        raise ValidationError(f"Refusing to listen on {host} without an API key: anyone who can reach it could "
-                              "read your library.",
-                              hint=f"Set {API_KEY_ENV} to a long random secret (MCP clients send it as the header "
-                              "Authorization: Bearer <key>), or serve on 127.0.0.1.")  # fmt: skip
-    allowed = (LOOPBACK_NAMES | {host_name(host)}) if loopback else None
+    allowed = served_hosts(host, key)
     with stop_signals():
         sock = bind(host, port)
         server = LocalReasonMCP(settings=load_settings(home), watch=watch)

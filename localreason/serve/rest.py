@@ -258,14 +258,22 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765, watc
     With ``watch``, the library's folders are followed while it serves (watch.py), changes said on stderr.
     """
     key = api_key_from_env()
-    loopback = is_loopback(host)
-    if not loopback and key is None:
+    allowed = served_hosts(host, key)
+    with stop_signals():
+        _serve(home, host, port, key, allowed, watch)
+
+
+def served_hosts(host: str, key: str | None) -> frozenset | None:
+    """The Host names a server bound to ``host`` answers (loopback names on a loopback bind; None: any, which a
+    bind beyond loopback may only do with an API key ``key``), or ValidationError for such a bind without one."""
+    if is_loopback(host):
+        return LOOPBACK_NAMES | {host_name(host)}
+    if key is None:
         raise ValidationError(f"Refusing to listen on {host} without an API key: anyone who can reach it could "
                               "read your library.",
                               hint=f"Set {API_KEY_ENV} to a long random secret (clients send it as "
-                              "Authorization: API-Key <key>), or serve on 127.0.0.1.")  # fmt: skip
-    with stop_signals():
-        _serve(home, host, port, key, (LOOPBACK_NAMES | {host_name(host)}) if loopback else None, watch)
+                              "Authorization: API-Key <key> or Bearer <key>), or serve on 127.0.0.1.")  # fmt: skip
+    return None
 
 
 def _serve(home: str | None, host: str, port: int, key: str | None, allowed: frozenset | None,
