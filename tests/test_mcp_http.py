@@ -40,7 +40,7 @@ def served(isolated_home, tmp_path):
     server = LocalReasonMCP(settings=svc.settings, service=svc)
     sock = bind("127.0.0.1", 0)
     app = create_mcp_app(server, api_key=KEY)
-    runner = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    runner = uvicorn.Server(uvicorn.Config(app, log_config=None, timeout_graceful_shutdown=1))  # logging left as it is
     thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
