@@ -29,13 +29,18 @@ from .store import lock as write_lock
 from .store.db import Store
 from .store.vectors import VectorIndex
 from . import search
-from .search import UNSET, Index
+from .search import UNSET, Grant, Index
 from .types import (Chunk, Collection, Document, Evidence, EvidencePacket, ExpandResult, IngestReport, ItemHit,
                     SearchHit)  # fmt: skip
 
 log = logging.getLogger("localreason")
 
 DEFAULT_COLLECTION = "default"
+
+
+def open_store(settings: Settings) -> Store:
+    """The store the settings name: the SQLite file in the library folder."""
+    return Store(settings.db_path)
 
 
 class Library:
@@ -85,7 +90,11 @@ class Library:
 
     @property
     def store(self) -> Store:
-        return self._lazy("_store", lambda: Store(self.settings.db_path))
+        return self._lazy("_store", self.open_store)
+
+    def open_store(self) -> Store:
+        """A new connection to this library's store (the servers check keys through one of their own)."""
+        return open_store(self.settings)
 
     @property
     def embedder(self):
@@ -222,8 +231,9 @@ class Library:
 
     # ------------------------------------------------------------ lookup
 
-    def collections(self) -> list[Collection]:
-        return self.store.collection_rows()
+    def collections(self, *, grant: Grant = None) -> list[Collection]:
+        """The collections (those of ``grant`` only, when given) with their counts."""
+        return [c for c in self.store.collection_rows() if grant is None or c.id in grant]
 
     def collection(self, id_or_name: str) -> Collection:
         """A collection by id or by name."""
@@ -284,34 +294,37 @@ class Library:
         """What search reads: this library's store, vectors and embedder, each made when first needed."""
         return self
 
-    def find_items(self, query: str, *, limit: object = 10) -> list[ItemHit]:
+    # Every read below takes ``grant``: the collections an API key may see (keys.py); None, the default, is all.
+
+    def find_items(self, query: str, *, limit: object = 10, grant: Grant = None) -> list[ItemHit]:
         """Documents and collections about ``query`` (by meaning, or by literal title/path/name)."""
-        return search.find_items(self.index, query, limit=limit)
+        return search.find_items(self.index, query, limit=limit, grant=grant)
 
     def deep_search(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
-                    limit: object = 10) -> list[SearchHit]:  # fmt: skip
+                    limit: object = 10, grant: Grant = None) -> list[SearchHit]:  # fmt: skip
         """Passages about ``query``, best first (hybrid dense + BM25), optionally scoped."""
-        return search.deep_search(self.index, query, document_id=document_id, collection_id=collection_id, limit=limit)
+        return search.deep_search(self.index, query, document_id=document_id, collection_id=collection_id, limit=limit,
+                                  grant=grant)  # fmt: skip
 
-    def deep_read(self, chunk_id: str) -> dict:
+    def deep_read(self, chunk_id: str, *, grant: Grant = None) -> dict:
         """One chunk in full with its place in the document tree."""
-        return search.deep_read(self.index, chunk_id)
+        return search.deep_read(self.index, chunk_id, grant=grant)
 
-    def deep_expand(self, chunk_id: str, direction: str, *, window: object = 2) -> ExpandResult:
+    def deep_expand(self, chunk_id: str, direction: str, *, window: object = 2, grant: Grant = None) -> ExpandResult:
         """Move from a chunk: ``up``, ``down``, ``previous``, ``next`` or ``surrounding``."""
-        return search.deep_expand(self.index, chunk_id, direction, window=window)
+        return search.deep_expand(self.index, chunk_id, direction, window=window, grant=grant)
 
     def progressive_search(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
-                           limit: object = 50) -> Evidence:  # fmt: skip
+                           limit: object = 50, grant: Grant = None) -> Evidence:  # fmt: skip
         """The bounded, ranked evidence set that ``reason`` uses."""
         return search.progressive_search(self.index, query, document_id=document_id, collection_id=collection_id,
-                                         limit=limit)  # fmt: skip
+                                         limit=limit, grant=grant)  # fmt: skip
 
     def evidence_packet(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
-                        limit: object = 50, max_tokens: object = 8000) -> EvidencePacket:  # fmt: skip
+                        limit: object = 50, max_tokens: object = 8000, grant: Grant = None) -> EvidencePacket:  # fmt: skip
         """Exactly the evidence packet ``reason`` would send to the model."""
         return search.evidence_packet(self.index, query, document_id=document_id, collection_id=collection_id,
-                                      limit=limit, max_tokens=max_tokens)  # fmt: skip
+                                      limit=limit, max_tokens=max_tokens, grant=grant)  # fmt: skip
 
     # ------------------------------------------------------------ reason
 
@@ -362,7 +375,7 @@ class Library:
         return shared_generator(resolve_gguf(self.settings), self.settings.cpu_threads)
 
     def ask(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
-            max_tokens: object = None, stage=None, cancel=None):  # fmt: skip
+            max_tokens: object = None, stage=None, cancel=None, grant: Grant = None):  # fmt: skip
         """Answer ``query`` from the library with verified citations (see reason/pipeline.py). Read-only.
 
         ``max_tokens`` is the evidence budget (the spec's maxTokens); None uses the ``answer_budget`` setting.
@@ -371,7 +384,7 @@ class Library:
 
         budget = self.settings.answer_budget if max_tokens is None else max_tokens
         return reason(self, query, generator=self.generator, document_id=document_id, collection_id=collection_id,
-                      limit=limit, max_tokens=budget, style=self.settings.answer_style,
+                      grant=grant, limit=limit, max_tokens=budget, style=self.settings.answer_style,
                       lead_quotes=self.settings.lead_quotes, rerank=self.settings.answer_rerank, reader=self.reader,
                       stage=stage, cancel=cancel)  # fmt: skip
 

@@ -128,9 +128,9 @@ class Service:
                 self.library.catch_up()
             yield self.library
 
-    def collections(self):
+    def collections(self, *, grant=None):
         with self.reading() as lib:
-            return lib.collections()
+            return lib.collections(grant=grant)
 
     def documents(self, collection: str | None = None):
         with self.reading() as lib:
@@ -152,9 +152,9 @@ class Service:
         with self.reading() as lib:
             return lib.deep_search(query, **kwargs)
 
-    def deep_read(self, chunk_id: str):
+    def deep_read(self, chunk_id: str, *, grant=None):
         with self.reading() as lib:
-            return lib.deep_read(chunk_id)
+            return lib.deep_read(chunk_id, grant=grant)
 
     def deep_expand(self, chunk_id: str, direction: str, **kwargs):
         with self.reading() as lib:
@@ -192,7 +192,7 @@ class Service:
             search.clean_max_tokens(kwargs["max_tokens"])
         with self.reading(cancel) as lib:
             search.resolve_scope(lib.index, kwargs.get("document_id", search.UNSET),
-                                 kwargs.get("collection_id", search.UNSET))  # fmt: skip
+                                 kwargs.get("collection_id", search.UNSET), kwargs.get("grant"))  # fmt: skip
 
     @contextmanager
     def _model_turn(self, cancel: threading.Event | None):

@@ -22,7 +22,7 @@ LAYERS = (
     ("search", ("search",)),
     ("render", ("render",)),
     ("reason", ("reason",)),
-    ("library", ("library",)),
+    ("library", ("library", "keys")),
     ("service", ("service", "session", "demo", "watch")),
     ("package", ("localreason",)),
     ("front ends", ("serve", "cli", "tui", "__main__")),

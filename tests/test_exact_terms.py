@@ -331,7 +331,7 @@ def test_a_schema_7_library_gains_the_names_on_its_next_sync(tmp_path, fake_embe
         UPDATE documents SET chunking = replace(chunking, 'reader=3', 'reader=2'); PRAGMA user_version=7; COMMIT;""")
     raw.close()
     lib = Library(settings=load_settings(home), embedder=fake_embedder)
-    assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 8
+    assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 9
     assert len(lib.documents()) == 2 and lib.deep_search("async context manager", limit=1), "kept and searchable"
     assert lib.stale_chunking() == 2, "read by the reader before, so read again on the next sync"
     lib.sync()

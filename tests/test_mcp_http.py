@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 
 import anyio
 import httpx2
@@ -27,19 +28,14 @@ from test_mcp import ROUTER
 KEY = "a-long-enough-test-key-for-the-mcp-server"
 
 
-@pytest.fixture
-def served(isolated_home, tmp_path):
-    """A keyed MCP-over-HTTP server on a free loopback port, in a thread: yields its /mcp URL."""
+@contextmanager
+def mcp_server(svc, key: str | None):
+    """The MCP tools of ``svc`` over HTTP on a free loopback port, in a thread (main key ``key``): yields the /mcp URL."""
     import uvicorn
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "router.md").write_text(ROUTER)
-    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator()))
-    svc.ingest([docs], "work")
     server = LocalReasonMCP(settings=svc.settings, service=svc)
     sock = bind("127.0.0.1", 0)
-    app = create_mcp_app(server, api_key=KEY)
+    app = create_mcp_app(server, api_key=key)
     runner = uvicorn.Server(uvicorn.Config(app, log_config=None, timeout_graceful_shutdown=1))  # logging left as it is
     thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -47,10 +43,24 @@ def served(isolated_home, tmp_path):
     while not runner.started and time.monotonic() < deadline:
         time.sleep(0.02)
     assert runner.started, "the server did not start"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
-    runner.should_exit = True
-    thread.join(10)
-    sock.close()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
+    finally:
+        runner.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture
+def served(isolated_home, tmp_path):
+    """A keyed MCP-over-HTTP server on a free loopback port, in a thread: yields its /mcp URL."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "router.md").write_text(ROUTER)
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator()))
+    svc.ingest([docs], "work")
+    with mcp_server(svc, KEY) as url:
+        yield url
     svc.close()
 
 

@@ -7,6 +7,7 @@ of commands, each with its own options and help:
     asking.py    ask, search, find, read, expand, evidence
     servers.py   watch, serve, mcp
     setup.py     config, models, demo, tui
+    team.py      keys (and moving a library between stores)
 
 Exit codes: 0 success; 1 some files failed; 2 invalid input; 3 not found;
 4 model problem; 5 library problem; 130 interrupted.
@@ -14,7 +15,7 @@ Exit codes: 0 success; 1 some files failed; 2 invalid input; 3 not found;
 
 from __future__ import annotations
 
-from . import asking, library, servers, setup  # noqa: F401  (each registers its commands on ``cli``)
+from . import asking, library, servers, setup, team  # noqa: F401  (each registers its commands on ``cli``)
 from .app import cli, main
 
 __all__ = ["cli", "main"]

@@ -107,7 +107,7 @@ class Clock:
 
 
 def reason(lib, query: str, *, generator: Generator, document_id: object = search.UNSET,
-           collection_id: object = search.UNSET, limit: object = search.DEFAULT_EVIDENCE_LIMIT,
+           collection_id: object = search.UNSET, grant: search.Grant = None, limit: object = search.DEFAULT_EVIDENCE_LIMIT,
            max_tokens: object = search.DEFAULT_MAX_TOKENS, style: str = "extract", lead_quotes: int | None = None,
            rerank: str = "off", reader=None, stage=None, cancel=None,
            calibration: Calibration = DEFAULT) -> Answer:  # fmt: skip
@@ -124,7 +124,7 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
     """
     clock = Clock()
     say = reporter(stage, cancel)
-    req = check_request(lib, query, generator, {"document_id": document_id, "collection_id": collection_id},
+    req = check_request(lib, query, generator, {"document_id": document_id, "collection_id": collection_id, "grant": grant},
                         limit, max_tokens, style, lead_quotes, rerank, reader, calibration)  # fmt: skip
     say(Stage.SEARCHING)
     evidence = gather_evidence(req)

@@ -24,12 +24,12 @@ from .progressive import ENOUGH_EVIDENCE, RELEVANCE_GUARD, progressive_search, r
 from .ranking import (CANDIDATES, DENSE_WEIGHT, Ranked, dense_ranking, deep_search, fuse, hybrid, lexical_ranking,
                       query_phrases)  # fmt: skip
 from .scope import (DEFAULT_EVIDENCE_LIMIT, DEFAULT_MAX_TOKENS, DEFAULT_SEARCH_LIMIT, MAX_EVIDENCE_LIMIT,
-                    MAX_QUERY_CHARS, UNSET, ResolvedScope, clamp_limit, clean_max_tokens, clean_query,
+                    MAX_QUERY_CHARS, UNSET, Grant, ResolvedScope, clamp_limit, clean_max_tokens, clean_query,
                     resolve_scope)  # fmt: skip
 
 __all__ = [
     "CANDIDATES", "DEFAULT_EVIDENCE_LIMIT", "DEFAULT_MAX_TOKENS", "DEFAULT_SEARCH_LIMIT", "DENSE_WEIGHT",
-    "DIRECTIONS", "ENOUGH_EVIDENCE", "MAX_EVIDENCE_LIMIT", "MAX_QUERY_CHARS", "RELEVANCE_GUARD", "UNSET", "Index",
+    "DIRECTIONS", "ENOUGH_EVIDENCE", "MAX_EVIDENCE_LIMIT", "MAX_QUERY_CHARS", "RELEVANCE_GUARD", "UNSET", "Grant", "Index",
     "Ranked", "ResolvedScope", "build_packet", "clamp_limit", "clean_max_tokens", "clean_query", "deep_expand", "deep_read",
     "deep_search", "dense_ranking", "evidence_packet", "find_items", "fuse", "hybrid", "lexical_ranking",
     "progressive_search", "query_phrases", "query_terms", "relevance", "resolve_scope", "wrap_chunk",

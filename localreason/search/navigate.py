@@ -6,18 +6,19 @@ import numpy as np
 
 from ..errors import NotFoundError, ValidationError
 from ..ids import check_id
-from ..types import DIRECTIONS, LEVEL_DOCUMENT, LEVEL_SECTION, Chunk, ExpandResult, ItemHit, SearchHit
+from ..types import DIRECTIONS, LEVEL_DOCUMENT, LEVEL_SECTION, Chunk, Document, ExpandResult, ItemHit, SearchHit
 from .index import Index
-from .scope import DEFAULT_SEARCH_LIMIT, clamp_limit, clean_id, clean_query
+from .scope import DEFAULT_SEARCH_LIMIT, Grant, clamp_limit, clean_id, clean_query
 
 
-def find_items(index: Index, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT) -> list[ItemHit]:
-    """Documents and collections about ``query``: literal title/path/name matches first, then by meaning."""
+def find_items(index: Index, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT, grant: Grant = None) -> list[ItemHit]:
+    """Documents and collections about ``query``: literal title/path/name matches first, then by meaning (only those
+    of the collections in ``grant``, when given)."""
     q = clean_query(query)
     k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
     needle = q.lower()
-    docs = index.store.document_previews()
-    cols = index.store.collection_rows()
+    docs = [d for d in index.store.document_previews() if grant is None or d[1] in grant]
+    cols = [c for c in index.store.collection_rows() if grant is None or c.id in grant]
     if not docs and not cols:
         return []
     qvec = index.embedder.embed([q])[0]
@@ -58,34 +59,35 @@ def _preview(text: str, n: int = 200) -> str:
     return flat if len(flat) <= n else flat[:n].rsplit(" ", 1)[0] + " …"
 
 
-def _chunk(index: Index, chunk_id: object) -> Chunk:
-    """The chunk with this id; a malformed id is a ValidationError, an unknown one NotFoundError."""
+def _chunk(index: Index, chunk_id: object, grant: Grant) -> tuple[Chunk, Document]:
+    """The chunk with this id and its document; a malformed id is a ValidationError, an unknown one NotFoundError,
+    and so is one outside the collections of ``grant`` (a key learns nothing of what it may not see)."""
     chunk_id = clean_id(chunk_id)
     check_id(chunk_id, "chunk", "chunk id")
     chunk = index.store.chunk_row(chunk_id)
-    if chunk is None:
+    doc = index.store.document_row(chunk.document_id) if chunk is not None else None
+    if chunk is None or doc is None or (grant is not None and doc.collection_id not in grant):
         raise NotFoundError(f"No chunk {chunk_id} in this library.")
-    return chunk
+    return chunk, doc
 
 
-def deep_read(index: Index, chunk_id: str) -> dict:
+def deep_read(index: Index, chunk_id: str, *, grant: Grant = None) -> dict:
     """One chunk in full, with its place in the tree (parent, position, siblings, children, document)."""
-    chunk = _chunk(index, chunk_id)
-    doc = index.store.document_row(chunk.document_id)
+    chunk, doc = _chunk(index, chunk_id, grant)
     siblings, children = index.store.child_count(chunk.parent_id), index.store.child_count(chunk.id)
     hit = SearchHit.of(chunk, doc.title)
     return {**hit.to_dict(), "tokenCount": chunk.token_count, "siblingCount": siblings, "childCount": children,
             "collectionId": doc.collection_id, "sourcePath": doc.source_path}  # fmt: skip
 
 
-def deep_expand(index: Index, chunk_id: str, direction: str, *, window: object = 2) -> ExpandResult:
+def deep_expand(index: Index, chunk_id: str, direction: str, *, window: object = 2,
+                grant: Grant = None) -> ExpandResult:  # fmt: skip
     """Move from a chunk through its document's tree: up, down, previous, next or surrounding."""
     if not isinstance(direction, str) or direction.strip().lower() not in DIRECTIONS:
         raise ValidationError(f"Unknown direction {direction!r}.", hint=f"Use one of: {', '.join(DIRECTIONS)}.")
     direction = direction.strip().lower()
     n = clamp_limit(window, 2, 20, "window")
-    chunk = _chunk(index, chunk_id)
-    doc = index.store.document_row(chunk.document_id)
+    chunk, doc = _chunk(index, chunk_id, grant)
     title = doc.title
 
     def result(chunks, reason="", document=None) -> ExpandResult:

@@ -9,7 +9,7 @@ from ..tokens import encoding
 from ..types import Evidence, EvidencePacket, PacketChunk, SearchHit
 from .index import Index
 from .progressive import progressive_search
-from .scope import DEFAULT_EVIDENCE_LIMIT, DEFAULT_MAX_TOKENS, UNSET, clean_max_tokens
+from .scope import DEFAULT_EVIDENCE_LIMIT, DEFAULT_MAX_TOKENS, UNSET, Grant, clean_max_tokens
 
 
 def wrap_chunk(chunk_id: str, title: str, content: str, truncated: bool = False) -> str:
@@ -81,8 +81,10 @@ def _fit_prefix(hit: SearchHit, room: int, cost) -> str:
 
 
 def evidence_packet(index: Index, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
-                    limit: object = DEFAULT_EVIDENCE_LIMIT, max_tokens: object = DEFAULT_MAX_TOKENS) -> EvidencePacket:
+                    limit: object = DEFAULT_EVIDENCE_LIMIT, max_tokens: object = DEFAULT_MAX_TOKENS,
+                    grant: Grant = None) -> EvidencePacket:  # fmt: skip
     """Progressive search, then the packet: exactly what ``reason`` sends to the model."""
     budget = clean_max_tokens(max_tokens)
-    evidence = progressive_search(index, query, document_id=document_id, collection_id=collection_id, limit=limit)
+    evidence = progressive_search(index, query, document_id=document_id, collection_id=collection_id, limit=limit,
+                                  grant=grant)  # fmt: skip
     return build_packet(evidence, budget)

@@ -9,8 +9,8 @@ import numpy as np
 from ..text import WORD, counted, query_terms
 from ..types import Evidence
 from .index import Index
-from .ranking import CANDIDATES, Ranked, distinct, fts_quote, hybrid, lexical_ranking
-from .scope import (DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, ResolvedScope, clamp_limit, clean_query,
+from .ranking import CANDIDATES, Ranked, distinct, hybrid, lexical_ranking, one
+from .scope import (DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
 
 RELATIVE_CUTOFF = 0.5
@@ -28,7 +28,7 @@ coverage even when some passage is loosely similar. Calibrated on SQuAD (bench/t
 
 
 def progressive_search(index: Index, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
-                       limit: object = DEFAULT_EVIDENCE_LIMIT) -> Evidence:  # fmt: skip
+                       limit: object = DEFAULT_EVIDENCE_LIMIT, grant: Grant = None) -> Evidence:  # fmt: skip
     """Gather a bounded, ranked evidence set with an adaptive relevance threshold.
 
     1. Rank by the hybrid fusion.
@@ -41,7 +41,7 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
     """
     q = clean_query(query)
     k = clamp_limit(limit, DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT)
-    scope = resolve_scope(index, document_id, collection_id)
+    scope = resolve_scope(index, document_id, collection_id, grant)
     steps: list[str] = []
     if scope.empty:
         return Evidence(q, (), False, True, ("the scope selects nothing: no document or collection matches",))
@@ -86,7 +86,7 @@ def relevance(index: Index, query: str, top: list[Ranked]) -> float:
 
 def _document_frequencies(index: Index, terms: list[str]) -> list[tuple[str, int]]:
     """(term, number of paragraph chunks containing it) for each term."""
-    return [(t, index.store.match_count(fts_quote(t))) for t in terms]
+    return [(t, index.store.match_count(one(t))) for t in terms]
 
 
 def _passing(ranked: list[Ranked], k: int) -> list[Ranked]:

@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..store.query import TextQuery
 from ..text import STOPWORDS, WORD, collapse, query_terms
 from ..types import Elsewhere, SearchHit
 from .index import Index
-from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, ResolvedScope, clamp_limit, clean_query, resolve_scope,
+from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query, resolve_scope,
                     scope_rowids)  # fmt: skip
 
 # Fusion: weight of the dense z-score (the lexical one gets 1 - this); see the module docstring.
@@ -90,9 +91,9 @@ def query_phrases(query: str, *, exact_only: bool = False) -> list[str]:
     return list(dict.fromkeys(" ".join(p) for p in phrases if len(p) >= 2))
 
 
-def fts_quote(term: str) -> str:
-    """``term`` as one FTS5 string (a phrase when it holds several index words)."""
-    return '"' + term.replace('"', '""') + '"'
+def one(term: str) -> TextQuery:
+    """The lexical query for one term (a phrase when it holds several index words)."""
+    return TextQuery((term,))
 
 
 def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, all_terms: bool = False,
@@ -113,25 +114,24 @@ def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, a
         return []
     if terms is not None or all_terms:
         terms = query_terms(query) if terms is None else terms
-        return _fts_ranking(index, (" AND " if all_terms else " OR ").join(map(fts_quote, terms)), k, scope) \
-            if terms else []  # fmt: skip
+        return _fts_ranking(index, TextQuery(tuple(terms), every=all_terms), k, scope) if terms else []
     terms, phrases = query_terms(query), query_phrases(query)
     if not terms and not phrases:
         return []
     scored = _affordable(index, terms)
     if not scored and not phrases:
         return []
-    ranked = _fts_ranking(index, " OR ".join(map(fts_quote, scored + phrases)), k, scope)
+    ranked = _fts_ranking(index, TextQuery.any_of(scored + phrases), k, scope)
     exact = query_phrases(query, exact_only=True)
     if rarity == "step":
         named = _rare_terms(index, terms)
         if named:
-            ranked = _lift(ranked, _fts_ranking(index, " OR ".join(map(fts_quote, named)), k, scope), k)
+            ranked = _lift(ranked, _fts_ranking(index, TextQuery.any_of(named), k, scope), k)
     else:  # the words of an exact name ("QX012-7B2") are not names of their own: the phrase is lifted below
         pieces = {w for phrase in exact for w in phrase.split()}
         ranked = _lift_by_rarity(index, ranked, _rarities(index, [t for t in terms if t not in pieces]), k, scope)
     if exact:  # the exact name ends on top
-        ranked = _lift(ranked, _fts_ranking(index, " OR ".join(map(fts_quote, exact)), k, scope), k)
+        ranked = _lift(ranked, _fts_ranking(index, TextQuery.any_of(exact), k, scope), k)
     return ranked
 
 
@@ -142,7 +142,7 @@ def _affordable(index: Index, terms: list[str]) -> list[str]:
     budget = LEXICAL_POSTINGS
     if index.store.paragraph_count_upto(budget + 1) <= budget:
         return terms
-    counts = {t: index.store.match_count(fts_quote(t), upto=budget + 1) for t in terms}
+    counts = {t: index.store.match_count(one(t), upto=budget + 1) for t in terms}
     kept, total = [], 0
     for t in sorted(terms, key=lambda t: counts[t]):
         if total + counts[t] > budget:
@@ -151,14 +151,14 @@ def _affordable(index: Index, terms: list[str]) -> list[str]:
         total += counts[t]
     if not kept and terms:  # the rarest word is scored even up to twice the budget: a one-word query keeps its ranking
         rarest = min(terms, key=lambda t: counts[t])
-        if index.store.match_count(fts_quote(rarest), upto=2 * budget + 1) <= 2 * budget:
+        if index.store.match_count(one(rarest), upto=2 * budget + 1) <= 2 * budget:
             kept = [rarest]
     return [t for t in terms if t in kept]
 
 
 def _rare_terms(index: Index, terms: list[str]) -> list[str]:
     """The terms found in 1 to RARE_MATCHES paragraph chunks (counting stops there, so common words cost little)."""
-    return [t for t in terms if 0 < index.store.match_count(fts_quote(t), upto=RARE_MATCHES + 1) <= RARE_MATCHES]
+    return [t for t in terms if 0 < index.store.match_count(one(t), upto=RARE_MATCHES + 1) <= RARE_MATCHES]
 
 
 def _rarities(index: Index, terms: list[str]) -> dict[str, float]:
@@ -168,7 +168,7 @@ def _rarities(index: Index, terms: list[str]) -> dict[str, float]:
     for t in terms:
         identifier = _IDENTIFIER.fullmatch(t) is not None and not t.isdigit()
         upto = max(NAMING_MATCHES if identifier else math.ceil(RARITY_END), RARE_MATCHES)
-        n = index.store.match_count(fts_quote(t), upto=upto + 1)
+        n = index.store.match_count(one(t), upto=upto + 1)
         if n == 0 or n > upto:
             continue
         if identifier or n <= RARE_MATCHES:
@@ -188,15 +188,15 @@ def _lift_by_rarity(index: Index, ranked: list[tuple[int, float]], rarities: dic
     scores = dict(ranked)
     raised: dict[int, float] = {}
     for term, share in rarities.items():
-        for rowid, score in _fts_ranking(index, fts_quote(term), k, scope):
+        for rowid, score in _fts_ranking(index, one(term), k, scope):
             scores.setdefault(rowid, score)
             raised[rowid] = max(raised.get(rowid, 0.0), share * top)
     return sorted(((r, s + raised.get(r, 0.0)) for r, s in scores.items()), key=lambda kv: -kv[1])[:k]
 
 
-def _fts_ranking(index: Index, match: str, k: int, scope: ResolvedScope) -> list[tuple[int, float]]:
-    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for an FTS5 MATCH expression."""
-    return index.store.fts_ranking(match, k, scope.document_id, scope.collection_id)
+def _fts_ranking(index: Index, query: TextQuery, k: int, scope: ResolvedScope) -> list[tuple[int, float]]:
+    """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for a lexical query."""
+    return index.store.fts_ranking(query, k, scope.document_id, scope.collections)
 
 
 def _lift(ranked: list[tuple[int, float]], exact: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
@@ -297,11 +297,12 @@ def hybrid(index: Index, query: str, k: int, scope: ResolvedScope, candidates: i
 
 
 def deep_search(index: Index, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
-                limit: object = DEFAULT_SEARCH_LIMIT) -> list[SearchHit]:  # fmt: skip
-    """Passages about ``query``, best first, optionally inside one document or collection."""
+                limit: object = DEFAULT_SEARCH_LIMIT, grant: Grant = None) -> list[SearchHit]:  # fmt: skip
+    """Passages about ``query``, best first, optionally inside one document or collection (and never outside the
+    collections of ``grant``)."""
     q = clean_query(query)
     k = clamp_limit(limit, DEFAULT_SEARCH_LIMIT, 100)
-    scope = resolve_scope(index, document_id, collection_id)
+    scope = resolve_scope(index, document_id, collection_id, grant)
     return distinct_search(index, q, k, scope)
 
 

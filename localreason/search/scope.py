@@ -105,21 +105,36 @@ def clean_id(value: object) -> str:
 # ---------------------------------------------------------------- scope
 
 
+Grant = frozenset | None
+"""The collection ids an API key may see (keys.py); None: every collection (the library's owner, the main key)."""
+
+
 @dataclass(frozen=True)
 class ResolvedScope:
-    """Where a search may look: everywhere, one document, one collection, or (a valid but empty selection) nowhere."""
+    """Where a search may look: everywhere, one document, one collection, or (a valid but empty selection) nowhere;
+    and, for a key granted some collections only, never outside them."""
 
     document_id: str | None = None
     collection_id: str | None = None
     empty: bool = False
+    granted: tuple[str, ...] | None = None
+    """The collections the asker may see (sorted); None: all."""
 
     @property
     def scoped(self) -> bool:
+        """Whether the asker chose a document or collection (a key's grant alone does not make a search scoped)."""
         return self.document_id is not None or self.collection_id is not None
 
+    @property
+    def collections(self) -> tuple[str, ...] | None:
+        """The collections searched: the chosen one, else the granted ones; None: every collection."""
+        return (self.collection_id,) if self.collection_id is not None else self.granted
 
-def resolve_scope(index: Index, document_id: object = UNSET, collection_id: object = UNSET) -> ResolvedScope:
-    """Validate scope fields as the spec says: omitted = unscoped, empty/null = error, unknown = empty scope."""
+
+def resolve_scope(index: Index, document_id: object = UNSET, collection_id: object = UNSET,
+                  grant: Grant = None) -> ResolvedScope:  # fmt: skip
+    """Validate scope fields as the spec says: omitted = unscoped, empty/null = error, unknown = empty scope. A
+    document or collection outside ``grant`` is as unknown: an empty scope, never a search elsewhere."""
     values = {}
     for field, value, kind in (("documentId", document_id, "document"), ("collectionId", collection_id, "collection")):
         if value is UNSET:
@@ -129,19 +144,21 @@ def resolve_scope(index: Index, document_id: object = UNSET, collection_id: obje
                                   hint="Omit unused scope fields instead of sending empty or null values.")  # fmt: skip
         values[field] = check_id(value, kind, field)
     doc_id, col_id = values.get("documentId"), values.get("collectionId")
+    granted = tuple(sorted(grant)) if grant is not None else None
     if doc_id is None and col_id is None:
-        return ResolvedScope()
+        return ResolvedScope(granted=granted, empty=granted == ())
     empty = False
     if doc_id is not None:
         doc = index.store.document_row(doc_id)
-        empty = doc is None or (col_id is not None and doc.collection_id != col_id)
+        empty = doc is None or (col_id is not None and doc.collection_id != col_id) \
+            or (grant is not None and doc.collection_id not in grant)  # fmt: skip
     if col_id is not None and not empty:
-        empty = not index.store.collection_exists(col_id)
-    return ResolvedScope(doc_id, col_id, empty)
+        empty = (grant is not None and col_id not in grant) or not index.store.collection_exists(col_id)
+    return ResolvedScope(doc_id, col_id, empty, granted)
 
 
 def scope_rowids(index: Index, scope: ResolvedScope) -> np.ndarray | None:
-    """Rowids of the paragraph chunks inside ``scope``; None when it is unscoped (everything)."""
-    if not scope.scoped:
+    """Rowids of the paragraph chunks inside ``scope``; None when it is everything."""
+    if scope.document_id is None and scope.collections is None:
         return None
-    return index.store.scope_rowids(scope.document_id, scope.collection_id)
+    return index.store.scope_rowids(scope.document_id, scope.collections)

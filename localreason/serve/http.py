@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import json
 import logging
@@ -34,10 +33,19 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..config import API_KEY_ENV
 from ..errors import Cancelled, LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
+from ..keys import KeyCheck, KeyRefused
 from .handoff import INSTANCE_PATH
 from .models import json_kind
 
 log = logging.getLogger("uvicorn.error")
+
+GRANT = "localreason.grant"
+"""Where the gate puts a request's grant in its ASGI scope: None (everything) or the collection ids of its key."""
+
+
+def grant_of(request) -> frozenset | None:
+    """The collections the request's key may see (None: all), as the gate found them."""
+    return request.scope.get(GRANT)
 """uvicorn's own logger: a model failure's traceback lands where uvicorn's messages go."""
 
 
@@ -234,9 +242,11 @@ class Gate:
     fits; afterwards the app's ``receive`` is the server's, so a disconnect is still seen.
     """
 
-    def __init__(self, app, *, api_key: str | None, allowed_hosts: Iterable[str] | None, max_body: int) -> None:
+    def __init__(self, app, *, api_key: str | None = None, allowed_hosts: Iterable[str] | None, max_body: int,
+                 keys: KeyCheck | None = None) -> None:  # fmt: skip
         self.app = app
-        self.key = api_key.encode("utf-8") if api_key else None
+        self.keys = keys or KeyCheck(api_key)
+        """The main key and the library's granted keys (keys.py); each request's grant goes into its scope."""
         self.hosts = frozenset(host_name(h) for h in allowed_hosts) if allowed_hosts is not None else None
         self.max_body = max_body
 
@@ -273,10 +283,10 @@ class Gate:
                 return error_response(403, "forbidden_origin", "Requests from web pages of other sites are refused.")
         authorization = _header(scope, b"authorization")
         open_to_all = authorization is None and scope.get("path") == INSTANCE_PATH  # the hand-off's proof, first
-        if self.key is not None and not open_to_all and not self._authorized(authorization):
+        if not open_to_all and not self._authorized(scope, authorization):
             return error_response(401, "unauthorized", "A valid API key is required.",
-                                  {"hint": f"Send the header Authorization: API-Key <{API_KEY_ENV}> "
-                                   "(or Bearer <key>)."},
+                                  {"hint": f"Send the header Authorization: API-Key <key> (or Bearer <key>): "
+                                   f"{API_KEY_ENV}, or a key from `localreason keys add`."},
                                   headers={"WWW-Authenticate": 'Bearer realm="localreason"'})  # fmt: skip
         length = _header(scope, b"content-length")
         if length is not None:
@@ -290,11 +300,20 @@ class Gate:
         return error_response(413, "payload_too_large", f"The request body is over {self.max_body:,} bytes.",
                               {"limit": self.max_body})  # fmt: skip
 
-    def _authorized(self, header: bytes | None) -> bool:
+    def _authorized(self, scope, header: bytes | None) -> bool:
+        """Whether the request may go on; its grant (None: everything) is put in ``scope[GRANT]``. Without a key
+        configured anywhere every request sees everything; otherwise it must bring a known key."""
+        scope[GRANT] = None
         scheme, _, token = (header or b"").strip().partition(b" ")
-        if scheme.lower() not in (b"api-key", b"bearer"):
-            token = b""
-        return hmac.compare_digest(token.strip(), self.key) and bool(token.strip())
+        token = token.strip() if scheme.lower() in (b"api-key", b"bearer") else b""
+        required = self.hosts is None or self.keys.required()  # beyond loopback, always
+        if not token:
+            return not required
+        try:
+            scope[GRANT] = self.keys.grant(token)
+        except KeyRefused:
+            return not required
+        return True
 
     async def read_body(self, scope, receive) -> bytes | None:
         """The whole body, or None as soon as it grows over the limit."""

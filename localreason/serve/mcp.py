@@ -267,6 +267,8 @@ class LocalReasonMCP:
         self._watcher = None
         self.log_path = self.settings.home / "logs" / LOG_NAME
         self._service = service
+        self.gated = False
+        """Served over HTTP behind the gate (mcp_http.py): each request's key decides what it sees."""
         self._open_lock = threading.Lock()
         self._warm_lock = threading.Lock()
         self._warm_started = False
@@ -293,6 +295,12 @@ class LocalReasonMCP:
 
                 self._service = Service.open(settings=self.settings)
             return self._service
+
+    def open_store(self):
+        """A new connection to the library's store (the HTTP gate checks keys through one of its own)."""
+        from ..library import open_store
+
+        return open_store(self.settings)
 
     def start_warming(self, delay: float = 0.0) -> None:
         """Open the library and load the models in a background thread (once)."""
@@ -397,23 +405,43 @@ class LocalReasonMCP:
 
     # ------------------------------------------------------------ the tools (named as the spec names them)
 
-    async def find_items(self, query: Any, limit: Any = _OPTIONAL) -> CallToolResult:
-        items = await self._run("find_items", lambda svc: svc.find_items(query, **_given(limit=limit)))
+    def grant(self, ctx: Context | None) -> frozenset | None:
+        """The collections the caller's key may see: over HTTP, what the gate found for the request (serve/http.py);
+        over stdio, everything (the user's own process). Over HTTP a request the gate did not mark sees nothing."""
+        from .http import GRANT
+
+        try:
+            request = ctx.request_context.request if ctx is not None else None
+        except ValueError:  # no request context
+            request = None
+        scope = getattr(request, "scope", None)
+        if scope is not None and GRANT in scope:
+            return scope[GRANT]
+        return frozenset() if self.gated else None
+
+    async def find_items(self, query: Any, limit: Any = _OPTIONAL, ctx: Context = None) -> CallToolResult:
+        grant = self.grant(ctx)
+        items = await self._run("find_items", lambda svc: svc.find_items(query, grant=grant, **_given(limit=limit)))
         return _result(items_text(query, items), [i.to_dict() for i in items])
 
     async def deep_search(self, query: Any, documentId: Any = _OPTIONAL, collectionId: Any = _OPTIONAL,
-                          limit: Any = _OPTIONAL) -> CallToolResult:  # fmt: skip
+                          limit: Any = _OPTIONAL, ctx: Context = None) -> CallToolResult:  # fmt: skip
         kwargs = _given(document_id=documentId, collection_id=collectionId, limit=limit)
-        hits = await self._run("deep_search", lambda svc: svc.deep_search(query, **kwargs))
+        grant = self.grant(ctx)
+        hits = await self._run("deep_search", lambda svc: svc.deep_search(query, grant=grant, **kwargs))
         scoped = "document_id" in kwargs or "collection_id" in kwargs
         return _result(hits_text(query, hits, scoped), [h.to_dict() for h in hits])
 
-    async def deep_read(self, chunkId: Any) -> CallToolResult:
-        chunk = await self._run("deep_read", lambda svc: svc.deep_read(chunkId))
+    async def deep_read(self, chunkId: Any, ctx: Context = None) -> CallToolResult:
+        grant = self.grant(ctx)
+        chunk = await self._run("deep_read", lambda svc: svc.deep_read(chunkId, grant=grant))
         return _result(read_text(chunk), chunk)
 
-    async def deep_expand(self, chunkId: Any, direction: Any, window: Any = _OPTIONAL) -> CallToolResult:
-        result = await self._run("deep_expand", lambda svc: svc.deep_expand(chunkId, direction, **_given(window=window)))
+    async def deep_expand(self, chunkId: Any, direction: Any, window: Any = _OPTIONAL,
+                          ctx: Context = None) -> CallToolResult:  # fmt: skip
+        grant = self.grant(ctx)
+        result = await self._run("deep_expand", lambda svc: svc.deep_expand(chunkId, direction, grant=grant,
+                                                                             **_given(window=window)))  # fmt: skip
         return _result(expand_text(result), result.to_dict())
 
     async def reason(self, query: Any, limit: Any = _OPTIONAL, documentId: Any = _OPTIONAL,
@@ -423,8 +451,9 @@ class LocalReasonMCP:
         cancel = threading.Event()
         stage = self._progress(ctx, cancel) if ctx is not None else None
         kwargs = _given(limit=limit, document_id=documentId, collection_id=collectionId)
+        grant = self.grant(ctx)
         answer = await self._run("reason", lambda svc: svc.reason(query, stage=stage, cancel=cancel, max_tokens=None,
-                                                                   **kwargs), cancel)  # fmt: skip
+                                                                   grant=grant, **kwargs), cancel)  # fmt: skip
         data = answer.to_dict()
         return _result(answer_markdown(answer), {k: data[k] for k in ("answer", "citations", "gaps", "meta")})
 

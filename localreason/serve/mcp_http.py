@@ -16,6 +16,8 @@ from ..config import load_settings
 from ..signals import stop_signals
 from .http import Gate
 from .mcp import LocalReasonMCP
+from ..keys import KeyCheck, library_has_keys
+from .http import is_loopback
 from .rest import LOOPBACK_NAMES, MAX_BODY_BYTES, api_key_from_env, bind, served_hosts
 
 MCP_PATH = "/mcp"
@@ -30,7 +32,9 @@ def create_mcp_app(server: LocalReasonMCP, *, api_key: str | None = None, allowe
 
     inner = server.mcp.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    return Gate(inner, api_key=api_key, allowed_hosts=allowed_hosts, max_body=max_body)
+    server.gated = True
+    keys = KeyCheck(api_key, server.open_store)
+    return Gate(inner, keys=keys, allowed_hosts=allowed_hosts, max_body=max_body)
 
 
 def run_http(home: str | None = None, host: str = "127.0.0.1", port: int = 8766, watch: bool = False) -> None:
@@ -38,7 +42,7 @@ def run_http(home: str | None = None, host: str = "127.0.0.1", port: int = 8766,
     import uvicorn
 
     key = api_key_from_env()
-    allowed = served_hosts(host, key)
+    allowed = served_hosts(host, key is not None or (not is_loopback(host) and library_has_keys(home)))
     with stop_signals():
         sock = bind(host, port)
         server = LocalReasonMCP(settings=load_settings(home), watch=watch)

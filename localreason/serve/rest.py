@@ -27,7 +27,8 @@ from ..ids import check_id
 from ..signals import stop_signals
 from ..search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_limit, clean_max_tokens, clean_query
 from . import handoff
-from .http import (Gate, ReasonQueue, StrictJSONRoute, host_name, install_error_handlers, is_loopback,
+from ..keys import KeyCheck, library_has_keys
+from .http import (Gate, ReasonQueue, StrictJSONRoute, grant_of, host_name, install_error_handlers, is_loopback,
                    reason_in_thread, service_errors)  # fmt: skip
 from .models import (CollectionsResponse, DeepExpandRequest, DeepExpandResponse, DeepReadRequest, DeepReadResponse,
                      DeepSearchRequest, DeepSearchResponse, ErrorResponse, FindItemsRequest, FindItemsResponse,
@@ -78,7 +79,7 @@ def _reason_routes(router: APIRouter, service, queue: ReasonQueue) -> None:
         with service_errors():  # checked now, so a bad request never waits in the queue
             kwargs = {"query": clean_query(body.query),
                       "limit": clamp_limit(body.limit, DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT),
-                      "max_tokens": clean_max_tokens(body.maxTokens), **_scope(body)}  # fmt: skip
+                      "max_tokens": clean_max_tokens(body.maxTokens), **_scope(body), "grant": grant_of(request)}  # fmt: skip
             _check_scope_ids(kwargs)
         if not queue.admit():
             raise queue.busy()
@@ -91,36 +92,36 @@ def _reason_routes(router: APIRouter, service, queue: ReasonQueue) -> None:
 def _retrieval_routes(router: APIRouter, service) -> None:
     @router.post("/v1/find_items", response_model=None, responses={200: {"model": FindItemsResponse}, **_errors(503)},
                  summary="Documents and collections about a query")  # fmt: skip
-    def find_items(body: FindItemsRequest) -> JSONResponse:
+    def find_items(request: Request, body: FindItemsRequest) -> JSONResponse:
         with service_errors():
-            items = service.find_items(body.query, limit=body.limit)
+            items = service.find_items(body.query, limit=body.limit, grant=grant_of(request))
         return JSONResponse({"data": [i.to_dict() for i in items]})
 
     @router.post("/v1/deep_search", response_model=None, responses={200: {"model": DeepSearchResponse}, **_errors(503)},
                  summary="Passages about a query, best first, optionally scoped")  # fmt: skip
-    def deep_search(body: DeepSearchRequest) -> JSONResponse:
+    def deep_search(request: Request, body: DeepSearchRequest) -> JSONResponse:
         with service_errors():
-            hits = service.deep_search(body.query, limit=body.limit, **_scope(body))
+            hits = service.deep_search(body.query, limit=body.limit, **_scope(body), grant=grant_of(request))
         return JSONResponse({"data": [h.to_dict() for h in hits]})
 
     @router.get("/v1/collections", response_model=None,
                 responses={200: {"model": CollectionsResponse}, **_errors()},
                 summary="The library's collections with their document and chunk counts")  # fmt: skip
-    def collections() -> JSONResponse:
+    def collections(request: Request) -> JSONResponse:
         with service_errors():
-            return JSONResponse({"data": [c.to_dict() for c in service.collections()]})
+            return JSONResponse({"data": [c.to_dict() for c in service.collections(grant=grant_of(request))]})
 
     @router.post("/v1/deep_read", response_model=None, responses={200: {"model": DeepReadResponse}, **_errors(404)},
                  summary="One chunk in full with its place in the document tree")  # fmt: skip
-    def deep_read(body: DeepReadRequest) -> JSONResponse:
+    def deep_read(request: Request, body: DeepReadRequest) -> JSONResponse:
         with service_errors():
-            return JSONResponse({"data": service.deep_read(body.chunkId)})
+            return JSONResponse({"data": service.deep_read(body.chunkId, grant=grant_of(request))})
 
     @router.post("/v1/deep_expand", response_model=None, responses={200: {"model": DeepExpandResponse}, **_errors(404)},
                  summary="Move through a document's tree from a chunk")  # fmt: skip
-    def deep_expand(body: DeepExpandRequest) -> JSONResponse:
+    def deep_expand(request: Request, body: DeepExpandRequest) -> JSONResponse:
         with service_errors():
-            result = service.deep_expand(body.chunkId, body.direction, window=body.window)
+            result = service.deep_expand(body.chunkId, body.direction, window=body.window, grant=grant_of(request))
         return JSONResponse({"data": result.to_dict()})
 
 
@@ -162,8 +163,8 @@ def create_app(service, *, api_key: str | None = None, allowed_hosts: Iterable[s
     """The ASGI app over ``service``. ``allowed_hosts`` None accepts any Host (a non-loopback bind, keyed);
     by default only loopback names are (a TestClient needs base_url="http://127.0.0.1").
 
-    ``api_key`` None means no key (``run`` reads LOCALREASON_API_KEY); ``warm`` loads the models in the
-    background when the app starts.
+    ``api_key`` None means no main key (``run`` reads LOCALREASON_API_KEY); the library's own keys (keys.py) are
+    checked on every request either way. ``warm`` loads the models in the background when the app starts.
     """
 
     @asynccontextmanager
@@ -183,9 +184,10 @@ def create_app(service, *, api_key: str | None = None, allowed_hosts: Iterable[s
     _instance_route(router, app.state.instance_token)
     app.include_router(router)
     install_error_handlers(app)
-    app.add_middleware(Gate, api_key=api_key, allowed_hosts=allowed_hosts, max_body=max_body_bytes)
-    app.state.service, app.state.reason_queue = service, queue
-    _describe_errors_and_key(app, keyed=api_key is not None)
+    keys = KeyCheck(api_key, service.library.open_store)
+    app.add_middleware(Gate, keys=keys, allowed_hosts=allowed_hosts, max_body=max_body_bytes)
+    app.state.service, app.state.reason_queue, app.state.keys = service, queue, keys
+    _describe_errors_and_key(app, keyed=keys.required())
     return app
 
 
@@ -258,21 +260,24 @@ def run(home: str | None = None, host: str = "127.0.0.1", port: int = 8765, watc
     With ``watch``, the library's folders are followed while it serves (watch.py), changes said on stderr.
     """
     key = api_key_from_env()
-    allowed = served_hosts(host, key)
+    allowed = served_hosts(host, key is not None or (not is_loopback(host) and library_has_keys(home)))
     with stop_signals():
         _serve(home, host, port, key, allowed, watch)
 
 
-def served_hosts(host: str, key: str | None) -> frozenset | None:
+def served_hosts(host: str, keyed: bool) -> frozenset | None:
     """The Host names a server bound to ``host`` answers (loopback names on a loopback bind; None: any, which a
-    bind beyond loopback may only do with an API key ``key``), or ValidationError for such a bind without one."""
+    bind beyond loopback may only do when ``keyed``: the main key is set or the library holds keys), or
+    ValidationError for such a bind without keys. (Beyond loopback the gate then refuses every request without a
+    known key, even once the library's last key is removed.)"""
     if is_loopback(host):
         return LOOPBACK_NAMES | {host_name(host)}
-    if key is None:
+    if not keyed:
         raise ValidationError(f"Refusing to listen on {host} without an API key: anyone who can reach it could "
                               "read your library.",
-                              hint=f"Set {API_KEY_ENV} to a long random secret (clients send it as "
-                              "Authorization: API-Key <key> or Bearer <key>), or serve on 127.0.0.1.")  # fmt: skip
+                              hint=f"Set {API_KEY_ENV} to a long random secret, or add keys that see some "
+                              "collections (`localreason keys add`); clients send a key as Authorization: "
+                              "API-Key <key> or Bearer <key>. Or serve on 127.0.0.1.")  # fmt: skip
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LibraryError, StorageFull
+from .query import TextQuery, fts5
+from .sqlite_schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401 - SCHEMA_VERSION is read through here
 from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document, RecognizedPage, SearchHit
 
 
@@ -102,179 +104,8 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-# ---------------------------------------------------------------- migrations
-
-
-# Each migration is one SQL script, applied in one transaction with the version bump.
-M001_INITIAL = f"""
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE collections (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            created_at TEXT NOT NULL
-        );
-        CREATE TABLE documents (
-            id TEXT PRIMARY KEY,
-            collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
-            title TEXT NOT NULL,
-            source_path TEXT NOT NULL,
-            format TEXT NOT NULL,
-            content_hash TEXT NOT NULL,
-            size_bytes INTEGER NOT NULL,
-            mtime REAL NOT NULL,
-            char_count INTEGER NOT NULL,
-            token_count INTEGER NOT NULL,
-            text TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            UNIQUE (collection_id, source_path)
-        );
-        CREATE TABLE chunks (
-            rowid INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-            level INTEGER NOT NULL,
-            parent_id TEXT NOT NULL,
-            idx INTEGER NOT NULL,
-            section_path TEXT NOT NULL,
-            token_count INTEGER NOT NULL,
-            text TEXT NOT NULL,
-            start INTEGER NOT NULL,
-            "end" INTEGER NOT NULL,
-            page_start INTEGER,
-            page_end INTEGER,
-            embedding BLOB
-        );
-        CREATE INDEX chunks_by_document ON chunks (document_id, level, idx);
-        CREATE INDEX chunks_by_parent ON chunks (parent_id, idx);
-        CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-            text, content='chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
-            INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
-        END;
-        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
-            INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-        END;
-        CREATE TABLE sources (
-            collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
-            path TEXT NOT NULL,
-            include TEXT NOT NULL DEFAULT '[]',
-            exclude TEXT NOT NULL DEFAULT '[]',
-            added_at TEXT NOT NULL,
-            PRIMARY KEY (collection_id, path)
-        );
-"""
-
-# Documents get a vector of their title and opening text, for find_items.
-M002_DOCUMENT_VECTORS = """
-ALTER TABLE documents ADD COLUMN embedding BLOB;
-"""
-
-# Chunk rowids are never reused (AUTOINCREMENT): a vector index that has not yet caught up with
-# another process's writes can then only point at a chunk that still holds that vector, or at
-# nothing, never at an unrelated passage. The level index lists the paragraph rowids that the
-# vector index is reconciled against without reading the chunks' text.
-M003_STABLE_ROWIDS = f"""
-CREATE TABLE chunks_v3 (
-    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    level INTEGER NOT NULL,
-    parent_id TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    section_path TEXT NOT NULL,
-    token_count INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    start INTEGER NOT NULL,
-    "end" INTEGER NOT NULL,
-    page_start INTEGER,
-    page_end INTEGER,
-    embedding BLOB
-);
-INSERT INTO chunks_v3 SELECT rowid, id, document_id, level, parent_id, idx, section_path, token_count, text,
-    start, "end", page_start, page_end, embedding FROM chunks;
-DROP TRIGGER chunks_fts_insert;
-DROP TRIGGER chunks_fts_delete;
-DROP TABLE chunks;
-ALTER TABLE chunks_v3 RENAME TO chunks;
-CREATE INDEX chunks_by_document ON chunks (document_id, level, idx);
-CREATE INDEX chunks_by_parent ON chunks (parent_id, idx);
-CREATE INDEX chunks_by_level ON chunks (level);
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
-END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-END;
-INSERT INTO meta (key, value) VALUES ('generation', '1')
-    ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
-"""
-
-# Identifiers are words: the full-text index keeps "_" inside tokens (``__init__``, ``copy_tree``),
-# as Python's \w and the query side (text.query_terms) do; "." and "-" still split, and
-# such names are searched as phrases (search.ranking.query_phrases).
-M004_IDENTIFIER_TOKENS = f"""
-DROP TRIGGER chunks_fts_insert;
-DROP TRIGGER chunks_fts_delete;
-DROP TABLE chunks_fts;
-CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-    text, content='chunks', content_rowid='rowid', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
-);
-INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = {_P};
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
-    INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text);
-END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-END;
-"""
-
-# The chunking settings a document was cut with (ingest/pipeline.chunking_key). NULL for documents written
-# before: unknown, so the next sync re-chunks them (reusing their vectors wherever a passage is unchanged).
-M005_CHUNKING = """
-ALTER TABLE documents ADD COLUMN chunking TEXT;
-"""
-
-# The paragraph chunks that have a vector, as an index of their own: what the vector index is checked against
-# (the rowid digest, the rowid list) is then read without touching the rows, whose text and vectors are most of
-# the file (at a million passages the list took 7.4 s without it, 0.58 s with it, the digest 0.20 s;
-# bench/speed/scale.py, docs/benchmarks.md).
-M006_VECTOR_ROWS = """
-CREATE INDEX IF NOT EXISTS chunks_with_vectors ON chunks (level) WHERE embedding IS NOT NULL;
-"""
-
-# Text recognition (ingest/ocr.py): which pages of a document were read from images, with the recogniser's
-# confidence (a JSON list; NULL for a document read wholly from text), and which chunks hold such text.
-M007_RECOGNITION = """
-ALTER TABLE documents ADD COLUMN recognition TEXT;
-ALTER TABLE chunks ADD COLUMN recognized INTEGER NOT NULL DEFAULT 0;
-"""
-
-# The names a passage is also found by (ingest/chunk.chunk_terms: a reST role's full name where the page shows
-# less, ``agen.aclose`` for ``aclose()``): a column of their own, indexed beside the text, never shown.
-M008_INDEX_TERMS = f"""
-ALTER TABLE chunks ADD COLUMN terms TEXT NOT NULL DEFAULT '';
-DROP TRIGGER chunks_fts_insert;
-DROP TRIGGER chunks_fts_delete;
-DROP TABLE chunks_fts;
-CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-    text, terms, content='chunks', content_rowid='rowid', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
-);
-INSERT INTO chunks_fts (rowid, text, terms) SELECT rowid, text, terms FROM chunks WHERE level = {_P};
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks WHEN new.level = {_P} BEGIN
-    INSERT INTO chunks_fts (rowid, text, terms) VALUES (new.rowid, new.text, new.terms);
-END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = {_P} BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, text, terms) VALUES ('delete', old.rowid, old.text, old.terms);
-END;
-"""
-
-MIGRATIONS: list[str] = [M001_INITIAL, M002_DOCUMENT_VECTORS, M003_STABLE_ROWIDS, M004_IDENTIFIER_TOKENS,
-                         M005_CHUNKING, M006_VECTOR_ROWS, M007_RECOGNITION, M008_INDEX_TERMS]  # fmt: skip
 BUSY_TIMEOUT_S = 10.0
 """How long a statement waits for another process's write lock before giving up (SQLite's busy timeout)."""
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -629,39 +460,48 @@ class Store:
     def collection_exists(self, cid: str) -> bool:
         return self.db.execute("SELECT 1 FROM collections WHERE id = ?", (cid,)).fetchone() is not None
 
-    def scope_rowids(self, document_id: str | None = None, collection_id: str | None = None) -> np.ndarray:
-        """Rowids of the paragraph chunks of one document, or of one collection."""
+    def scope_rowids(self, document_id: str | None = None,
+                     collection_ids: Sequence[str] | None = None) -> np.ndarray:  # fmt: skip
+        """Rowids of the paragraph chunks of one document, or of some collections."""
         if document_id is not None:
             rows = self.db.execute(f"SELECT rowid FROM chunks WHERE document_id = ? AND level = {_P}", (document_id,))
         else:
+            ids = list(collection_ids or ())
             rows = self.db.execute(f"SELECT k.rowid FROM chunks k JOIN documents d ON d.id = k.document_id "
-                                   f"WHERE d.collection_id = ? AND k.level = {_P}", (collection_id,))  # fmt: skip
+                                   f"WHERE d.collection_id IN ({_marks(ids)}) AND k.level = {_P}", ids)  # fmt: skip
         return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
-    def fts_ranking(self, match: str, k: int, document_id: str | None = None,
-                    collection_id: str | None = None) -> list[tuple[int, float]]:  # fmt: skip
-        """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for an FTS5 MATCH expression."""
+    def fts_ranking(self, query: TextQuery, k: int, document_id: str | None = None,
+                    collection_ids: Sequence[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip
+        """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks for a lexical query, within one
+        document or some collections when given."""
+        if query.blank:
+            return []
         sql = "SELECT f.rowid, f.rank FROM chunks_fts f"
-        args: list = [match]
+        args: list = [fts5(query)]
         if document_id is not None:
             sql += " JOIN chunks c ON c.rowid = f.rowid WHERE chunks_fts MATCH ? AND c.document_id = ?"
             args.append(document_id)
-        elif collection_id is not None:
+        elif collection_ids is not None:
+            ids = list(collection_ids)
             sql += (" JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.document_id"
-                    " WHERE chunks_fts MATCH ? AND d.collection_id = ?")  # fmt: skip
-            args.append(collection_id)
+                    f" WHERE chunks_fts MATCH ? AND d.collection_id IN ({_marks(ids)})")  # fmt: skip
+            args += ids
         else:
             sql += " WHERE chunks_fts MATCH ?"
         sql += " ORDER BY f.rank LIMIT ?"
         args.append(k)
         return [(r[0], -r[1]) for r in self.db.execute(sql, args)]
 
-    def match_count(self, match: str, upto: int | None = None) -> int:
-        """How many paragraph chunks match an FTS5 expression (counting stops at ``upto``, if given)."""
+    def match_count(self, query: TextQuery, upto: int | None = None) -> int:
+        """How many paragraph chunks match a lexical query (counting stops at ``upto``, if given)."""
+        if query.blank:
+            return 0
         if upto is None:
-            return self.db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchone()[0]
+            return self.db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                   (fts5(query),)).fetchone()[0]  # fmt: skip
         sql = "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-        return self.db.execute(sql, (match, upto)).fetchone()[0]
+        return self.db.execute(sql, (fts5(query), upto)).fetchone()[0]
 
     def hits(self, rowids: list[int]) -> list[SearchHit]:
         """SearchHits for chunk rowids, in the given order (rowids that no longer exist are left out)."""
@@ -731,6 +571,33 @@ class Store:
             args = (cid,)
         return [{"collection_id": r[0], "path": r[1], "include": json.loads(r[2]), "exclude": json.loads(r[3]),
                  "collection": r[4]} for r in self.db.execute(sql + " ORDER BY s.collection_id, s.path", args)]
+
+
+    # ------------------------------------------------------------ API keys (keys.py)
+
+    def insert_key(self, name: str, digest: str, collection_ids: list[str]) -> bool:
+        """Record a key; False when a key of that name exists already."""
+        with self.transaction():
+            cur = self.db.execute("INSERT INTO api_keys (name, digest, collections, created_at) VALUES (?,?,?,?) "
+                                  "ON CONFLICT(name) DO NOTHING", (name, digest, json.dumps(collection_ids), now()))
+        return cur.rowcount == 1
+
+    def key_rows(self) -> list[tuple[str, list[str], str]]:
+        """(name, collection ids, created at) of every key, by name."""
+        rows = self.db.execute("SELECT name, collections, created_at FROM api_keys ORDER BY name")
+        return [(r[0], json.loads(r[1]), r[2]) for r in rows]
+
+    def delete_key(self, name: str) -> bool:
+        with self.transaction():
+            return self.db.execute("DELETE FROM api_keys WHERE name = ?", (name,)).rowcount == 1
+
+    def key_grant(self, digest: str) -> list[str] | None:
+        """The collection ids of the key with this digest; None when no key has it."""
+        row = self.db.execute("SELECT collections FROM api_keys WHERE digest = ?", (digest,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def has_keys(self) -> bool:
+        return self.db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
 
 
 def _key_of_format(chunking: dict[str, str]) -> tuple[str, list[str]]:

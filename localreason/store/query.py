@@ -1,0 +1,48 @@
+"""The lexical query as a value: what search asks the full-text index for, rendered by each store in its own syntax.
+
+Search builds a :class:`TextQuery` (terms, any or all of them); the SQLite store renders it as an FTS5 MATCH
+expression (``fts5``), the PostgreSQL store as a tsquery over its own index words (store/postgres/lexical.py).
+A term of several index words is a phrase: the words in order, adjacent.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_INDEX_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    """Passages holding any of ``terms`` (all of them when ``every``)."""
+
+    terms: tuple[str, ...]
+    every: bool = False
+
+    @classmethod
+    def any_of(cls, terms) -> "TextQuery":
+        return cls(tuple(terms))
+
+    @classmethod
+    def all_of(cls, terms) -> "TextQuery":
+        return cls(tuple(terms), every=True)
+
+    @property
+    def blank(self) -> bool:
+        return not any(index_words(t) for t in self.terms)
+
+
+def index_words(text: str) -> list[str]:
+    """The words the full-text index holds for ``text``, as SQLite's tokenizer makes them (unicode61,
+    remove_diacritics 2, "_" kept inside words): runs of letters, digits and "_", lower-cased, accents removed."""
+    folded = unicodedata.normalize("NFKD", text.lower())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return _INDEX_WORD.findall(folded)
+
+
+def fts5(query: TextQuery) -> str:
+    """``query`` as an FTS5 MATCH expression: each term one quoted string (a phrase when it holds several words)."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in query.terms]
+    return (" AND " if query.every else " OR ").join(quoted)

@@ -1,0 +1,168 @@
+"""Keys with grants (localreason/keys.py): a key sees only its collections in every tool, over REST and over MCP on
+HTTP (the SDK's client); an id outside the grant is answered exactly as a missing id; the library keeps digests."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from starlette.testclient import TestClient
+
+from localreason import keys
+from localreason.cli import main
+from localreason.config import load_settings
+from localreason.errors import NotFoundError, ValidationError
+from localreason.library import Library
+from localreason.reason import NO_EVIDENCE_ANSWER
+from localreason.serve.rest import create_app, served_hosts
+from localreason.service import Service
+
+from fakes import FakeEmbedder, FakeGenerator
+from test_mcp_http import ask, mcp_server
+
+BASE = "http://127.0.0.1:8765"
+MAIN_KEY = "main-key-that-sees-everything"
+OPEN = "# Router manual\n\nThe router warranty lasts two years from the date of purchase.\n"
+SECRET = "# Launch plan\n\nThe zanzibar launch code is kept in the blue safe behind the painting.\n"
+UNKNOWN_COLLECTION, UNKNOWN_DOC, UNKNOWN_CHUNK = "col_aaaaaaaaaaaaaaaa", "doc_aaaaaaaaaaaaaaaa", "chk_aaaaaaaaaaaaaaaa"
+
+
+@pytest.fixture
+def team(isolated_home, tmp_path):
+    """A library of two collections, "manuals" (granted) and "plans" (not): (service, key, ids of the secret)."""
+    for name, text in (("manuals", OPEN), ("plans", SECRET)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.md").write_text(text)
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator()))
+    svc.ingest([tmp_path / "manuals"], "manuals")
+    svc.ingest([tmp_path / "plans"], "plans")
+    key, _ = keys.add(svc.library, "reader", ["manuals"])
+    plans = svc.collection("plans")
+    doc = svc.documents("plans")[0]
+    chunk = svc.library.chunks(doc.id)[-1]
+    yield svc, key, {"collection": plans.id, "document": doc.id, "chunk": chunk.id}
+    svc.close()
+
+
+def test_keys_are_kept_as_digests_listed_without_the_key_and_removed(team, isolated_home):
+    svc, key, _ = team
+    assert key.startswith(keys.KEY_PREFIX) and len(key) > 40
+    [info] = keys.listing(svc.library)
+    assert info.name == "reader" and info.collections == ("manuals",) and key not in json.dumps(info.to_dict())
+    raw = sqlite3.connect(load_settings(isolated_home).db_path).execute("SELECT * FROM api_keys").fetchall()
+    assert key not in repr(raw) and keys.digest(key) in repr(raw)
+    with pytest.raises(ValidationError, match="exists already"):
+        keys.add(svc.library, "reader", ["plans"])
+    with pytest.raises(NotFoundError, match="No collection"):
+        keys.add(svc.library, "other", ["nope"])
+    with pytest.raises(ValidationError, match="at least one collection"):
+        keys.add(svc.library, "other", [])
+    with pytest.raises(ValidationError, match="key name"):
+        keys.add(svc.library, "bad name!", ["plans"])
+    keys.remove(svc.library, "reader")
+    assert keys.listing(svc.library) == []
+    with pytest.raises(NotFoundError):
+        keys.remove(svc.library, "reader")
+
+
+def _rest(client, key, method, path, body=None):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return client.request(method, path, json=body, headers=headers)
+
+
+def test_over_rest_a_key_sees_only_its_collections_in_every_tool(team):
+    svc, key, secret = team
+    with TestClient(create_app(svc, api_key=MAIN_KEY, warm=False), base_url=BASE) as client:
+        def call(method, path, body=None, who=key):
+            return _rest(client, who, method, path, body)
+
+        names = [c["name"] for c in call("GET", "/v1/collections").json()["data"]]
+        assert names == ["manuals"]
+        assert {c["name"] for c in call("GET", "/v1/collections", who=MAIN_KEY).json()["data"]} == {"manuals", "plans"}
+        hits = call("POST", "/v1/deep_search", {"query": "zanzibar launch code blue safe"}).json()["data"]
+        assert hits and all("zanzibar" not in h["content"] for h in hits)
+        seen = call("POST", "/v1/deep_search", {"query": "zanzibar launch code", "limit": 20}, who=MAIN_KEY).json()
+        assert any("zanzibar" in h["content"] for h in seen["data"])
+        for field, outside, unknown in (("collectionId", secret["collection"], UNKNOWN_COLLECTION),
+                                        ("documentId", secret["document"], UNKNOWN_DOC)):  # fmt: skip
+            for value in (outside, unknown):
+                r = call("POST", "/v1/deep_search", {"query": "zanzibar", field: value})
+                assert r.status_code == 200 and r.json() == {"data": []}
+                answer = call("POST", "/v1/reason", {"query": "What is the launch code?", field: value}).json()
+                assert answer["data"]["answer"] == NO_EVIDENCE_ANSWER and answer["data"]["citations"] == []
+        items = call("POST", "/v1/find_items", {"query": "zanzibar launch plan"}).json()["data"]
+        assert all(i["id"] not in (secret["collection"], secret["document"]) for i in items)
+        assert any(i["id"] == secret["document"] for i in
+                   call("POST", "/v1/find_items", {"query": "Launch plan"}, who=MAIN_KEY).json()["data"])
+        for path, extra in (("/v1/deep_read", {}), ("/v1/deep_expand", {"direction": "surrounding"})):
+            outside = call("POST", path, {"chunkId": secret["chunk"], **extra})
+            missing = call("POST", path, {"chunkId": UNKNOWN_CHUNK, **extra})
+            assert outside.status_code == missing.status_code == 404
+            assert outside.json()["error"]["message"].replace(secret["chunk"], "X") == \
+                missing.json()["error"]["message"].replace(UNKNOWN_CHUNK, "X")  # fmt: skip
+            assert call("POST", path, {"chunkId": secret["chunk"], **extra}, who=MAIN_KEY).status_code == 200
+        answer = call("POST", "/v1/reason", {"query": "What is the zanzibar launch code?", "includeStatements": True})
+        assert "zanzibar" not in json.dumps(answer.json())
+
+
+def test_without_a_known_key_nothing_is_served_once_the_library_has_keys(team):
+    svc, key, _ = team
+    with TestClient(create_app(svc, warm=False), base_url=BASE) as client:  # no main key: the library's keys count
+        assert _rest(client, None, "GET", "/v1/collections").status_code == 401
+        assert _rest(client, "lrk_" + "x" * 43, "GET", "/v1/collections").status_code == 401
+        assert _rest(client, key, "GET", "/v1/collections").status_code == 200
+        keys.remove(svc.library, "reader")  # counted at once: the gate reads the library's keys on every request
+        assert _rest(client, key, "GET", "/v1/collections").status_code == 200  # no keys at all: loopback is open
+        keys.add(svc.library, "other", ["plans"])
+        assert _rest(client, key, "GET", "/v1/collections").status_code == 401
+    assert served_hosts("0.0.0.0", keyed=True) is None
+    with pytest.raises(ValidationError, match="without an API key"):
+        served_hosts("0.0.0.0", keyed=False)
+
+
+def test_over_mcp_on_http_a_key_sees_only_its_collections_in_every_tool(team):
+    svc, key, secret = team
+    with mcp_server(svc, MAIN_KEY) as url:
+        def call(name, args, who=key):
+            return ask(url, name, args, key=who)[1]
+
+        found = call("deep_search", {"query": "zanzibar launch code", "limit": 20})
+        assert not found.is_error and all("zanzibar" not in h["content"] for h in found.structured_content["data"])
+        assert call("deep_search", {"query": "zanzibar", "collectionId": secret["collection"]}).structured_content \
+            == call("deep_search", {"query": "zanzibar", "collectionId": UNKNOWN_COLLECTION}).structured_content \
+            == {"data": []}  # fmt: skip
+        for name, extra in (("deep_read", {}), ("deep_expand", {"direction": "next"})):
+            outside, missing = call(name, {"chunkId": secret["chunk"], **extra}), call(name, {"chunkId": UNKNOWN_CHUNK, **extra})
+            assert outside.is_error and missing.is_error
+            assert outside.content[0].text.replace(secret["chunk"], "X") == missing.content[0].text.replace(UNKNOWN_CHUNK, "X")
+            assert not call(name, {"chunkId": secret["chunk"], **extra}, who=MAIN_KEY).is_error
+        items = call("find_items", {"query": "Launch plan"}).structured_content["data"]
+        assert all(i["id"] not in (secret["collection"], secret["document"]) for i in items)
+        answer = call("reason", {"query": "What is the launch code?", "documentId": secret["document"]})
+        assert answer.structured_content["data"]["answer"] == NO_EVIDENCE_ANSWER
+        assert "zanzibar" not in json.dumps(call("reason", {"query": "What is the zanzibar launch code?"}).structured_content)
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def test_the_keys_commands(isolated_home, tmp_path, capsys):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.md").write_text(OPEN)
+    with Library(settings=load_settings(isolated_home), embedder=FakeEmbedder()) as lib:
+        lib.ingest([tmp_path / "d"], "manuals")
+    code, out, _ = run(capsys, "keys", "add", "team-a", "--collection", "manuals", "--json")
+    assert code == 0, out
+    data = json.loads(out)["data"]
+    assert set(data) == {"name", "key", "collections"} and data["collections"] == ["manuals"]
+    code, out, _ = run(capsys, "keys", "list")
+    assert code == 0 and "team-a" in out and data["key"] not in out
+    code, _, err = run(capsys, "keys", "add", "team-b", "--collection", "nope")
+    assert code == 3 and "No collection 'nope'" in err
+    assert run(capsys, "keys", "remove", "team-a")[0] == 0
+    assert run(capsys, "keys", "remove", "team-a")[0] == 3
