@@ -162,6 +162,17 @@ class Setting:
 # ---------------------------------------------------------------- the settings
 
 
+def redacted_url(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def default_home() -> Path:
     """The per-user data directory (``LOCALREASON_HOME`` overrides it)."""
     env = os.environ.get(HOME_ENV)
@@ -241,6 +252,13 @@ class Settings:
     cache_dir: Path | None = setting(
         None, "Where derived files are kept (the OpenVINO export of the embedding model, made once).",
         shown_default="the per-user cache folder (~/.cache/localreason on Linux)")  # fmt: skip
+    store: str = setting(
+        "local", "Where the library lives: local (SQLite and FAISS in the library folder) or a postgresql:// URL "
+        "(PostgreSQL with pgvector: one library that many machines and servers share).",
+        Allowed("'local' or a postgresql:// URL", lambda value, _: value == "local" or value.startswith(
+            ("postgresql://", "postgres://"))),
+        details="Every front end works on either. The URL is never shown with its password. `localreason store copy "
+        "--to URL` moves a local library there (README, \"A library a team shares\").")  # fmt: skip
     vector_index: str = setting(
         "auto", "The vector index: flat (exact search), ivf (inverted lists: approximate, for large libraries), or "
         "auto (flat below 200,000 paragraph chunks, ivf from there: IVF_FROM in store/vectors.py).",
@@ -328,6 +346,11 @@ class Settings:
         for s in SETTINGS:
             s.check(self)
         return self
+
+    @property
+    def store_shown(self) -> str:
+        """``store`` as it may be shown: a URL without its password."""
+        return redacted_url(self.store)
 
 
 def _described(f, kinds: Mapping[str, Any]) -> Setting:
@@ -417,7 +440,8 @@ def config_text(settings: Settings, sources: Mapping[str, str], environ: Mapping
     for s in SETTINGS:
         source = sources.get(s.name, DEFAULT_SOURCE)
         shown = "" if source == DEFAULT_SOURCE else f"  ({source})"
-        lines.append(f"  {s.name} = {getattr(settings, s.name)}{shown}")
+        value = settings.store_shown if s.name == "store" else getattr(settings, s.name)
+        lines.append(f"  {s.name} = {value}{shown}")
     lines.append(f"Environment (besides {ENV_PREFIX}<NAME>):")
     helps = {var.name: var.help for var in ENVIRONMENT}
     for row in environment_in_force(environ):

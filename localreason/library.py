@@ -25,7 +25,6 @@ from .errors import LibraryError, LocalReasonError, ModelError, NotFoundError, V
 from .ids import check_id, id_kind, random_id
 from .ingest.chunk import ChunkParams
 from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_keys  # noqa: F401 - Progress is part of the API
-from .store import lock as write_lock
 from .store.db import Store
 from .store.vectors import VectorIndex
 from . import search
@@ -39,7 +38,11 @@ DEFAULT_COLLECTION = "default"
 
 
 def open_store(settings: Settings) -> Store:
-    """The store the settings name: the SQLite file in the library folder."""
+    """The store the settings name: the SQLite file in the library folder (``local``), or a PostgreSQL server."""
+    if settings.store != "local":
+        from .store.postgres.store import PgStore
+
+        return PgStore(settings.store)
     return Store(settings.db_path)
 
 
@@ -65,7 +68,7 @@ class Library:
         """Lazy parts are created once even when front ends call from several threads (the TUI does)."""
         self._write_mutex = threading.RLock()
         self._write_depth = 0
-        self._write_fd: int | None = None
+        self._write_fd = None
         self.notice: Callable[[str], None] | None = None
         """Told (one line for a person) when a write must wait for another program's."""
         self.catch_up_on_use = True
@@ -130,14 +133,14 @@ class Library:
         with self._write_mutex:
             if self._write_depth == 0:
                 self.store  # the folder exists and the schema is current
-                self._write_fd = write_lock.acquire(self.settings.lock_path, what, self.notice)
+                self._write_fd = self.store.acquire_writer(what, self.notice)
             self._write_depth += 1
             try:
                 yield
             finally:
                 self._write_depth -= 1
                 if self._write_depth == 0 and self._write_fd is not None:
-                    write_lock.release(self._write_fd)
+                    self.store.release_writer(self._write_fd)
                     self._write_fd = None
 
     # ------------------------------------------------------------ embedding model identity
@@ -169,20 +172,22 @@ class Library:
         (the service does it itself, under its write lock, so no search runs while the index changes).
         """
         vectors = self._lazy("_vectors", self._open_vectors)
-        if self.catch_up_on_use and vectors.generation != self.store.generation():
+        if self.catch_up_on_use and not vectors.follows_store and vectors.generation != self.store.generation():
             return self.catch_up()
         return vectors
 
     def stale(self) -> bool:
-        """Whether another process (or another Library) changed the database since the index was read."""
-        return self._vectors is not None and self._vectors.generation != self.store.generation()
+        """Whether another process (or another Library) changed the database since the index was read (never for
+        a PostgreSQL store, whose vector index is the database's own)."""
+        return self._vectors is not None and not self._vectors.follows_store \
+            and self._vectors.generation != self.store.generation()  # fmt: skip
 
     def catch_up(self) -> VectorIndex:
         """Bring the vector index in step with the database: apply other processes' writes, or reload it
         when they re-embedded everything (reindex)."""
         with self._init_lock:
             vectors = self._lazy("_vectors", self._open_vectors)
-            if vectors.generation == self.store.generation():
+            if vectors.follows_store or vectors.generation == self.store.generation():
                 return vectors
             if vectors.identity != self._vector_identity():
                 self._vectors = None  # re-embedded elsewhere (reindex): start again from SQLite
@@ -194,6 +199,10 @@ class Library:
         self.check_embedding_model()
         dim = self.store.get_meta("embedding_dim")
         dim = int(dim) if dim else int(self.embedder.dim)
+        if self.settings.store != "local":
+            from .store.postgres.vectors import PgVectors
+
+            return PgVectors(self.store, dim, self._vector_identity())
         vectors = VectorIndex.open(self.settings.vectors_path, self.store, dim, self._vector_identity(),
                                    self.settings.vector_index)
         if vectors.repaired and not self.store.read_only:  # publish the repair: other processes need not redo it
@@ -209,12 +218,14 @@ class Library:
 
         if self._vectors is not None:
             info = self._vectors.describe()
+        elif self.settings.store != "local":
+            info = {"kind": "hnsw", "vectors": self.store.vector_count()}
         else:
             meta = VectorIndex.published(self.settings.vectors_path) or {}
             info = {"kind": meta.get("kind", "flat" if meta else "none"), "vectors": meta.get("count", 0),
                     **({"lists": meta["lists"], "probe": lists_probed(meta.get("count", 0), meta["lists"])}
                        if "lists" in meta else {})}  # fmt: skip
-        info["exact"] = info["kind"] != "ivf"
+        info["exact"] = info["kind"] not in ("ivf", "hnsw")
         info["setting"] = self.settings.vector_index
         info["ivfFrom"] = IVF_FROM
         try:

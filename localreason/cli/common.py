@@ -242,6 +242,8 @@ def describe_index(info: dict) -> str:
     elif info["kind"] == "flat":
         switch = f"; IVF from {info['ivfFrom']:,} passages" if info["setting"] == "auto" else ""
         text = f"Vector index: exact ({info['vectors']:,} vectors; {how}{switch})."
+    elif info["kind"] == "hnsw":
+        text = f"Vector index: PostgreSQL's HNSW (pgvector), approximate ({info['vectors']:,} vectors)."
     else:
         text = "Vector index: not built yet (the first search builds it)."
     if info["embeddingBackend"] is None:

@@ -52,6 +52,7 @@ def config(obj: Ctx, as_json, markdown) -> int:
     settings, sources = settings_and_sources(obj.home)
     if as_json:
         values = {name: getattr(settings, name) for name in ("home", *sources)}
+        values["store"] = settings.store_shown
         values = {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
         emit_json({"settings": values, "configFile": str(settings.config_path), "sources": sources,
                     "environment": environment_in_force()})  # fmt: skip

@@ -21,8 +21,8 @@ from ..store.query import TextQuery
 from ..text import STOPWORDS, WORD, collapse, query_terms
 from ..types import Elsewhere, SearchHit
 from .index import Index
-from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query, resolve_scope,
-                    scope_rowids)  # fmt: skip
+from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query,
+                    resolve_scope)  # fmt: skip
 
 # Fusion: weight of the dense z-score (the lexical one gets 1 - this); see the module docstring.
 DENSE_WEIGHT = 0.45
@@ -217,10 +217,7 @@ def dense_ranking(index: Index, qvec: np.ndarray, k: int, scope: ResolvedScope) 
     """(rowid, cosine) of the ``k`` nearest paragraph chunks."""
     if scope.empty or index.vectors.size == 0:
         return []
-    ids = scope_rowids(index, scope)
-    if ids is not None and ids.size == 0:
-        return []
-    scores, rowids = index.vectors.search(qvec, k, ids=ids)
+    scores, rowids = index.vectors.search_scope(qvec, k, index.store, scope.document_id, scope.collections)
     return [(int(r), float(s)) for r, s in zip(rowids, scores)]
 
 

@@ -9,7 +9,6 @@ import reprlib
 import unicodedata
 from dataclasses import dataclass
 
-import numpy as np
 
 from ..errors import ValidationError
 from ..ids import check_id
@@ -155,10 +154,3 @@ def resolve_scope(index: Index, document_id: object = UNSET, collection_id: obje
     if col_id is not None and not empty:
         empty = (grant is not None and col_id not in grant) or not index.store.collection_exists(col_id)
     return ResolvedScope(doc_id, col_id, empty, granted)
-
-
-def scope_rowids(index: Index, scope: ResolvedScope) -> np.ndarray | None:
-    """Rowids of the paragraph chunks inside ``scope``; None when it is everything."""
-    if scope.document_id is None and scope.collections is None:
-        return None
-    return index.store.scope_rowids(scope.document_id, scope.collections)

@@ -90,7 +90,8 @@ def discovery_path(home: str | Path) -> Path:
 
 def settings_view(settings) -> dict[str, str]:
     """The settings that shape an answer, as text (all but the home, which is compared resolved)."""
-    return {f.name: str(getattr(settings, f.name)) for f in fields(settings) if f.name != "home"}
+    return {f.name: str(settings.store_shown if f.name == "store" else getattr(settings, f.name))
+            for f in fields(settings) if f.name != "home"}  # fmt: skip
 
 
 def new_token() -> str:

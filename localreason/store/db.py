@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LibraryError, StorageFull
+from . import lock as write_lock
 from .query import TextQuery, fts5
 from .sqlite_schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401 - SCHEMA_VERSION is read through here
 from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document, RecognizedPage, SearchHit
@@ -194,6 +195,14 @@ class Store:
                 for statement in _statements(MIGRATIONS[number]):
                     self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version={number + 1}")
+
+    def acquire_writer(self, what: str, notice=None) -> int:
+        """Take the library's writer lock (store/lock.py: a lock file beside the database)."""
+        return write_lock.acquire(self.path.parent / "write.lock", what, notice)
+
+    @staticmethod
+    def release_writer(handle: int) -> None:
+        write_lock.release(handle)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

