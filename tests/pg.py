@@ -12,8 +12,13 @@ _numbers = itertools.count(1)
 
 def start_server(folder: Path):
     """A PostgreSQL server in ``folder``, stopped when the test run ends; returns the pgserver handle."""
+    import os
+
     import pgserver
 
+    runtime = folder / "run"
+    runtime.mkdir(exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))  # pgserver asks platformdirs for one, which warns without
     return pgserver.get_server(str(folder), cleanup_mode="stop")
 
 

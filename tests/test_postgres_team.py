@@ -175,3 +175,44 @@ def test_the_store_url_is_never_shown_with_its_password(isolated_home, monkeypat
             main(args)
         out = capsys.readouterr().out
         assert "hunter2" not in out and "postgresql://team:***@db.example:5432/library" in out
+
+
+def test_store_copy_moves_a_library_to_postgres_and_back_without_embedding_again(tmp_path, pg_url, capsys):
+    from localreason import keys
+    from localreason.cli import main
+    from localreason.demo import samples_dir
+    from localreason.store.transfer import tally
+
+    home = tmp_path / "laptop"
+    local = pg_lib(home, "local")
+    local.ingest([samples_dir()], "samples", exclude=["LICENSES*"])
+    keys.add(local, "reader", ["samples"])
+    before = [h.content for h in local.deep_search("Where did the Black Death originate?")]
+    local.close()
+
+    def cli(*args) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as exc:
+            main(["--home", str(home), *args])
+        out, err = capsys.readouterr()
+        return exc.value.code, out, err
+
+    code, out, err = cli("store", "copy", "--to", pg_url, "--json")
+    assert code == 0, err
+    copied = __import__("json").loads(out)["data"]
+    assert copied["documents"] == 5 and copied["keys"] == 1 and copied["sources"] == 1
+    shared = pg_lib(tmp_path / "server", pg_url)
+    embedder = shared.embedder
+    assert [h.content for h in shared.deep_search("Where did the Black Death originate?")] == before
+    report = shared.sync()[0].to_dict()
+    assert report["counts"]["unchanged"] == 5 and embedder.texts == 1, "only the query was embedded"
+    assert [k.name for k in keys.listing(shared)] == ["reader"]
+    shared.close()
+    code, _, err = cli("store", "copy", "--to", pg_url)
+    assert code == 5 and "already holds a library (5 documents)" in err
+    home = tmp_path / "back-home"
+    code, out, err = cli("store", "copy", "--from", pg_url)
+    assert code == 0 and "counts and the content digest agree" in out, err
+    back = pg_lib(home, "local")
+    assert tally(back.store).digest == copied["digest"]
+    assert [h.content for h in back.deep_search("Where did the Black Death originate?")] == before
+    back.close()

@@ -1,6 +1,9 @@
-"""A library a team shares: ``keys`` (API keys that see only some collections)."""
+"""A library a team shares: ``keys`` (API keys that see only some collections) and ``store copy`` (moving a library
+between this folder and PostgreSQL)."""
 
 from __future__ import annotations
+
+import sys
 
 import click
 
@@ -64,4 +67,55 @@ def keys_remove(obj: Ctx, name) -> int:
 
     keybook.remove(obj.service().library, name)
     click.echo(f"Removed the key {name!r}.")
+    return 0
+
+
+@cli.group(name="store")
+def store_group() -> None:
+    """The store a library lives in: this folder (local) or a PostgreSQL server (LOCALREASON_STORE)."""
+
+
+@store_group.command(name="copy")
+@click.option("--to", "to_url", metavar="URL", help="Copy the local library (in --home) into this PostgreSQL store.")
+@click.option("--from", "from_url", metavar="URL", help="Copy the library in this PostgreSQL store into --home.")
+@click.option("--json", "as_json", is_flag=True, help="Print the copy's counts and digest as JSON.")
+@click.pass_obj
+def store_copy(obj: Ctx, to_url, from_url, as_json) -> int:
+    """Copy a library between this folder and PostgreSQL, vectors included (nothing is embedded again).
+
+    \b
+    The target must be empty. Counts and a content digest are compared at the end.
+    Then point every machine at it: LOCALREASON_STORE=postgresql://...
+    """
+    from ..config import load_settings, redacted_url
+    from ..errors import ValidationError
+    from ..store.db import Store
+    from ..store.postgres.store import PgStore
+    from ..store.transfer import copy_library
+
+    if bool(to_url) == bool(from_url):
+        raise ValidationError("Give exactly one of --to URL or --from URL.",
+                              hint="localreason store copy --to postgresql://user@host/db")  # fmt: skip
+    url = to_url or from_url
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ValidationError(f"{redacted_url(url)!r} is not a postgresql:// URL.")
+    local = Store(load_settings(obj.home).db_path)
+    remote = PgStore(url)
+    source, target = (local, remote) if to_url else (remote, local)
+    try:
+        with click.progressbar(length=max(1, len(source.document_ids())), label="Copying documents",
+                               file=sys.stderr) as bar:  # fmt: skip
+            done = copy_library(source, target, lambda i, n: bar.update(1))
+    finally:
+        local.close()
+        remote.close()
+    if as_json:
+        emit_json({"from": redacted_url(from_url) if from_url else "local", "to": redacted_url(to_url) if to_url
+                   else "local", **done.to_dict()})  # fmt: skip
+        return 0
+    click.echo(f"Copied {done.documents} documents ({done.chunks} chunks, {done.collections} collections, "
+               f"{done.keys} keys) into {redacted_url(to_url) if to_url else 'this folder'}; the counts and the "
+               f"content digest agree.")  # fmt: skip
+    if to_url:
+        click.echo(f"Use it with LOCALREASON_STORE={redacted_url(to_url)} (with its password) on every machine.")
     return 0

@@ -1,0 +1,98 @@
+"""Moving a library between stores: ``localreason store copy --to postgresql://...`` (and ``--from``).
+
+Everything is copied as it is, vectors included, so nothing is embedded again: the embedding model's identity,
+the collections (same ids), every document with its chunks (same ids, in the order written), the folders it
+follows, and the API keys (their digests). Each document is one transaction of the target, as an ingest writes
+it, under the target's writer lock. The target must hold no library yet. At the end both sides are counted and
+digested (every document's row and every chunk's text, terms and vector bytes): a copy that differs is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import LibraryError
+
+MODEL_META = ("embedding_model", "embedding_fingerprint", "embedding_dim")
+"""What a library records of the model that made its vectors (ingest/pipeline.model_meta)."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a store holds, and a digest of it."""
+
+    collections: int
+    documents: int
+    chunks: int
+    keys: int
+    sources: int
+    digest: str
+
+    def to_dict(self) -> dict:
+        return {"collections": self.collections, "documents": self.documents, "chunks": self.chunks,
+                "keys": self.keys, "sources": self.sources, "digest": self.digest}  # fmt: skip
+
+
+def tally(store) -> Tally:
+    """Counts and a SHA-256 digest of a store's content (documents in id order, each with its chunks)."""
+    h = hashlib.sha256()
+    chunks = 0
+    for doc_id in sorted(store.document_ids()):
+        doc, rows, vectors, terms = store.export_document(doc_id)
+        h.update(repr([doc[k] for k in ("id", "collection_id", "title", "source_path", "format", "content_hash",
+                                         "char_count", "token_count", "text", "chunking", "recognition")]).encode())
+        h.update(doc["embedding"] or b"")
+        for c in sorted(rows, key=lambda c: c.id):
+            h.update(repr((c.id, c.level, c.parent_id, c.index, c.text, c.start, c.end, terms.get(c.id, ""))).encode())
+        h.update(vectors.astype("<f4").tobytes())
+        chunks += len(rows)
+    keys = sorted(store.key_export())
+    h.update(repr(keys).encode())
+    return Tally(len(store.collection_rows()), len(store.document_ids()), chunks, len(keys), len(store.sources()),
+                 h.hexdigest())
+
+
+def copy_library(source, target, progress: Callable[[int, int], None] | None = None) -> Tally:
+    """Copy the library in ``source`` into the empty ``target``; returns the target's tally, checked against the
+    source's (LibraryError when they differ, or when the target holds a library already)."""
+    held = target.document_ids()
+    if held or target.collection_rows():
+        raise LibraryError(f"The target {target.path} already holds a library ({len(held)} documents).",
+                           hint="Copy into an empty database (or an empty library folder): a copy never merges.")
+    before = tally(source)
+    lock = target.acquire_writer("store copy")
+    try:
+        _copy_rows(source, target, progress)
+    finally:
+        target.release_writer(lock)
+    after = tally(target)
+    if after != before:
+        raise LibraryError(f"The copy in {target.path} differs from the library it was copied from "
+                           f"({before.to_dict()} against {after.to_dict()}).",
+                           hint="Nothing was removed from the source. Report this; empty the target and copy again.")
+    return after
+
+
+def _copy_rows(source, target, progress) -> None:
+    with target.transaction():
+        for key in MODEL_META + ("vector_epoch",):
+            value = source.get_meta(key)
+            if value is not None:
+                target.set_meta(key, value)
+    dim = source.get_meta("embedding_dim")
+    if dim and hasattr(target, "ensure_vector_index"):
+        target.ensure_vector_index(int(dim))
+    for col in source.collection_rows():
+        target.insert_collection(col.id, col.name)
+    ids = source.document_ids()
+    for i, doc_id in enumerate(ids, 1):
+        doc, chunks, vectors, terms = source.export_document(doc_id)
+        target.replace_document(doc, chunks, vectors, terms)
+        if progress is not None:
+            progress(i, len(ids))
+    for s in source.sources():
+        target.add_source(s["collection_id"], s["path"], s["include"], s["exclude"])
+    for name, digest, collections in source.key_export():
+        target.insert_key(name, digest, collections)
