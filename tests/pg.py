@@ -14,12 +14,12 @@ def start_server(folder: Path):
     """A PostgreSQL server in ``folder``, stopped when the test run ends; returns the pgserver handle."""
     import os
 
+    runtime = folder / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))  # pgserver asks platformdirs for one on import
     import pgserver
 
-    runtime = folder / "run"
-    runtime.mkdir(exist_ok=True)
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))  # pgserver asks platformdirs for one, which warns without
-    return pgserver.get_server(str(folder), cleanup_mode="stop")
+    return pgserver.get_server(str(folder / "data"), cleanup_mode="stop")
 
 
 def fresh_database(server, label: str = "t") -> str:

@@ -15,7 +15,7 @@ PACKAGE = Path(localreason.__file__).resolve().parent
 
 LAYERS = (
     ("vocabulary", ("errors", "ids", "types", "config", "text", "tokens", "stages", "logs", "openvino_runtime",
-                    "signals")),
+                    "signals", "textquery")),
     ("models", ("models", "embed", "generate")),
     ("store", ("store",)),
     ("ingest", ("ingest",)),

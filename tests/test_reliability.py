@@ -505,13 +505,13 @@ def test_a_schema_2_library_keeps_its_chunks_and_search_after_the_stable_rowid_m
     for leftover in home.glob("library.sqlite3*"):
         leftover.unlink()
     raw = sqlite3.connect(home / "library.sqlite3")
-    raw.executescript(f"BEGIN;{dbmod.M001_INITIAL}{dbmod.M002_DOCUMENT_VECTORS}PRAGMA user_version=2;COMMIT;")
+    raw.executescript(f"BEGIN;{dbmod.MIGRATIONS[0]}{dbmod.MIGRATIONS[1]}PRAGMA user_version=2;COMMIT;")
     for table, content in tables.items():
         raw.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(content[0]))})", content)
     raw.commit()
     raw.close()
     store = Store(home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 8
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 9
     assert store.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_with_vectors'").fetchone()
     assert [tuple(r) for r in store.db.execute("SELECT * FROM chunks ORDER BY rowid")] == [r + (0, "") for r in rows], \
         "every chunk kept, none marked as recognised, none with index terms"  # fmt: skip

@@ -283,7 +283,7 @@ def test_migration_from_schema_1_keeps_data(isolated_home):
     raw.commit()
     raw.close()
     store = dbmod.Store(isolated_home / "library.sqlite3")
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 8
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 9
     assert [c.name for c in store.collection_rows()] == ["old"]
     assert {"embedding", "recognition"} <= {r[1] for r in store.db.execute("PRAGMA table_info(documents)")}
     assert {"recognized", "terms"} <= {r[1] for r in store.db.execute("PRAGMA table_info(chunks)")}

@@ -11,7 +11,8 @@ from localreason import keys, search
 from localreason.config import load_settings
 from localreason.errors import LibraryError
 from localreason.library import Library
-from localreason.store.query import TextQuery, fts5, index_words
+from localreason.store.db import fts5
+from localreason.textquery import TextQuery, index_words
 
 from fakes import FakeEmbedder
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LibraryError, StorageFull
-from . import lock as write_lock
-from .query import TextQuery, fts5
-from .sqlite_schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401 - SCHEMA_VERSION is read through here
+from ..textquery import TextQuery
 from ..types import LEVEL_PARAGRAPH, Chunk, Collection, Document, RecognizedPage, SearchHit
+from . import lock as write_lock
+from .sqlite_schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401 - SCHEMA_VERSION is read through here
 
 
 def _statements(script: str) -> list[str]:
@@ -635,6 +635,12 @@ class Store:
 
     def has_keys(self) -> bool:
         return self.db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+
+
+def fts5(query: TextQuery) -> str:
+    """``query`` as an FTS5 MATCH expression: each term one quoted string (a phrase when it holds several words)."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in query.terms]
+    return (" AND " if query.every else " OR ").join(quoted)
 
 
 def _key_of_format(chunking: dict[str, str]) -> tuple[str, list[str]]:

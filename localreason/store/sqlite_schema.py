@@ -172,7 +172,7 @@ END;
 
 # API keys that see only the collections granted to them (keys.py): a key is kept as its SHA-256 digest only.
 M009_KEYS = """
-CREATE TABLE api_keys (
+CREATE TABLE IF NOT EXISTS api_keys (
     name TEXT PRIMARY KEY,
     digest TEXT NOT NULL UNIQUE,
     collections TEXT NOT NULL,

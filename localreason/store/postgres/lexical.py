@@ -4,7 +4,7 @@ The hybrid fusion (search/ranking.py) standardises BM25 scores and lifts rare wo
 so the lexical ranking must mean the same on both stores. PostgreSQL's own parser splits words otherwise
 (``copy_tree`` into two, ``shutil.copytree`` kept as a host name) and its ts_rank is not BM25. So:
 
-- **Index words are ours.** Each paragraph's ``tsv`` is written from ``store.query.index_words`` (FTS5's
+- **Index words are ours.** Each paragraph's ``tsv`` is written from ``textquery.index_words`` (FTS5's
   unicode61 rule: runs of letters, digits and "_", lower-cased, accents removed), with positions, the text's words
   then its index terms (``chunks.terms``) after a gap, as FTS5 keeps them in two columns. The GIN index on ``tsv``
   finds the passages; the query is a tsquery literal of the same words (``'shutil' <-> 'copytree'`` for a phrase),
@@ -21,7 +21,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 
-from ..query import TextQuery, index_words
+from ...textquery import TextQuery, index_words
 
 K1 = 1.2
 B = 0.75

@@ -23,7 +23,7 @@ from ...config import redacted_url
 from ...errors import LibraryError
 from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import DIGEST_MODULUS, DIGEST_MULTIPLIER, Store, Write, now
-from ..query import TextQuery
+from ...textquery import TextQuery
 from . import lexical
 from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, WRITER_LOCK
 

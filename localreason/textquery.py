@@ -1,8 +1,8 @@
-"""The lexical query as a value: what search asks the full-text index for, rendered by each store in its own syntax.
+"""The lexical query as a value: what search asks the full-text index for; each store renders it in its own syntax.
 
 Search builds a :class:`TextQuery` (terms, any or all of them); the SQLite store renders it as an FTS5 MATCH
-expression (``fts5``), the PostgreSQL store as a tsquery over its own index words (store/postgres/lexical.py).
-A term of several index words is a phrase: the words in order, adjacent.
+expression (store/db.py ``fts5``), the PostgreSQL store as a tsquery over its own index words
+(store/postgres/lexical.py). A term of several index words is a phrase: the words in order, adjacent.
 """
 
 from __future__ import annotations
@@ -40,9 +40,3 @@ def index_words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKD", text.lower())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return _INDEX_WORD.findall(folded)
-
-
-def fts5(query: TextQuery) -> str:
-    """``query`` as an FTS5 MATCH expression: each term one quoted string (a phrase when it holds several words)."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in query.terms]
-    return (" AND " if query.every else " OR ").join(quoted)
