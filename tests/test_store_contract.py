@@ -122,6 +122,24 @@ def test_search_and_scopes(library):
     assert ev.hits and not ev.scoped
 
 
+def test_both_stores_have_every_method_of_the_protocol():
+    import inspect
+
+    from localreason.store.db import Store
+    from localreason.store.postgres.store import PgStore
+    from localreason.store.protocol import LibraryStore
+
+    wanted = {n for n, v in vars(LibraryStore).items() if callable(v) and not n.startswith("_")}
+    assert len(wanted) > 50
+    for cls in (Store, PgStore):
+        missing = sorted(n for n in wanted if not callable(getattr(cls, n, None)))
+        assert missing == [], f"{cls.__name__} lacks {missing}"
+        for n in wanted:
+            want = [p for p in inspect.signature(getattr(LibraryStore, n)).parameters if p != "self"]
+            have = [p for p in inspect.signature(getattr(cls, n)).parameters if p != "self"]
+            assert have[:len(want)] == want, f"{cls.__name__}.{n}{have} against {want}"
+
+
 def test_index_words_are_fts5s():
     assert index_words("Shutil.copytree copy_tree Café QX012-7B2 naïve") == \
         ["shutil", "copytree", "copy_tree", "cafe", "qx012", "7b2", "naive"]  # fmt: skip
@@ -162,6 +180,12 @@ def test_the_stores_rank_alike(both):
         sb = [s for _, s in search.lexical_ranking(pg.index, query, 20, scope)]
         assert np.allclose(sa, sb, rtol=1e-6, atol=1e-9), query
         assert [h.content for h in local.deep_search(query)] == [h.content for h in pg.deep_search(query)], query
+        for lib_a, lib_b in ((local, pg),):  # all of the words; and within one collection
+            every = [search.lexical_ranking(x.index, query, 20, scope, all_terms=True) for x in (lib_a, lib_b)]
+            assert [s for _, s in every[0]] == pytest.approx([s for _, s in every[1]], rel=1e-6), query
+            scoped = [search.lexical_ranking(x.index, query, 20, search.ResolvedScope(
+                collection_id=x.collection("docs").id)) for x in (lib_a, lib_b)]  # fmt: skip
+            assert [s for _, s in scoped[0]] == pytest.approx([s for _, s in scoped[1]], rel=1e-6), query
 
 
 def test_a_postgres_url_that_cannot_be_reached_is_a_clear_error(isolated_home, tmp_path):

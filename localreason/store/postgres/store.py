@@ -23,14 +23,19 @@ from ...config import redacted_url
 from ...errors import LibraryError
 from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import DIGEST_MODULUS, DIGEST_MULTIPLIER, Store, Write, now
-from ...textquery import TextQuery
 from . import lexical
+from .fulltext import FullText
 from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, WRITER_LOCK
 
 _P = LEVEL_PARAGRAPH
-EF_SEARCH = 400
+RERANK_POOL = 100
+"""A vector search reads at least this many of the HNSW index's nearest and keeps the best by exact score: the
+boundary of a short list is where 16-bit distances and the graph's approximation err."""
+EF_SEARCH = 1000
 """HNSW candidates a vector search keeps (pgvector's ``hnsw.ef_search``): at least the most a search asks for (300
-when progressive search widens its pool), and enough for recall@10 >= 0.95 (bench/speed/postgres.py)."""
+when progressive search widens its pool), and enough for recall@10 >= 0.95 against exact search at 200,000
+passages (bench/speed/postgres.py: 400 gave 0.91-0.92 on its replicated passages, 1,000 gave 0.957 on 60 of its
+questions)."""
 
 
 def _array(vector) -> np.ndarray:
@@ -51,7 +56,7 @@ def _clean(text: str | None) -> str | None:
     return text.replace("\x00", "\ufffd") if text else text
 
 
-class PgStore:
+class PgStore(FullText):
     """The PostgreSQL side of a library: the same methods as the SQLite ``Store``. One connection, used from one
     thread at a time (as the SQLite store's)."""
 
@@ -62,7 +67,6 @@ class PgStore:
         self.path = redacted_url(url)
         """What messages name the store by (never its password)."""
         self.db = self._connect()
-        self._stats: tuple[int, tuple[int, float]] | None = None
         self._migrate()
         from pgvector.psycopg import register_vector
 
@@ -144,11 +148,12 @@ class PgStore:
         return conn
 
     @staticmethod
-    def release_writer(conn) -> None:
+    def release_writer(handle) -> None:
+        """Give the writer lock back (``handle``: the connection ``acquire_writer`` returned)."""
         try:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (WRITER_LOCK,))
+            handle.execute("SELECT pg_advisory_unlock(%s)", (WRITER_LOCK,))
         finally:
-            conn.close()
+            handle.close()
 
     @contextmanager
     def transaction(self) -> Iterator:
@@ -187,7 +192,8 @@ class PgStore:
                       (SELECT COUNT(*) FROM documents d WHERE d.collection_id = c.id),
                       (SELECT COUNT(*) FROM chunks k JOIN documents d ON k.document_id = d.id
                         WHERE d.collection_id = c.id AND k.level = {_P})
-               FROM collections c {where} ORDER BY c.name""", args).fetchall()  # fmt: skip
+               FROM collections c {where} ORDER BY c.name COLLATE "C"
+            """, args).fetchall()  # fmt: skip
         return [Collection(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def find_collection(self, id_or_name: str) -> Collection | None:
@@ -271,6 +277,7 @@ class PgStore:
             removed = [r[0] for r in self.db.execute(
                 f"SELECT rowid FROM chunks WHERE document_id = %s AND level = {_P}", (doc["id"],))]  # fmt: skip
             existing = self.db.execute("SELECT created_at FROM documents WHERE id = %s", (doc["id"],)).fetchone()
+            self._count_words("c.document_id = %s", [doc["id"]], -1)
             self.db.execute("DELETE FROM documents WHERE id = %s", (doc["id"],))
             row["created_at"] = existing[0] if existing else doc.get("created_at") or doc["updated_at"]
             self.db.execute(
@@ -280,6 +287,8 @@ class PgStore:
                    %(size_bytes)s, %(mtime)s, %(char_count)s, %(token_count)s, %(text)s, %(created_at)s,
                    %(updated_at)s, %(embedding)s, %(chunking)s, %(recognition)s)""", row)  # fmt: skip
             added = self._insert_chunks(chunks, vectors, terms or {})
+            self._count_words("c.document_id = %s", [doc["id"]], 1)
+            self._post_words(doc["id"])
             generations = self.bump_generation()
         return Write(removed, added, *generations)
 
@@ -317,6 +326,7 @@ class PgStore:
         with self.transaction():
             removed = [r[0] for r in self.db.execute(
                 f"SELECT rowid FROM chunks WHERE document_id = ANY(%s) AND level = {_P}", (ids,))]  # fmt: skip
+            self._count_words("c.document_id = ANY(%s)", [ids], -1)
             self.db.execute("DELETE FROM documents WHERE id = ANY(%s)", (ids,))
             with self.db.cursor() as cur:
                 cur.executemany("DELETE FROM sources WHERE collection_id = %s AND path = %s", list(sources))
@@ -328,6 +338,7 @@ class PgStore:
             removed = [r[0] for r in self.db.execute(
                 "SELECT k.rowid FROM chunks k JOIN documents d ON k.document_id = d.id "
                 f"WHERE d.collection_id = %s AND k.level = {_P}", (cid,))]  # fmt: skip
+            self._count_words("c.document_id IN (SELECT id FROM documents WHERE collection_id = %s)", [cid], -1)
             self.db.execute("DELETE FROM collections WHERE id = %s", (cid,))
             generations = self.bump_generation()
         return Write(removed, [], *generations)
@@ -441,40 +452,6 @@ class PgStore:
         rows = self.db.execute(f"SELECT c.rowid FROM chunks c WHERE c.level = {_P}{where}", args)
         return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
-    def match_count(self, query: TextQuery, upto: int | None = None) -> int:
-        """How many paragraph chunks match a lexical query (counting stops at ``upto``, if given)."""
-        if query.blank:
-            return 0
-        limit = "" if upto is None else f" LIMIT {int(upto)}"
-        return self.db.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE level = {_P} AND tsv @@ "
-                               f"%s::tsquery{limit}) s", (lexical.tsquery_literal(query),)).fetchone()[0]  # fmt: skip
-
-    def _text_stats(self) -> tuple[int, float]:
-        """(paragraphs, their mean length in index words), read again after each write."""
-        generation = self.generation()
-        if self._stats is None or self._stats[0] != generation:
-            n, total = self.db.execute(f"SELECT COUNT(*), COALESCE(SUM(words), 0) FROM chunks "
-                                       f"WHERE level = {_P}").fetchone()  # fmt: skip
-            self._stats = (generation, (int(n), float(total) / n if n else 0.0))
-        return self._stats[1]
-
-    def fts_ranking(self, query: TextQuery, k: int, document_id: str | None = None,
-                    collection_ids: Sequence[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip
-        """(rowid, BM25 score, higher is better) of the best ``k`` paragraph chunks (lexical.py says how)."""
-        if query.blank:
-            return []
-        words = sorted({w for phrase in lexical.phrases(query) for w in phrase})
-        where, args = self._scope_sql(document_id, collection_ids)
-        rows = self.db.execute(
-            f"""SELECT c.rowid, c.words, u.lexeme, u.positions FROM chunks c, unnest(c.tsv) u
-                WHERE c.level = {_P} AND c.tsv @@ %s::tsquery{where} AND u.lexeme = ANY(%s)""",
-            [lexical.tsquery_literal(query), *args, words]).fetchall()  # fmt: skip
-        if not rows:
-            return []
-        holding = [self.match_count(TextQuery((" ".join(p),))) for p in lexical.phrases(query)]
-        total, mean = self._text_stats()
-        return lexical.bm25(((r[0], r[1], r[2], list(r[3])) for r in rows), query, holding, total, mean, k)
-
     # ------------------------------------------------------------ vectors (store/postgres/vectors.py)
 
     def ensure_vector_index(self, dim: int) -> None:
@@ -493,25 +470,26 @@ class PgStore:
 
     def nearest(self, query: np.ndarray, k: int, dim: int, document_id: str | None = None,
                 collection_ids: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        """(exact inner products, rowids) of the ``k`` nearest paragraphs by the HNSW index (within a scope)."""
+        """(exact inner products, rowids) of the ``k`` nearest paragraphs: the HNSW index's best RERANK_POOL (or
+        ``k``, if more) by 16-bit distance, ordered by their exact scores (within a scope)."""
         where, args = self._scope_sql(document_id, collection_ids)
         rows = self.db.execute(
             f"""SELECT c.rowid, -(c.embedding <#> %(q)s) FROM chunks c
                 WHERE c.level = {_P} AND c.embedding IS NOT NULL{where.replace('%s', '%(scope)s')}
                 ORDER BY c.embedding::halfvec({int(dim)}) <#> %(q)s::halfvec({int(dim)}) LIMIT %(k)s""",
-            {"q": query, "k": int(k), **({"scope": args[0]} if args else {})}).fetchall()  # fmt: skip
-        return self._ranked(rows)
+            {"q": query, "k": max(int(k), RERANK_POOL), **({"scope": args[0]} if args else {})}).fetchall()  # fmt: skip
+        return self._ranked(rows, k)
 
     def nearest_among(self, query: np.ndarray, k: int, rowids: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(inner products, rowids) of the ``k`` nearest of the given paragraphs, exactly."""
         rows = self.db.execute("SELECT rowid, -(embedding <#> %s) FROM chunks WHERE rowid = ANY(%s) AND "
                                "embedding IS NOT NULL ORDER BY embedding <#> %s LIMIT %s",
                                (query, rowids, query, int(k))).fetchall()  # fmt: skip
-        return self._ranked(rows)
+        return self._ranked(rows, k)
 
     @staticmethod
-    def _ranked(rows) -> tuple[np.ndarray, np.ndarray]:
-        rows = sorted(rows, key=lambda r: -r[1])  # the index's order is by 16-bit distances; the scores are exact
+    def _ranked(rows, k: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = sorted(rows, key=lambda r: -r[1])[:k]  # the index's order is by 16-bit distances; the scores are exact
         return (np.asarray([r[1] for r in rows], dtype=np.float32), np.asarray([r[0] for r in rows], dtype=np.int64))
 
     # ------------------------------------------------------------ sources
