@@ -244,3 +244,63 @@ def test_a_watch_on_one_machine_feeds_a_server_on_another(tmp_path, pg_url, monk
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
+
+
+class SmallerEmbedder(FakeEmbedder):
+    """Another model, with vectors of another size."""
+
+    name, fingerprint, dim = "fake-words-32", "fake-words-32-v1", 32
+
+
+def test_reindex_with_a_model_of_another_size_rebuilds_the_vector_index(tmp_path, pg_url):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.md").write_text("# Pumps\n\nThe pump needs a new valve every spring.\n")
+    lib = pg_lib(tmp_path / "home", pg_url)
+    lib.ingest([tmp_path / "d"], "work")
+    assert lib.deep_search("pump valve")
+    lib.close()
+    lib = Library(settings=load_settings(tmp_path / "home", store=pg_url, reader="off"), embedder=SmallerEmbedder())
+    assert lib.reindex() > 0
+    hits = lib.deep_search("pump valve")
+    assert hits and "valve" in hits[0].content and lib.store.get_meta("embedding_dim") == "32"
+    lib.close()
+
+
+def test_odd_text_is_stored_and_copied_whole(tmp_path, pg_url, capsys):
+    """A NUL (kept by SQLite, U+FFFD in PostgreSQL) and a 3,000-character word (longer than a PostgreSQL index
+    word may be) neither fail a write nor a copy's check."""
+    from localreason.cli import main
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "odd.txt").write_text("Odd notes.\n\nA hash " + "ab" * 1500 + " ends here.\n\nNULinside "
+                                            "the text of the gasket note.\n")  # fmt: skip
+    local = pg_lib(tmp_path / "home", "local")
+    assert local.ingest([tmp_path / "d"], "work").to_dict()["counts"]["added"] == 1
+    local.close()
+    import sqlite3  # the text reader drops NUL; another reader may keep one: put it where such a reader would
+
+    with sqlite3.connect(tmp_path / "home" / "library.sqlite3") as raw:
+        for table in ("documents", "chunks"):
+            raw.execute(f"UPDATE {table} SET text = replace(text, 'NULinside', 'NUL' || char(0) || 'inside')")
+    with pytest.raises(SystemExit) as exc:
+        main(["--home", str(tmp_path / "home"), "store", "copy", "--to", pg_url])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 0 and "content digest agree" in out, err
+    shared = pg_lib(tmp_path / "server", pg_url)
+    assert shared.store.get_meta("copy_incomplete") == ""
+    hits = shared.deep_search("gasket note")
+    assert hits and "\ufffdinside" in hits[0].content
+    shared.close()
+
+
+def test_health_shows_the_store_url_to_the_main_key_only(tmp_path, pg_url):
+    from localreason import keys
+
+    svc = Service(pg_lib(tmp_path / "server", pg_url))
+    svc.library.ensure_collection("work")
+    key, _ = keys.add(svc.library, "reader", ["work"])
+    with TestClient(create_app(svc, api_key="the-main-key-of-this-test", warm=False), base_url=BASE) as client:
+        granted = client.get("/v1/health", headers={"Authorization": f"Bearer {key}"}).json()["data"]["store"]
+        main = client.get("/v1/health", headers={"Authorization": "Bearer the-main-key-of-this-test"}).json()
+    svc.close()
+    assert granted == {"kind": "postgresql"} and main["data"]["store"]["url"].startswith("postgresql://")

@@ -204,7 +204,7 @@ def once_part(args) -> None:
     lib = Library(settings=settings, embedder=embedder)
     t = time.perf_counter()
     lib.ingest([staged], "docs")
-    chunks = {r[0]: r[1] for r in lib.store.db.execute("SELECT rowid, text FROM chunks WHERE level = 2")}
+    chunks = {r[0]: r[1] for r in lib.store.db.execute("SELECT rowid, text FROM chunks WHERE level = 2 ORDER BY rowid")}
     print(f"{len(pages)} pages, {len(chunks)} passages, ingested in {time.perf_counter() - t:.0f} s", flush=True)
 
     queries: list[tuple[str, str]] = [(kind, code) for kind, code, _ in codes]
@@ -215,7 +215,7 @@ def once_part(args) -> None:
     queries += [("phrase", p) for p in phrases(chunks, rng, args.per_kind)]
     queries += [("role", t) for t in role_terms(sorted(staged.iterdir()), rng, args.per_kind)]
     queries += [("fullname", t) for t in full_names(sorted(staged.iterdir()), chunks, rng, args.per_kind)]
-    terms = {r[0]: r[1].split() for r in lib.store.db.execute("SELECT rowid, terms FROM chunks WHERE level = 2")}
+    terms = {r[0]: r[1].split() for r in lib.store.db.execute("SELECT rowid, terms FROM chunks WHERE level = 2 ORDER BY rowid")}
     table = once_table(lib, embedder, chunks, queries, rng, args.misses, terms)
     once_report(table, queries)
     lib.close()

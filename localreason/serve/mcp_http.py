@@ -50,7 +50,8 @@ def run_http(home: str | None = None, host: str = "127.0.0.1", port: int = 8766,
             bound = sock.getsockname()[1]
             shown = f"[{host.strip('[]')}]" if ":" in host else host
             print(f"localreason: MCP tools of {server.settings.home} on http://{shown}:{bound}{MCP_PATH} "
-                  f"({'API key required' if key else 'no API key'})", file=sys.stderr, flush=True)  # fmt: skip
+                  f"({'API key required' if key or library_has_keys(home) else 'no API key'})", file=sys.stderr,
+                  flush=True)  # fmt: skip
             app = create_mcp_app(server, api_key=key, allowed_hosts=allowed)
             config = uvicorn.Config(app, proxy_headers=False, server_header=False, timeout_graceful_shutdown=5,
                                     log_level="warning")  # fmt: skip

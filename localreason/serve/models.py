@@ -305,8 +305,8 @@ class _Health(_Shape):
     modelError: dict | None
     library: dict
     reason: dict
-    store: dict = Field(description="Where the library lives: kind (local or postgresql) and url (never with its "
-                        "password)")  # fmt: skip
+    store: dict = Field(description="Where the library lives: kind (local or postgresql) and, for the main key, "
+                        "url (never with its password)")  # fmt: skip
     version: str
 
 

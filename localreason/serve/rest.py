@@ -135,6 +135,13 @@ def _instance_route(router: APIRouter, token: str) -> None:
         return JSONResponse({"data": {"proof": handoff.proof(token, nonce, **instance), **instance}})
 
 
+def _store_of(service, grant) -> dict:
+    """Where the library lives: its kind, and (to the main key only: a granted key learns no host) its URL without
+    the password."""
+    kind = "local" if service.settings.store == "local" else "postgresql"
+    return {"kind": kind, **({"url": service.settings.store_shown} if grant is None else {})}
+
+
 def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
     @router.get("/v1/health", response_model=None, responses={200: {"model": HealthResponse}, **_errors()},
                 summary="Whether the server is up, its models loaded, and what the library holds")  # fmt: skip
@@ -151,8 +158,7 @@ def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
             "library": {"collections": len(collections), "documents": sum(c.document_count for c in collections),
                         "chunks": sum(c.chunk_count for c in collections)},
             "reason": {"inFlight": queue.in_flight, "limit": queue.limit},
-            "store": {"kind": "local" if service.settings.store == "local" else "postgresql",
-                      "url": service.settings.store_shown},
+            "store": _store_of(service, grant_of(request)),
             "version": __version__,
         }})  # fmt: skip
 
@@ -291,7 +297,8 @@ def _serve(home: str | None, host: str, port: int, key: str | None, allowed: fro
     sock = bind(host, port)
     service = Service.open(home)
     try:
-        _announce(service, sock, host, key)  # before the watch starts: its first line always comes second
+        keyed = key is not None or service.library.store.has_keys()
+        _announce(service, sock, host, keyed)  # before the watch starts: its first line always comes second
         with _watching(service, watch):
             _run_uvicorn(service, sock, host, key, allowed)
     finally:
@@ -315,12 +322,12 @@ def _watching(service, watch: bool):
         watcher.stop()
 
 
-def _announce(service, sock: socket.socket, host: str, key: str | None) -> None:
+def _announce(service, sock: socket.socket, host: str, keyed: bool) -> None:
     """The line that says where the library is served (stderr)."""
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     print(f"localreason: serving {service.library.home} on http://{shown}:{bound} "
-          f"({'API key required' if key else 'no API key'}; models load in the background)",
+          f"({'API key required' if keyed else 'no API key'}; models load in the background)",
           file=sys.stderr, flush=True)  # fmt: skip
 
 
@@ -331,7 +338,8 @@ def _run_uvicorn(service, sock: socket.socket, host: str, key: str | None, allow
     app = create_app(service, api_key=key, allowed_hosts=allowed)
     config = uvicorn.Config(app, proxy_headers=False, server_header=False, timeout_graceful_shutdown=5)
     token = app.state.instance_token
-    published = handoff.publish(service.settings, _local_url(sock), token, key is not None, __version__)
+    keyed = key is not None or service.library.store.has_keys()  # a library's own keys bar the keyless hand-off too
+    published = handoff.publish(service.settings, _local_url(sock), token, keyed, __version__)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

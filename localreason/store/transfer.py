@@ -35,17 +35,24 @@ class Tally:
                 "keys": self.keys, "sources": self.sources, "digest": self.digest}  # fmt: skip
 
 
+def _text(value):
+    """Text as both stores can hold it: PostgreSQL keeps each NUL as U+FFFD (one character for one)."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+
 def tally(store) -> Tally:
     """Counts and a SHA-256 digest of a store's content (documents in id order, each with its chunks)."""
     h = hashlib.sha256()
     chunks = 0
     for doc_id in sorted(store.document_ids()):
         doc, rows, vectors, terms = store.export_document(doc_id)
-        h.update(repr([doc[k] for k in ("id", "collection_id", "title", "source_path", "format", "content_hash",
-                                         "char_count", "token_count", "text", "chunking", "recognition")]).encode())
+        h.update(repr([_text(doc[k]) for k in ("id", "collection_id", "title", "source_path", "format",
+                                                "content_hash", "char_count", "token_count", "text", "chunking",
+                                                "recognition")]).encode())  # fmt: skip
         h.update(doc["embedding"] or b"")
         for c in sorted(rows, key=lambda c: c.id):
-            h.update(repr((c.id, c.level, c.parent_id, c.index, c.text, c.start, c.end, terms.get(c.id, ""))).encode())
+            h.update(repr((c.id, c.level, c.parent_id, c.index, _text(c.text), c.start, c.end,
+                           _text(terms.get(c.id, "")))).encode())  # fmt: skip
         h.update(vectors.astype("<f4").tobytes())
         chunks += len(rows)
     keys = sorted(store.key_export())
@@ -55,24 +62,40 @@ def tally(store) -> Tally:
 
 
 def copy_library(source, target, progress: Callable[[int, int], None] | None = None) -> Tally:
-    """Copy the library in ``source`` into the empty ``target``; returns the target's tally, checked against the
-    source's (LibraryError when they differ, or when the target holds a library already)."""
-    held = target.document_ids()
-    if held or target.collection_rows():
-        raise LibraryError(f"The target {target.path} already holds a library ({len(held)} documents).",
-                           hint="Copy into an empty database (or an empty library folder): a copy never merges.")
-    before = tally(source)
-    lock = target.acquire_writer("store copy")
+    """Copy the library in ``source`` into the empty ``target``, both writer locks held (no ingest or watch
+    changes either meanwhile); returns the target's tally, checked against the source's (LibraryError when they
+    differ, or when the target holds a library already). Until the check passes the target is marked
+    ``copy_incomplete`` in its metadata."""
+    source_lock = source.acquire_writer("store copy (reading)")
     try:
-        _copy_rows(source, target, progress)
+        target_lock = target.acquire_writer("store copy")
+        try:
+            held = target.document_ids()
+            if held or target.collection_rows():
+                raise LibraryError(f"The target {target.path} already holds a library ({len(held)} documents).",
+                                   hint="Copy into an empty database (or an empty library folder): a copy never "
+                                   "merges.")  # fmt: skip
+            before = tally(source)
+            _mark(target, f"from {source.path}")
+            _copy_rows(source, target, progress)
+            after = tally(target)
+        finally:
+            target.release_writer(target_lock)
     finally:
-        target.release_writer(lock)
-    after = tally(target)
+        source.release_writer(source_lock)
     if after != before:
         raise LibraryError(f"The copy in {target.path} differs from the library it was copied from "
                            f"({before.to_dict()} against {after.to_dict()}).",
-                           hint="Nothing was removed from the source. Report this; empty the target and copy again.")
+                           hint="Nothing was removed from the source. The target is marked copy_incomplete: empty it "
+                           "(a new database, or remove the library folder) and copy again.")  # fmt: skip
+    _mark(target, None)
     return after
+
+
+def _mark(target, value: str | None) -> None:
+    """Mark the target as holding an unfinished copy (``value``), or clear the mark."""
+    with target.transaction():
+        target.set_meta("copy_incomplete", value or "")
 
 
 def _copy_rows(source, target, progress) -> None:

@@ -27,6 +27,8 @@ K1 = 1.2
 B = 0.75
 TERMS_GAP = 100
 """Positions skipped between a passage's text and its index terms (a phrase never spans the two)."""
+MAX_WORD_BYTES = 2046
+"""PostgreSQL's longest lexeme: a longer "word" (a long hex string) is left out of the index (never of the length)."""
 MAX_POSITION = 16383
 """PostgreSQL's largest tsvector position (later words share it: only phrase matching that far in is affected)."""
 
@@ -40,7 +42,8 @@ def tsvector_literal(text: str, terms: str = "") -> tuple[str, int]:
         positions[w].append(min(i + 1, MAX_POSITION))
     for i, w in enumerate(extra):
         positions[w].append(min(len(words) + TERMS_GAP + i + 1, MAX_POSITION))
-    parts = [f"{_quoted(w)}:{','.join(map(str, sorted(set(p))[:256]))}" for w, p in positions.items()]
+    parts = [f"{_quoted(w)}:{','.join(map(str, sorted(set(p))[:256]))}" for w, p in positions.items()
+             if len(w.encode("utf-8")) <= MAX_WORD_BYTES]  # fmt: skip
     return " ".join(parts), len(words) + len(extra)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -31,6 +32,8 @@ _P = LEVEL_PARAGRAPH
 RERANK_POOL = 100
 """A vector search reads at least this many of the HNSW index's nearest and keeps the best by exact score: the
 boundary of a short list is where 16-bit distances and the graph's approximation err."""
+PGVECTOR_AT_LEAST = (0, 8)
+"""halfvec came with pgvector 0.7, the iterative (filtered) HNSW scan with 0.8."""
 EF_SEARCH = 1000
 """HNSW candidates a vector search keeps (pgvector's ``hnsw.ef_search``): at least the most a search asks for (300
 when progressive search widens its pool), and enough for recall@10 >= 0.95 against exact search at 200,000
@@ -66,13 +69,29 @@ class PgStore(FullText):
         self.url = url
         self.path = redacted_url(url)
         """What messages name the store by (never its password)."""
-        self.db = self._connect()
+        self._conn = self._connect()
         self._migrate()
+        self._prepare(self._conn)
+
+    @staticmethod
+    def _prepare(conn) -> None:
+        """What every connection of the store sets up: pgvector's types, the HNSW search settings."""
         from pgvector.psycopg import register_vector
 
-        register_vector(self.db)
-        self.db.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
-        self.db.execute("SET hnsw.iterative_scan = relaxed_order")
+        register_vector(conn)
+        conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    @property
+    def db(self):
+        """The connection, opened again if the server dropped it (a restart, a network cut): the statement that
+        met the cut failed; the next one reconnects, so a long-running server recovers by itself."""
+        if self._conn.broken or self._conn.closed:
+            if self._conn.info.transaction_status.name == "INTRANS":  # pragma: no cover - psycopg aborts it
+                raise LibraryError(f"The connection to {self.path} was lost in the middle of a write.")
+            self._conn = self._connect()
+            self._prepare(self._conn)
+        return self._conn
 
     def _connect(self):
         try:
@@ -89,7 +108,7 @@ class PgStore(FullText):
                                "password); or set LOCALREASON_STORE=local for the library in this folder.") from exc
 
     def close(self) -> None:
-        self.db.close()
+        self._conn.close()
 
     def _version(self) -> int:
         exists = self.db.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()[0]
@@ -117,6 +136,10 @@ class PgStore(FullText):
 
     def _require_pgvector(self) -> None:
         row = self.db.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+        if row is not None and tuple(int(p) for p in re.findall(r"\d+", row[0])[:2]) < PGVECTOR_AT_LEAST:
+            raise LibraryError(f"The PostgreSQL server of {self.path} has pgvector {row[0]}; localreason needs "
+                               f"{'.'.join(map(str, PGVECTOR_AT_LEAST))} or later (halfvec, filtered HNSW search).",
+                               hint="Upgrade the pgvector package on the server, then try again.")  # fmt: skip
         if row is None:
             raise LibraryError(f"The PostgreSQL server of {self.path} has no pgvector extension, which holds the "
                                "library's vectors.",
@@ -345,7 +368,10 @@ class PgStore(FullText):
 
     def reembed(self, chunk_vectors: list[tuple[bytes, int]], document_vectors: list[tuple[bytes, str]],
                 model: dict[str, str]) -> None:  # fmt: skip
+        old_dim, new_dim = self.get_meta("embedding_dim"), model.get("embedding_dim")
         with self.transaction(), self.db.cursor() as cur:
+            if old_dim and new_dim and old_dim != new_dim:  # another model's size: its index is dropped and rebuilt
+                cur.execute(f"DROP INDEX IF EXISTS chunks_hnsw_{int(old_dim)}")
             cur.executemany("UPDATE chunks SET embedding = %s WHERE rowid = %s",
                             [(_vec(b), r) for b, r in chunk_vectors])  # fmt: skip
             cur.executemany("UPDATE documents SET embedding = %s WHERE id = %s",
@@ -478,6 +504,11 @@ class PgStore(FullText):
                 WHERE c.level = {_P} AND c.embedding IS NOT NULL{where.replace('%s', '%(scope)s')}
                 ORDER BY c.embedding::halfvec({int(dim)}) <#> %(q)s::halfvec({int(dim)}) LIMIT %(k)s""",
             {"q": query, "k": max(int(k), RERANK_POOL), **({"scope": args[0]} if args else {})}).fetchall()  # fmt: skip
+        if args and len(rows) < k:  # a small scope in a large library: the filtered walk may end short; read it all
+            rows = self.db.execute(
+                f"""SELECT c.rowid, -(c.embedding <#> %(q)s) FROM chunks c
+                    WHERE c.level = {_P} AND c.embedding IS NOT NULL{where.replace('%s', '%(scope)s')}
+                    ORDER BY c.embedding <#> %(q)s LIMIT %(k)s""", {"q": query, "k": int(k), "scope": args[0]}).fetchall()
         return self._ranked(rows, k)
 
     def nearest_among(self, query: np.ndarray, k: int, rowids: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -547,8 +578,8 @@ class PgStore(FullText):
         return cur.rowcount == 1
 
     def key_rows(self) -> list[tuple[str, list[str], str]]:
-        return [(r[0], json.loads(r[1]), r[2])
-                for r in self.db.execute("SELECT name, collections, created_at FROM api_keys ORDER BY name")]
+        rows = self.db.execute('SELECT name, collections, created_at FROM api_keys ORDER BY name COLLATE "C"')
+        return [(r[0], json.loads(r[1]), r[2]) for r in rows]
 
     def delete_key(self, name: str) -> bool:
         return self.db.execute("DELETE FROM api_keys WHERE name = %s", (name,)).rowcount == 1
