@@ -196,3 +196,17 @@ def test_a_postgres_url_that_cannot_be_reached_is_a_clear_error(isolated_home, t
     assert "cannot be reached" in caught.value.message and "s3cret" not in caught.value.message
     assert "***" in caught.value.message and "LOCALREASON_STORE" in caught.value.hint
     assert not (isolated_home / "library.sqlite3").exists()  # nothing written to a local store instead
+
+
+def test_a_common_phrase_is_scored_on_the_words_choices_and_ranks_alike_at_the_top(both, monkeypatch):
+    """Past PHRASE_ROWS passages a phrase is scored only where the words' ranking (or a rare phrase) led: the
+    best passages stay those FTS5 ranks first."""
+    from localreason.store.postgres import fulltext
+
+    local, pg = both
+    scope = search.ResolvedScope()
+    monkeypatch.setattr(fulltext, "PHRASE_ROWS", 1)  # every phrase of these queries is then "common"
+    for query in ('"the router" warranty', "Apollo 11 landing", "Super Bowl 50 reset button", "QX012-7B2 fan"):
+        a = search.lexical_ranking(local.index, query, 5, scope)
+        b = search.lexical_ranking(pg.index, query, 5, scope)
+        assert a and b and local.store.hits([a[0][0]])[0].content == pg.store.hits([b[0][0]])[0].content, query

@@ -5,9 +5,10 @@ BM25 (store/postgres/lexical.py says what is computed; this module says how Post
   write in the same transaction, with the paragraphs' count and total length in ``meta``: FTS5 keeps the same
   statistics in its index. Counting a common word's passages through the GIN index would visit each of them
   (17 ms a word at 200,000 passages here). A phrase, or a query of several terms, is counted through the index.
-- **BM25** of the single words is computed in SQL over the matching passages' positions (``unnest(tsv)``), and
-  only the best are fetched; a passage that holds one of the query's phrases is scored whole here (its words and
-  its phrases). The result is FTS5's ranking, to rounding.
+- **BM25** of the single words is computed in SQL from their postings (``postings``: word, passage, frequency,
+  length), and only the best are fetched; a passage that holds one of the query's phrases is scored whole here
+  (its words and its phrases, from its positions). The result is FTS5's ranking, to rounding, except for a
+  phrase held by more than PHRASE_ROWS passages (see there).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from ...types import LEVEL_PARAGRAPH
 from . import lexical
 
 _P = LEVEL_PARAGRAPH
+PHRASE_ROWS = 2000
+"""A phrase held by more passages than this is scored only on the passages its words' ranking chose (FTS5 scores
+it on all of them; in a library this large, reading every such passage's positions cost seconds:
+bench/speed/postgres.py). Below it, the ranking is FTS5's exactly."""
 
 
 class FullText:
@@ -79,25 +84,37 @@ class FullText:
             return []
         phrases = lexical.phrases(query)
         singles = sorted({p[0] for p in phrases if len(p) == 1})
-        holding = self._holding(singles)
+        holding = self._holding(sorted({w for p in phrases for w in p}))
         multi = [p for p in phrases if len(p) > 1]
-        holding_multi = [self.match_count(TextQuery((" ".join(p),))) for p in multi]
+        counted = {tuple(p): self._phrase_count(p, holding) for p in multi}
         total, mean = self._text_stats()
         where, args = self._scope_sql(document_id, collection_ids)
-        tsquery = lexical.tsquery_literal(query)
-        scores = {}
+        scores: dict[int, float] = {}
         if singles and not (query.every and multi):  # an all-of query with phrases: the phrases' passages decide
             scores = dict(self._word_scores(singles, holding, total, mean, k, where, args, query.every))
-        if multi:  # the passages holding a phrase, scored whole
+        if multi:  # the passages holding a phrase, scored whole (words and phrases)
+            rare = [p for p in multi if not counted[tuple(p)][1]]
+            found = lexical.tsquery_literal(query) if query.every else \
+                lexical.tsquery_literal(TextQuery(tuple(" ".join(p) for p in rare))) if rare else None  # fmt: skip
             rows = self.db.execute(
                 f"""SELECT c.rowid, c.words, u.lexeme, u.positions FROM chunks c, unnest(c.tsv) u
-                    WHERE c.level = {_P} AND c.tsv @@ %s::tsquery{where} AND u.lexeme = ANY(%s)""",
-                [lexical.tsquery_literal(TextQuery(tuple(" ".join(p) for p in multi))) if not query.every
-                 else tsquery, *args, sorted({w for p in phrases for w in p})]).fetchall()  # fmt: skip
-            counts = [holding[p[0]] if len(p) == 1 else holding_multi[multi.index(p)] for p in phrases]
-            scores.update(lexical.bm25(((r[0], r[1], r[2], list(r[3])) for r in rows), query, counts, total, mean,
-                                       len(rows) or 1))  # fmt: skip
+                    WHERE c.level = {_P}{where} AND ({'c.tsv @@ %s::tsquery OR ' if found else ''}c.rowid = ANY(%s))
+                    AND u.lexeme = ANY(%s)""",
+                [*args, *([found] if found else []), list(scores), sorted(holding)]).fetchall()  # fmt: skip
+            counts = [holding[p[0]] if len(p) == 1 else counted[tuple(p)][0] for p in phrases]
+            full = lexical.bm25(((r[0], r[1], r[2], list(r[3])) for r in rows), query, counts, total, mean,
+                                len(rows) or 1)  # fmt: skip
+            scores.update(full)
         return sorted(scores.items(), key=lambda rs: (-rs[1], rs[0]))[:k]
+
+    def _phrase_count(self, words: list[str], holding: dict[str, int]) -> tuple[int, bool]:
+        """(passages holding the phrase, whether it is common). A phrase in more than PHRASE_ROWS passages is
+        common: its count is taken as its rarest word's (an upper bound; its weight is small either way), and only
+        the passages the words' ranking chose, or a rare phrase holds, are scored for it."""
+        n = self.match_count(TextQuery((" ".join(words),)), upto=PHRASE_ROWS + 1)
+        if n <= PHRASE_ROWS:
+            return n, False
+        return min(holding[w] for w in words), True
 
     def _word_scores(self, words: list[str], holding: dict[str, int], total: int, mean: float, k: int, where: str,
                      args: list, every: bool) -> list[tuple[int, float]]:  # fmt: skip
