@@ -304,3 +304,26 @@ def test_health_shows_the_store_url_to_the_main_key_only(tmp_path, pg_url):
         main = client.get("/v1/health", headers={"Authorization": "Bearer the-main-key-of-this-test"}).json()
     svc.close()
     assert granted == {"kind": "postgresql"} and main["data"]["store"]["url"].startswith("postgresql://")
+
+
+async def test_the_terminal_ui_works_on_a_postgres_library(tmp_path, pg_url):
+    """The TUI (the real app, driven by keys) on a shared store: the tree, an answer, the source viewer."""
+    from localreason.demo import samples_dir
+    from localreason.tui.app import LocalReasonApp
+    from localreason.tui.widgets import LibraryTree
+    from test_tui import SIZE, answer_rows, ask, settle
+
+    lib = pg_lib(tmp_path / "home", pg_url)
+    lib.ingest([samples_dir()], "samples", exclude=["LICENSES*"])
+    try:
+        app = LocalReasonApp(lib)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            tree = app.query_one(LibraryTree)
+            assert [str(n.label).split()[0] for n in tree.root.children] == ["samples"]
+            await ask(pilot, "Where did the Black Death originate?")
+            rows = answer_rows(app)
+            assert app.turn.answer is not None and app.turn.answer.statements
+            assert any(r.startswith("[1] Black Death") for r in rows)
+    finally:
+        lib.close()
