@@ -327,3 +327,27 @@ async def test_the_terminal_ui_works_on_a_postgres_library(tmp_path, pg_url):
             assert any(r.startswith("[1] Black Death") for r in rows)
     finally:
         lib.close()
+
+
+def test_mcp_over_http_on_a_postgres_library_with_a_granted_key(tmp_path, pg_url):
+    """An assistant elsewhere (the SDK's client, streamable HTTP) reaches a shared library with a key that sees one
+    collection."""
+    from localreason import keys
+    from test_mcp_http import ask, mcp_server
+
+    svc = Service(pg_lib(tmp_path / "server", pg_url))
+    for name, text in (("manuals", "# Router\n\nThe router warranty lasts two years.\n"),
+                       ("plans", "# Plan\n\nThe zanzibar launch code is in the safe.\n")):  # fmt: skip
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.md").write_text(text)
+        svc.ingest([tmp_path / name], name)
+    key, _ = keys.add(svc.library, "reader", ["manuals"])
+    try:
+        with mcp_server(svc, None) as url:
+            _, hits = ask(url, "deep_search", {"query": "warranty zanzibar", "limit": 10}, key=key)
+            contents = [h["content"] for h in hits.structured_content["data"]]
+            assert any("warranty" in c for c in contents) and not any("zanzibar" in c for c in contents)
+            with pytest.raises(Exception):
+                ask(url, "deep_search", {"query": "warranty"}, key=None)  # the library holds keys: one is needed
+    finally:
+        svc.close()
