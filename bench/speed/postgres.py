@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.data.debian_docs import fetch_corpus
+from localreason.store.postgres.store import EF_SEARCH
 
 DATA = Path(".cache/pg-bench")
 NOISE = 0.15
@@ -221,6 +222,12 @@ def scale_part(args, srv, emb) -> None:
             held_out = questions(texts, args.recall_queries, random.Random(8))  # not the ones EF_SEARCH was chosen on
             qv = emb.embed([q for q, _ in held_out])
             row["recall_at_10_vs_exact"] = hnsw_recall(lib, qv)
+            if args.ef_sweep:  # how EF_SEARCH was chosen: recall on the first 60 of the timed questions (in-sample)
+                tuning = emb.embed([q for q, _ in asked[:60]])
+                for ef in args.ef_sweep:
+                    lib.store.db.execute(f"SET hnsw.ef_search = {int(ef)}")
+                    row[f"recall_at_10_tuning_ef{ef}"] = hnsw_recall(lib, tuning)
+                lib.store.db.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
             row["hnsw_mb"] = float(lib.store.db.execute(
                 "SELECT pg_relation_size(indexrelid) / 1e6 FROM pg_index i JOIN pg_class c ON c.oid = indexrelid "
                 "WHERE c.relname LIKE 'chunks_hnsw_%'").fetchone()[0])  # fmt: skip
@@ -367,6 +374,8 @@ def main() -> None:
     ap.add_argument("--ingest-files", type=int, default=60)
     ap.add_argument("--questions", type=int, default=40)
     ap.add_argument("--reuse", action="store_true", help="scale: search the libraries a previous run built")
+    ap.add_argument("--ef-sweep", type=int, nargs="*", default=[],
+                    help="scale: recall@10 on the 60 questions hnsw.ef_search was chosen on, for each of these values")
     args = ap.parse_args()
     srv = server(DATA)
     emb = embedder()

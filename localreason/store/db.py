@@ -583,28 +583,16 @@ class Store:
 
 
 
-    _EXPORT_DOCUMENT = ("id, collection_id, title, source_path, format, content_hash, size_bytes, mtime, char_count, "
-                        "token_count, text, created_at, updated_at, embedding, chunking, recognition")  # fmt: skip
-    _EXPORT_CHUNK = ('id, document_id, level, parent_id, idx, section_path, token_count, text, start, "end", '
-                     "page_start, page_end, recognized, embedding, terms")  # fmt: skip
-
     def document_ids(self) -> list[str]:
         """Every document's id, in the order they were written."""
         return [r[0] for r in self.db.execute("SELECT id FROM documents ORDER BY created_at, id")]
 
     def export_document(self, doc_id: str) -> tuple[dict, list[Chunk], np.ndarray, dict[str, str]]:
-        """Everything written of one document, as ``replace_document`` takes it back: (the row, its chunks in the
-        order written, the paragraphs' vectors in that order, the index terms by chunk id)."""
-        names = [c.strip() for c in self._EXPORT_DOCUMENT.split(",")]
-        row = self.db.execute(f"SELECT {self._EXPORT_DOCUMENT} FROM documents WHERE id = ?", (doc_id,)).fetchone()
-        doc = dict(zip(names, row))
-        rows = self.db.execute(f"SELECT {self._EXPORT_CHUNK} FROM chunks WHERE document_id = ? ORDER BY rowid",
+        """Everything written of one document, as ``replace_document`` takes it back (see ``exported``)."""
+        row = self.db.execute(f"SELECT {EXPORT_DOCUMENT} FROM documents WHERE id = ?", (doc_id,)).fetchone()
+        rows = self.db.execute(f"SELECT {EXPORT_CHUNK} FROM chunks WHERE document_id = ? ORDER BY rowid",
                                (doc_id,)).fetchall()  # fmt: skip
-        chunks = [Store._chunk(r[:13]) for r in rows]
-        vectors = [np.frombuffer(r[13], dtype=np.float32) for r in rows if r[2] == LEVEL_PARAGRAPH]
-        dim = int(self.get_meta("embedding_dim") or 0)
-        matrix = np.vstack(vectors) if vectors else np.zeros((0, dim), np.float32)
-        return doc, chunks, matrix, {r[0]: r[14] for r in rows if r[14]}
+        return exported(row, rows, int(self.get_meta("embedding_dim") or 0))
 
     def key_export(self) -> list[tuple[str, str, list[str]]]:
         """(name, digest, collection ids) of every key."""
@@ -635,6 +623,24 @@ class Store:
 
     def has_keys(self) -> bool:
         return self.db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+
+
+EXPORT_DOCUMENT = ("id, collection_id, title, source_path, format, content_hash, size_bytes, mtime, char_count, "
+                   "token_count, text, created_at, updated_at, embedding, chunking, recognition")  # fmt: skip
+EXPORT_CHUNK = ('id, document_id, level, parent_id, idx, section_path, token_count, text, start, "end", page_start, '
+                "page_end, recognized, embedding, terms")  # fmt: skip
+"""The columns ``export_document`` reads, in both stores (embeddings as float32 bytes)."""
+
+
+def exported(row, rows, dim: int) -> tuple[dict, list[Chunk], np.ndarray, dict[str, str]]:
+    """A document's row and its chunk rows (EXPORT_DOCUMENT, EXPORT_CHUNK, in the order written) as
+    ``replace_document`` takes them: (the row as a dict, the chunks, the paragraphs' vectors in that order, the
+    index terms by chunk id)."""
+    doc = dict(zip((c.strip() for c in EXPORT_DOCUMENT.split(",")), row))
+    chunks = [Store._chunk(r[:13]) for r in rows]
+    vectors = [np.frombuffer(r[13], dtype=np.float32) for r in rows if r[2] == LEVEL_PARAGRAPH]
+    matrix = np.vstack(vectors) if vectors else np.zeros((0, dim), np.float32)
+    return doc, chunks, matrix, {r[0]: r[14] for r in rows if r[14]}
 
 
 def fts5(query: TextQuery) -> str:
