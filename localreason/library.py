@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from .config import Settings, load_settings
@@ -73,6 +73,8 @@ class Library:
         """Told (one line for a person) when a write must wait for another program's."""
         self.catch_up_on_use = True
         """Whether each use of ``vectors`` first applies other processes' writes (see ``catch_up``)."""
+        self._turn: Callable = nullcontext
+        """Taken around each change of the stored rows and the vector index during a write (see ``in_turns``)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -142,6 +144,22 @@ class Library:
                 if self._write_depth == 0 and self._write_fd is not None:
                     self.store.release_writer(self._write_fd)
                     self._write_fd = None
+
+    @contextmanager
+    def in_turns(self, turn: Callable):
+        """While this thread writes (inside ``writing``), take ``turn()`` (the service's write lock) around each
+        change of the stored rows and the vector index only, not around walking, parsing and embedding files: a
+        long ingest then holds up this process's searches for one group's writes at a time, never for the whole
+        ingest. Each document is still written whole, so a search sees it before or after, never half."""
+        before, self._turn = self._turn, turn
+        try:
+            yield
+        finally:
+            self._turn = before
+
+    def turn(self):
+        """One change's turn (see ``in_turns``); nothing to wait for outside a service."""
+        return self._turn()
 
     # ------------------------------------------------------------ embedding model identity
 
@@ -405,7 +423,8 @@ class Library:
         name = _check_collection_name(name)
         found = self.store.find_collection(name)
         if found is None:
-            self.store.insert_collection(random_id("col"), name)
+            with self.turn():
+                self.store.insert_collection(random_id("col"), name)
             found = self.store.find_collection(name)
         assert found is not None
         return found
@@ -413,7 +432,7 @@ class Library:
     # ------------------------------------------------------------ ingest (see ingest/pipeline.py)
 
     def _ingestor(self) -> Ingestor:
-        return Ingestor(self, self.settings, self._save_vectors_if_dirty)
+        return Ingestor(self, self.settings, self._save_vectors_if_dirty, self.turn)
 
     def ingest(self, paths: Iterable[str | Path], collection: str = DEFAULT_COLLECTION, *,
                include: list[str] | None = None, exclude: list[str] | None = None, prune: bool = False,

@@ -11,7 +11,9 @@ It owns what a front end must not re-implement:
   can answer its handshake before they are ready.
 - **The locks.** Many readers or one writer inside this process (the FAISS index and the SQLite
   connection are shared by all threads); the library's file lock orders writers across
-  processes; one llama.cpp call at a time.
+  processes; one llama.cpp call at a time. An ingest or sync holds the writer's turn only while
+  it changes rows and vectors, not while it reads and embeds files; a watch's batch of changes
+  holds it throughout (a search sees the whole batch or none of it).
 - **Other processes' writes.** Before each read, if another process (an ingest in a shell, a
   second server) changed the library, the vector index catches up, so no search answers from
   a stale index; the index applies changes and searches one at a time.
@@ -261,12 +263,20 @@ class Service:
         with self.library.writing(what), self.lock.write():
             yield self.library
 
+    @contextmanager
+    def _writing_in_turns(self, what: str):
+        """The library's writer lock for the whole write, this process's write lock only while rows and vectors
+        change (``Library.in_turns``): an ingest of a large folder (a watch catching up at start, or the TUI
+        adding one) reads, parses and embeds its files while this process's searches and answers go on."""
+        with self.library.writing(what), self.library.in_turns(self.lock.write):
+            yield self.library
+
     def ingest(self, paths, collection: str = DEFAULT_COLLECTION, **kwargs):
-        with self._writing(f"ingest into {collection!r}"):
+        with self._writing_in_turns(f"ingest into {collection!r}"):
             return self.library.ingest(paths, collection, **kwargs)
 
     def sync(self, collection: str | None = None, **kwargs):
-        with self._writing("sync"):
+        with self._writing_in_turns("sync"):
             return self.library.sync(collection, **kwargs)
 
     def refresh(self, collection: str, changed, gone=(), progress=None):

@@ -114,6 +114,59 @@ def test_catching_up_never_waits_for_a_long_answer(isolated_home, tmp_path):
     svc.close()
 
 
+class GatedEmbedder(FakeEmbedder):
+    """Stops the ingest thread's ``stop_at``-th embedding call until ``release`` is set (others pass)."""
+
+    def __init__(self, stop_at: int) -> None:
+        super().__init__()
+        self.stop_at, self.ingest_calls = stop_at, 0
+        self.reached, self.release = threading.Event(), threading.Event()
+
+    def embed(self, texts):
+        if threading.current_thread().name == "ingest":
+            self.ingest_calls += 1
+            if self.ingest_calls == self.stop_at:
+                self.reached.set()
+                assert self.release.wait(30), "the test never let the ingest go on"
+        return super().embed(texts)
+
+
+def test_searches_and_answers_go_on_while_a_long_ingest_embeds(isolated_home, tmp_path, monkeypatch):
+    """An ingest through the service (a watch catching up at start, the TUI adding a folder) holds this process's
+    write lock only while it writes rows and vectors: while it reads and embeds the next files, a search answers
+    at once and sees the documents already written, each whole."""
+    monkeypatch.setattr("localreason.ingest.pipeline.EMBED_GROUP", 1)  # one document per embedding call
+    folder = tmp_path / "notes"
+    for name in ("alpha", "bravo", "charlie"):
+        write_note(folder, f"{name}.md", f"# {name.title()}\n\nThe {name} gauge reads the boiler pressure.\n\n"
+                   f"The {name} valve is checked weekly.\n")
+    embedder = GatedEmbedder(stop_at=2)
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=embedder, generator=FakeGenerator()))
+    svc.ingest([write_note(tmp_path / "first", "pump.md", "# Pump\n\nThe pump gauge is read daily.\n")], "work")
+    embedder.ingest_calls = 0
+    ingest = threading.Thread(target=svc.ingest, args=([folder], "work"), name="ingest")
+    ingest.start()
+    try:
+        assert embedder.reached.wait(20), "the ingest never reached its second file"
+        seen: dict = {}
+        searcher = threading.Thread(target=lambda: seen.update(hits=svc.deep_search("gauge boiler pressure", limit=10)))
+        asker = threading.Thread(target=lambda: seen.update(answer=svc.reason("What does the gauge read?")))
+        searcher.start()
+        asker.start()
+        searcher.join(10)
+        asker.join(10)
+        assert not searcher.is_alive() and not asker.is_alive(), "a search waited for the whole ingest"
+        titles = {h.document_title for h in seen["hits"]} - {"Pump"}
+        assert len(titles) == 1, f"the one document of the three written so far: {titles}"
+        assert seen["answer"].statements, "answered from what is written so far"
+        assert svc.lock.writing is False, "no write lock held while the ingest embeds"
+    finally:
+        embedder.release.set()
+        ingest.join(30)
+    assert {h.document_title for h in svc.deep_search("gauge", limit=10)} == {"Pump", "Alpha", "Bravo", "Charlie"}
+    svc.close()
+
+
 def test_a_question_waiting_behind_a_writer_says_so_and_can_be_cancelled(service):
     cancel = threading.Event()
     seen, result = [], []

@@ -19,6 +19,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -157,12 +158,16 @@ def model_meta(embedder, dim: int) -> dict[str, str]:
 class Ingestor:
     """Ingest, prune and reindex over one library's parts. The caller holds the writer lock."""
 
-    def __init__(self, index, settings: Settings, publish: Callable[[], None]) -> None:
+    def __init__(self, index, settings: Settings, publish: Callable[[], None],
+                 turn: Callable[[], AbstractContextManager] = nullcontext) -> None:  # fmt: skip
         self.index = index
         """Has ``store``, ``vectors`` (caught up with the database on each use) and ``embedder``."""
         self.settings = settings
         self.publish = publish
         """Saves the vector index for other processes when it changed."""
+        self.turn = turn
+        """Held around every change of the rows and the vector index (``Library.in_turns``): reading files,
+        parsing and embedding happen outside it, so a service's searches are not held up by them."""
 
     @property
     def store(self):
@@ -186,20 +191,25 @@ class Ingestor:
         known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
         try:
             if remember:
-                self._remember_sources(col, candidates, roots, include, exclude)
+                with self.turn():
+                    self._remember_sources(col, candidates, roots, include, exclude)
             self._run(col, candidates, known, report, progress)
             if prune and not report.stopped:
-                self._prune(col, candidates, roots, problems, known, report, prune_emptied)
+                with self.turn():
+                    self._prune(col, candidates, roots, problems, known, report, prune_emptied)
             gone = list(gone)
             if gone and not report.stopped:
-                self._forget(col, gone, known, report)
+                with self.turn():
+                    self._forget(col, gone, known, report)
         except StorageFull as exc:
             report.stopped = f"{exc.message} {exc.hint or ''}".strip()
         except KeyboardInterrupt as exc:
             report.seconds = time.perf_counter() - start
-            self.publish()
+            with self.turn():
+                self.publish()
             raise Interrupted(report) from exc
-        self.publish()
+        with self.turn():
+            self.publish()
         report.seconds = time.perf_counter() - start
         return report
 
@@ -271,7 +281,8 @@ class Ingestor:
         """Embed the new paragraph texts of ``prepared`` in one call, then write each document on its own."""
         if not prepared:
             return
-        vectors = self.index.vectors  # checks the model and loads/catches up the index first
+        with self.turn():
+            vectors = self.index.vectors  # checks the model and loads/catches up the index first
         reuse: dict[str, bytes] = {}
         for p in prepared:
             if p.reuse_from is not None:
@@ -280,6 +291,12 @@ class Ingestor:
                 if blob is not None:
                     reuse[document_summary(title, opening)] = blob
         by_text = self._embed_new(prepared, reuse)
+        with self.turn():
+            self._write(prepared, by_text, reuse, vectors, tally)
+
+    def _write(self, prepared: list[PreparedDocument], by_text: dict[str, np.ndarray], reuse: dict[str, bytes],
+               vectors, tally: "_Tally") -> None:  # fmt: skip
+        """Write each document of ``prepared`` on its own (rows and vectors), with the vectors made for them."""
         for i, p in enumerate(prepared):
             p.record.embedding = _vector(by_text, reuse, document_summary(p.record.title, p.record.text)).tobytes()
             paras = p.paragraphs
@@ -302,7 +319,7 @@ class Ingestor:
             return {}
         vecs = self.index.embedder.embed(texts)
         if self.store.get_meta("embedding_fingerprint") is None:
-            with self.store.transaction():
+            with self.turn(), self.store.transaction():
                 for key, value in model_meta(self.index.embedder, int(vecs.shape[1])).items():
                     self.store.set_meta(key, value)
         return {t: vecs[i] for i, t in enumerate(texts)}
@@ -348,8 +365,9 @@ class Ingestor:
         start = time.perf_counter()
         report = IngestReport(col.id, col.name)
         known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
-        self._forget(col, [folder], known, report, "its folder no longer exists", [(col.id, folder)])
-        self.publish()
+        with self.turn():
+            self._forget(col, [folder], known, report, "its folder no longer exists", [(col.id, folder)])
+            self.publish()
         report.seconds = time.perf_counter() - start
         return report
 
