@@ -166,3 +166,56 @@ def test_the_keys_commands(isolated_home, tmp_path, capsys):
     assert code == 3 and "No collection 'nope'" in err
     assert run(capsys, "keys", "remove", "team-a")[0] == 0
     assert run(capsys, "keys", "remove", "team-a")[0] == 3
+
+
+WHERE = "The PostgreSQL store postgresql://team:***@db.internal.example/library cannot be reached: timeout"
+
+
+def test_a_granted_key_is_told_a_server_failure_happened_not_its_details(team, monkeypatch):
+    """A failure of the server's own (5xx) can name the store's host and database or files on the server: the
+    library's owner (the main key) reads it, a granted key is told only that it failed and where to ask."""
+    from localreason.errors import LibraryError
+    from localreason.serve.http import UNTOLD
+
+    svc, key, _ = team
+
+    def broken(*args, **kwargs):
+        raise LibraryError(WHERE, hint="Check the server is running and LOCALREASON_STORE.")
+
+    monkeypatch.setattr(svc, "deep_search", broken)
+    monkeypatch.setattr(svc, "find_items", lambda *a, **k: 1 / 0)
+    with TestClient(create_app(svc, api_key=MAIN_KEY, warm=False), base_url=BASE, raise_server_exceptions=False) \
+            as client:  # fmt: skip
+        granted = _rest(client, key, "POST", "/v1/deep_search", {"query": "router"})
+        owner = _rest(client, MAIN_KEY, "POST", "/v1/deep_search", {"query": "router"})
+        assert granted.status_code == owner.status_code == 500
+        assert granted.json()["error"] == {"code": "library_error", "message": UNTOLD, "details": {}}
+        assert owner.json()["error"]["message"] == WHERE and "db.internal" in owner.text
+        bug = _rest(client, key, "POST", "/v1/find_items", {"query": "router"})
+        assert bug.status_code == 500 and bug.json()["error"]["message"] == UNTOLD and "Division" not in bug.text
+        assert "ZeroDivisionError" in _rest(client, MAIN_KEY, "POST", "/v1/find_items", {"query": "router"}).text
+        mistake = _rest(client, key, "POST", "/v1/deep_read", {"chunkId": "nonsense"})
+        assert mistake.status_code == 400 and "nonsense" in mistake.text, "a request's own fault is said in full"
+    with mcp_server(svc, MAIN_KEY) as url:
+        said = ask(url, "deep_search", {"query": "router"}, key=key)[1]
+        assert said.is_error and said.content[0].text.endswith(UNTOLD) and "db.internal" not in said.content[0].text
+        owner_said = ask(url, "deep_search", {"query": "router"}, key=MAIN_KEY)[1]
+        assert owner_said.is_error and "db.internal" in owner_said.content[0].text
+
+
+def test_when_the_keys_cannot_be_read_nobody_is_told_where_the_store_is(team, monkeypatch):
+    from localreason.errors import LibraryError
+
+    svc, key, _ = team
+    with TestClient(create_app(svc, warm=False), base_url=BASE) as client:  # the library's keys only
+        assert _rest(client, key, "GET", "/v1/collections").status_code == 200
+
+        def unreachable(self, *args):
+            raise LibraryError(WHERE)
+
+        monkeypatch.setattr("localreason.store.db.Store.has_keys", unreachable)
+        monkeypatch.setattr("localreason.store.db.Store.key_grant", unreachable)
+        for who in (None, key):
+            r = _rest(client, who, "GET", "/v1/collections")
+            assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable", r.text
+            assert "db.internal" not in r.text and "postgresql" not in r.text

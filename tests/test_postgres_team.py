@@ -306,6 +306,64 @@ def test_health_shows_the_store_url_to_the_main_key_only(tmp_path, pg_url):
     assert granted == {"kind": "postgresql"} and main["data"]["store"]["url"].startswith("postgresql://")
 
 
+def test_a_store_gone_from_under_a_server_is_not_named_to_callers_without_the_main_key(tmp_path, pg_url):
+    """The database dropped while a server answers (a real failure, not a mock): a request with a granted key, or
+    with none, gets 503 without the store's address; the main key's request is told what failed and where."""
+    from localreason import keys
+    from urllib.parse import urlsplit
+
+    svc = Service(pg_lib(tmp_path / "server", pg_url))
+    svc.library.ensure_collection("work")
+    key, _ = keys.add(svc.library, "reader", ["work"])
+    database = urlsplit(pg_url).path.lstrip("/")
+    with TestClient(create_app(svc, warm=False), base_url=BASE) as keyed_only, \
+            TestClient(create_app(svc, api_key="the-main-key-of-this-test", warm=False), base_url=BASE) as owned:
+        assert keyed_only.get("/v1/collections", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        with psycopg.connect(pg_url.replace(f"/{database}", "/postgres"), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE "{database}" WITH (FORCE)')
+        for client, who in ((keyed_only, key), (keyed_only, None), (owned, key)):
+            r = client.get("/v1/collections", headers={"Authorization": f"Bearer {who}"} if who else {})
+            assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable", r.text
+            assert database not in r.text and "postgresql" not in r.text.lower()
+        r = owned.get("/v1/collections", headers={"Authorization": "Bearer the-main-key-of-this-test"})
+        assert r.status_code == 500 and database in r.text, "the library's owner is told where"
+    svc.close()
+
+
+def cut_connections(url: str) -> int:
+    """End every other session on the test's database, as a server restart or a network cut would."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        return len(admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                                 "current_database() AND pid <> pg_backend_pid()").fetchall())  # fmt: skip
+
+
+def _in_transaction(store) -> None:
+    with store.transaction():
+        store.set_meta("probe", "2")
+
+
+def test_a_cut_connection_costs_a_read_nothing_and_a_write_a_clear_message(tmp_path, pg_url):
+    from localreason import keys
+    from localreason.errors import LibraryError
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "pump.md").write_text("# Pump\n\nThe pump gauge is read every morning.\n")
+    svc = Service(pg_lib(tmp_path / "server", pg_url))
+    svc.ingest([tmp_path / "docs"], "work")
+    assert cut_connections(pg_url) >= 1
+    assert [h.document_title for h in svc.deep_search("pump gauge")] == ["Pump"], "the read ran again on a new one"
+    store = svc.library.store
+    for write in (lambda: store.set_meta("probe", "1"), lambda: _in_transaction(store)):  # a lone write, a transaction
+        store.get_meta("generation")  # connected (again)
+        assert cut_connections(pg_url) >= 1
+        with pytest.raises(LibraryError, match="was cut") as cut:
+            write()
+        assert "Run the same command again" in cut.value.hint and "pump" not in cut.value.message
+    keys.add(svc.library, "reader", ["work"])  # the next write connects again
+    assert [k.name for k in keys.listing(svc.library)] == ["reader"]
+    svc.close()
+
+
 async def test_the_terminal_ui_works_on_a_postgres_library(tmp_path, pg_url):
     """The TUI (the real app, driven by keys) on a shared store: the tree, an answer, the source viewer."""
     from localreason.demo import samples_dir

@@ -79,6 +79,18 @@ _ERROR_STATUS = (
 )
 
 
+UNTOLD = "The server could not answer this request; its log says why. Ask whoever runs it."
+"""What a granted key is told of a server-side failure (5xx): its details can name the store's host and database
+or files on the server, which only the library's owner (the main key, or anyone when no key is needed) sees."""
+
+
+def told(error: ApiError, grant) -> ApiError:
+    """``error`` as the caller with ``grant`` may see it (see UNTOLD): a request's own faults (4xx) in full."""
+    if grant is None or error.status_code < 500:
+        return error
+    return ApiError(error.status_code, error.code, UNTOLD)
+
+
 def api_error(exc: BaseException) -> ApiError:
     """The response for an exception from the service; a 5xx is logged with its traceback."""
     for kind, status, code in _ERROR_STATUS:
@@ -110,6 +122,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if isinstance(exc, ApiError):
+            exc = told(exc, grant_of(request))
             return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         message = "No such endpoint." if exc.status_code == 404 else str(exc.detail)
@@ -124,7 +137,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def bug(request: Request, exc: Exception) -> JSONResponse:
-        error = api_error(exc)
+        error = told(api_error(exc), grant_of(request))
         return error_response(error.status_code, error.code, error.message, error.details)
 
 
@@ -283,7 +296,13 @@ class Gate:
                 return error_response(403, "forbidden_origin", "Requests from web pages of other sites are refused.")
         authorization = _header(scope, b"authorization")
         open_to_all = authorization is None and scope.get("path") == INSTANCE_PATH  # the hand-off's proof, first
-        if not open_to_all and not self._authorized(scope, authorization):
+        try:
+            authorized = open_to_all or self._authorized(scope, authorization)
+        except Exception as exc:  # noqa: BLE001 - the keys could not be read (the store is down): nobody is known yet
+            log.error("the library's keys could not be read: %s", exc, exc_info=exc)
+            return error_response(503, "unavailable", "The server cannot check keys now; its log says why.",
+                                  {"hint": "Try again later, or ask whoever runs the server."})  # fmt: skip
+        if not authorized:
             return error_response(401, "unauthorized", "A valid API key is required.",
                                   {"hint": f"Send the header Authorization: API-Key <key> (or Bearer <key>): "
                                    f"{API_KEY_ENV}, or a key from `localreason keys add`."},

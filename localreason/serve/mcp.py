@@ -42,7 +42,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..config import Settings, load_settings
-from ..errors import Cancelled, LocalReasonError, NotFoundError
+from ..errors import Cancelled, LocalReasonError, NotFoundError, ValidationError
 from ..stages import STEPS, Stage
 from .models import (DeepExpandRequest, DeepExpandResponse, DeepReadRequest, DeepReadResponse, DeepSearchRequest,
                      DeepSearchResponse, FindItemsRequest, FindItemsResponse, ReasonRequest, ReasonResponse,
@@ -353,8 +353,9 @@ class LocalReasonMCP:
 
     # ------------------------------------------------------------ running a request
 
-    async def _run(self, name: str, work, cancel: threading.Event | None = None):
-        """``work(service)`` on a worker thread. Errors become isError results; cancellation sets ``cancel``."""
+    async def _run(self, name: str, work, cancel: threading.Event | None = None, grant: frozenset | None = None):
+        """``work(service)`` on a worker thread. Errors become isError results (to a granted key, a failure of the
+        server's own is said without its details: serve/http.UNTOLD); cancellation sets ``cancel``."""
         try:
             return await anyio.to_thread.run_sync(self._guarded, name, work, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
@@ -362,9 +363,15 @@ class LocalReasonMCP:
                 cancel.set()
             log.info("%s: cancelled by the client", name)
             raise
-        except LocalReasonError as exc:
+        except (ValidationError, NotFoundError, Cancelled) as exc:
             raise ToolError(error_text(exc)) from exc
         except Exception as exc:
+            if grant is not None:
+                from .http import UNTOLD
+
+                raise ToolError(UNTOLD) from exc
+            if isinstance(exc, LocalReasonError):
+                raise ToolError(error_text(exc)) from exc
             first = _short(str(exc).splitlines()[0] if str(exc) else "", 160)
             raise ToolError(f"{name} failed unexpectedly ({type(exc).__name__}{': ' + first if first else ''}); "
                             f"the details are in {self.log_path}.") from exc  # fmt: skip
@@ -421,27 +428,28 @@ class LocalReasonMCP:
 
     async def find_items(self, query: Any, limit: Any = _OPTIONAL, ctx: Context = None) -> CallToolResult:
         grant = self.grant(ctx)
-        items = await self._run("find_items", lambda svc: svc.find_items(query, grant=grant, **_given(limit=limit)))
+        items = await self._run("find_items", lambda svc: svc.find_items(query, grant=grant, **_given(limit=limit)),
+                                 grant=grant)
         return _result(items_text(query, items), [i.to_dict() for i in items])
 
     async def deep_search(self, query: Any, documentId: Any = _OPTIONAL, collectionId: Any = _OPTIONAL,
                           limit: Any = _OPTIONAL, ctx: Context = None) -> CallToolResult:  # fmt: skip
         kwargs = _given(document_id=documentId, collection_id=collectionId, limit=limit)
         grant = self.grant(ctx)
-        hits = await self._run("deep_search", lambda svc: svc.deep_search(query, grant=grant, **kwargs))
+        hits = await self._run("deep_search", lambda svc: svc.deep_search(query, grant=grant, **kwargs), grant=grant)
         scoped = "document_id" in kwargs or "collection_id" in kwargs
         return _result(hits_text(query, hits, scoped), [h.to_dict() for h in hits])
 
     async def deep_read(self, chunkId: Any, ctx: Context = None) -> CallToolResult:
         grant = self.grant(ctx)
-        chunk = await self._run("deep_read", lambda svc: svc.deep_read(chunkId, grant=grant))
+        chunk = await self._run("deep_read", lambda svc: svc.deep_read(chunkId, grant=grant), grant=grant)
         return _result(read_text(chunk), chunk)
 
     async def deep_expand(self, chunkId: Any, direction: Any, window: Any = _OPTIONAL,
                           ctx: Context = None) -> CallToolResult:  # fmt: skip
         grant = self.grant(ctx)
         result = await self._run("deep_expand", lambda svc: svc.deep_expand(chunkId, direction, grant=grant,
-                                                                             **_given(window=window)))  # fmt: skip
+                                                                             **_given(window=window)), grant=grant)  # fmt: skip
         return _result(expand_text(result), result.to_dict())
 
     async def reason(self, query: Any, limit: Any = _OPTIONAL, documentId: Any = _OPTIONAL,
@@ -453,7 +461,7 @@ class LocalReasonMCP:
         kwargs = _given(limit=limit, document_id=documentId, collection_id=collectionId)
         grant = self.grant(ctx)
         answer = await self._run("reason", lambda svc: svc.reason(query, stage=stage, cancel=cancel, max_tokens=None,
-                                                                   grant=grant, **kwargs), cancel)  # fmt: skip
+                                                                   grant=grant, **kwargs), cancel, grant)  # fmt: skip
         data = answer.to_dict()
         return _result(answer_markdown(answer), {k: data[k] for k in ("answer", "citations", "gaps", "meta")})
 

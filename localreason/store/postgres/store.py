@@ -26,6 +26,7 @@ from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, Store, Write, exported,
                   now)  # fmt: skip
 from . import lexical
+from .connection import Connection
 from .fulltext import FullText
 from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, WRITER_LOCK
 
@@ -70,9 +71,15 @@ class PgStore(FullText):
         self.url = url
         self.path = redacted_url(url)
         """What messages name the store by (never its password)."""
-        self._conn = self._connect()
+        conn = self._connect()
+        self._conn = Connection(conn, self._reopen, self.path)
         self._migrate()
-        self._prepare(self._conn)
+        self._prepare(conn)
+
+    def _reopen(self):
+        conn = self._connect()
+        self._prepare(conn)
+        return conn
 
     @staticmethod
     def _prepare(conn) -> None:
@@ -84,14 +91,9 @@ class PgStore(FullText):
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
 
     @property
-    def db(self):
-        """The connection, opened again if the server dropped it (a restart, a network cut): the statement that
-        met the cut failed; the next one reconnects, so a long-running server recovers by itself."""
-        if self._conn.broken or self._conn.closed:
-            if self._conn.info.transaction_status.name == "INTRANS":  # pragma: no cover - psycopg aborts it
-                raise LibraryError(f"The connection to {self.path} was lost in the middle of a write.")
-            self._conn = self._connect()
-            self._prepare(self._conn)
+    def db(self) -> Connection:
+        """The connection (connection.py): opened again after the server dropped it (a restart, a network cut); a read
+        that met the cut runs again on the new one, a write fails saying so."""
         return self._conn
 
     def _connect(self):
