@@ -219,3 +219,46 @@ def test_when_the_keys_cannot_be_read_nobody_is_told_where_the_store_is(team, mo
             r = _rest(client, who, "GET", "/v1/collections")
             assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable", r.text
             assert "db.internal" not in r.text and "postgresql" not in r.text
+
+
+@pytest.mark.parametrize("owner_still_open", [False, True])
+def test_a_server_that_cannot_write_the_folder_sees_its_owner_remove_a_key(team, isolated_home, monkeypatch,
+                                                                          owner_still_open):  # fmt: skip
+    """A server run as a user who cannot write the library's folder opens it read-only; without the WAL's shared
+    memory file it can only read the file as it is (immutable). Its owner may still write: a key removed, or a
+    document, must be gone for the server too (it opens the file again when the files change). Simulated: the
+    server's opens fail as they do for such a user (no read-write, no read-only without an existing -shm)."""
+    from localreason.store import db as dbmod
+
+    svc, key, secret = team
+    settings = load_settings(isolated_home)
+    svc.close()  # the owner's processes are gone: the log is folded into the file and removed
+    real = sqlite3.connect
+    shm = settings.db_path.with_name(settings.db_path.name + "-shm")
+
+    def as_the_server(target, *args, **kwargs):
+        text = str(target)
+        if not text.startswith("file:"):
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+        if "immutable=1" not in text and not shm.exists():
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(dbmod.sqlite3, "connect", as_the_server)
+    server = dbmod.Store(settings.db_path)
+    monkeypatch.setattr(dbmod.sqlite3, "connect", real)
+    assert server.read_only and server._seen_on_disk is not None, "opened immutable, as such a user's server is"
+    assert server.key_grant(keys.digest(key)) is not None and server.document_row(secret["document"]) is not None
+
+    owner = Library(settings=settings, embedder=FakeEmbedder())
+    keys.remove(owner, "reader")
+    owner.remove(secret["document"])
+    if not owner_still_open:
+        owner.close()
+    monkeypatch.setattr(dbmod.sqlite3, "connect", as_the_server)
+    assert server.key_grant(keys.digest(key)) is None, "the removed key still opened the server"
+    assert server.document_row(secret["document"]) is None and server.generation() >= 1
+    monkeypatch.setattr(dbmod.sqlite3, "connect", real)
+    if owner_still_open:
+        owner.close()
+    server.close()

@@ -140,11 +140,35 @@ class Store:
             why = "it is a file, not a folder" if path.parent.exists() else exc.strerror or str(exc)
             raise LibraryError(f"The library folder {path.parent} cannot be used: {why}.",
                                hint="Point LOCALREASON_HOME (or --home) at a folder you can write to.") from exc
-        self.db = self._connect()
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self._seen_on_disk: tuple | None = None
+        """Opened immutable (see _connect): the files' size and time then, to see another user's writes by."""
+        self.db = self._open()
         self._migrate()
+
+    def _open(self) -> sqlite3.Connection:
+        db = self._connect()
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _on_disk(self) -> tuple:
+        """The size and time of the library file and its write-ahead log: they change when anyone writes."""
+        out = []
+        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
+            try:
+                st = path.stat()
+                out.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def follow_disk(self) -> None:
+        """A library opened immutable (a folder this process cannot write: see _connect) shows nobody's writes by
+        itself, though the folder's owner can still write: when its files changed, open it again, so a document
+        or a key removed there is gone here too. Costs two stats; nothing for a library opened otherwise."""
+        if self._seen_on_disk is not None and self._on_disk() != self._seen_on_disk:
+            self.db = self._open()  # a thread still reading the old connection finishes on it
 
     def _connect(self) -> sqlite3.Connection:
         """Open read-write in WAL mode; a library on a read-only disk is opened read-only instead."""
@@ -159,12 +183,15 @@ class Store:
             raise _storage_error(exc, self.path) from exc
         self.read_only = True
         uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        self._seen_on_disk = None
         try:
             db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return db
         except sqlite3.OperationalError:
-            # WAL needs its -shm file; with nothing able to write the folder, the file cannot change under us.
+            # WAL needs its -shm file, which this process cannot make: read the file as it is, and open it again
+            # when it changes (follow_disk), for the folder's owner may still write it.
+            self._seen_on_disk = self._on_disk()
             db = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return db
@@ -237,6 +264,7 @@ class Store:
 
     def generation(self) -> int:
         """A counter bumped by every write that changes vectors; the FAISS cache records the one it saw."""
+        self.follow_disk()
         return int(self.get_meta("generation") or 0)
 
     def bump_generation(self) -> tuple[int, int]:
@@ -618,10 +646,12 @@ class Store:
 
     def key_grant(self, digest: str) -> list[str] | None:
         """The collection ids of the key with this digest; None when no key has it."""
+        self.follow_disk()
         row = self.db.execute("SELECT collections FROM api_keys WHERE digest = ?", (digest,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def has_keys(self) -> bool:
+        self.follow_disk()
         return self.db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
 
 
