@@ -262,3 +262,36 @@ def test_a_server_that_cannot_write_the_folder_sees_its_owner_remove_a_key(team,
     if owner_still_open:
         owner.close()
     server.close()
+
+
+MANUALS = {f"m{i}.md": f"# Manual {i}\n\nThe router warranty lasts {i + 2} years from purchase.\n\n"
+           f"Hold the reset button for {i + 5} seconds.\n" for i in range(4)}  # fmt: skip
+
+
+def test_what_a_key_cannot_see_never_changes_what_it_is_answered(tmp_path, store_setting, request):
+    """Two libraries alike but for one word in a collection the key is not granted ("zanzibar" or "pelican"): the
+    same question with the same key gathers the same evidence, with the same verdict, and gets the same answer. The
+    word counts behind rarity, the rare-word matches and the relevance guard are the grant's, so a key cannot learn
+    from its answers whether a word occurs in text it cannot see."""
+    from pg import fresh_database
+
+    seen = []
+    for word in ("zanzibar", "pelican"):
+        store = store_setting if store_setting == "local" else fresh_database(request.getfixturevalue("pg_server"))
+        home = tmp_path / word
+        svc = Service(Library(settings=load_settings(home, store=store, reader="off"), embedder=FakeEmbedder(),
+                              generator=FakeGenerator()))  # fmt: skip
+        for name, files in (("manuals", MANUALS), ("plans", {f"s{i}.md": f"# Plan {i}\n\nThe {word} launch code is "
+                                                             f"kept in safe {i}.\n" for i in range(6)})):  # fmt: skip
+            (home / name).mkdir(parents=True)
+            for file, text in files.items():
+                (home / name / file).write_text(text)
+            svc.ingest([home / name], name)
+        key, _ = keys.add(svc.library, "reader", ["manuals"])
+        granted = frozenset(svc.library.store.key_grant(keys.digest(key)))
+        evidence = svc.progressive_search("router warranty zanzibar", grant=granted)
+        answer = svc.reason("router warranty zanzibar", grant=granted).to_dict()
+        seen.append(([h.content for h in evidence.hits], evidence.strong, round(evidence.relevance, 9),
+                     answer["answer"].split("[[")[0], answer["meta"]["chunksGathered"], answer["gaps"]))  # fmt: skip
+        svc.close()
+    assert seen[0] == seen[1]

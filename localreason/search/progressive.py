@@ -62,31 +62,33 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
         rare = _rare_term_matches(index, q, scope, exclude=set(order))
         order = (order + rare)[:k]
         steps.append(f"added {counted(len(rare), 'chunk')} containing the query's rarest terms")
-    score = relevance(index, q, ranked[:3])
+    score = relevance(index, q, ranked[:3], scope.granted)
     strong = bool(order) and score >= RELEVANCE_GUARD
     steps.append("evidence is strong" if strong else "evidence is weak (below the relevance guard)")
     hits = distinct(index.store.hits(order), len(order))  # a copied passage once: the packet's budget holds more
     return Evidence(q, tuple(hits), strong, scope.scoped, tuple(steps), score)
 
 
-def relevance(index: Index, query: str, top: list[Ranked]) -> float:
-    """Best cosine + COVERAGE_WEIGHT x IDF-weighted share of the query's terms found in ``top`` (internal)."""
+def relevance(index: Index, query: str, top: list[Ranked], within: tuple[str, ...] | None = None) -> float:
+    """Best cosine + COVERAGE_WEIGHT x IDF-weighted share of the query's terms found in ``top`` (internal). The
+    word counts are the library's, or those of the collections ``within`` (a granted key's): what the asker cannot
+    see never changes the verdict, so it cannot be learnt from it."""
     if not top:
         return 0.0
     best_cos = max((r.cosine for r in top if r.cosine is not None), default=0.0)
     words = set(WORD.findall(" ".join(h.content for h in index.store.hits([r.rowid for r in top])).lower()))
-    total = index.store.paragraph_count()
+    total = index.store.paragraph_count(within)
     found = weight = 0.0
-    for term, df in _document_frequencies(index, query_terms(query)):
+    for term, df in _document_frequencies(index, query_terms(query), within):
         idf = math.log((total + 1) / (df + 0.5))
         weight += idf
         found += idf if term in words else 0.0
     return best_cos + COVERAGE_WEIGHT * (found / weight if weight else 0.0)
 
 
-def _document_frequencies(index: Index, terms: list[str]) -> list[tuple[str, int]]:
-    """(term, number of paragraph chunks containing it) for each term."""
-    return [(t, index.store.match_count(one(t))) for t in terms]
+def _document_frequencies(index: Index, terms: list[str], within: tuple[str, ...] | None) -> list[tuple[str, int]]:
+    """(term, number of paragraph chunks containing it, in the collections ``within`` when given) for each term."""
+    return [(t, index.store.match_count(one(t), collection_ids=within)) for t in terms]
 
 
 def _passing(ranked: list[Ranked], k: int) -> list[Ranked]:
@@ -119,8 +121,8 @@ def _interleave_after(order: list[int], added: dict[int, list[int]]) -> list[int
 
 def _rare_term_matches(index: Index, query: str, scope: ResolvedScope, exclude: set[int], limit: int = 5) -> list[int]:
     """Chunks containing all of the query's rare terms (in at most 1% of chunks; else its rarest term)."""
-    total = max(1, index.store.paragraph_count())
-    dfs = sorted((n, t) for t, n in _document_frequencies(index, query_terms(query)) if n)
+    total = max(1, index.store.paragraph_count(scope.granted))
+    dfs = sorted((n, t) for t, n in _document_frequencies(index, query_terms(query), scope.granted) if n)
     if not dfs:
         return []
     rare = [t for n, t in dfs if n <= max(1, total // 100)] or [dfs[0][1]]

@@ -124,12 +124,13 @@ def lexical_ranking(index: Index, query: str, k: int, scope: ResolvedScope, *, a
     ranked = _fts_ranking(index, TextQuery.any_of(scored + phrases), k, scope)
     exact = query_phrases(query, exact_only=True)
     if rarity == "step":
-        named = _rare_terms(index, terms)
+        named = _rare_terms(index, terms, scope.granted)
         if named:
             ranked = _lift(ranked, _fts_ranking(index, TextQuery.any_of(named), k, scope), k)
     else:  # the words of an exact name ("QX012-7B2") are not names of their own: the phrase is lifted below
         pieces = {w for phrase in exact for w in phrase.split()}
-        ranked = _lift_by_rarity(index, ranked, _rarities(index, [t for t in terms if t not in pieces]), k, scope)
+        rarities = _rarities(index, [t for t in terms if t not in pieces], scope.granted)
+        ranked = _lift_by_rarity(index, ranked, rarities, k, scope)
     if exact:  # the exact name ends on top
         ranked = _lift(ranked, _fts_ranking(index, TextQuery.any_of(exact), k, scope), k)
     return ranked
@@ -156,19 +157,21 @@ def _affordable(index: Index, terms: list[str]) -> list[str]:
     return [t for t in terms if t in kept]
 
 
-def _rare_terms(index: Index, terms: list[str]) -> list[str]:
+def _rare_terms(index: Index, terms: list[str], within: tuple[str, ...] | None) -> list[str]:
     """The terms found in 1 to RARE_MATCHES paragraph chunks (counting stops there, so common words cost little)."""
-    return [t for t in terms if 0 < index.store.match_count(one(t), upto=RARE_MATCHES + 1) <= RARE_MATCHES]
+    return [t for t in terms
+            if 0 < index.store.match_count(one(t), upto=RARE_MATCHES + 1, collection_ids=within) <= RARE_MATCHES]
 
 
-def _rarities(index: Index, terms: list[str]) -> dict[str, float]:
+def _rarities(index: Index, terms: list[str], within: tuple[str, ...] | None = None) -> dict[str, float]:
     """Each query word found in few passages, with the share of a full lift it gives them (see RARITY_END and
-    NAMING_MATCHES); library-wide counts, which stop at the largest count that can matter."""
+    NAMING_MATCHES); the library's counts, or those of the collections ``within`` (a granted key's: what it cannot
+    see never lifts or lowers what it can), which stop at the largest count that can matter."""
     out: dict[str, float] = {}
     for t in terms:
         identifier = _IDENTIFIER.fullmatch(t) is not None and not t.isdigit()
         upto = max(NAMING_MATCHES if identifier else math.ceil(RARITY_END), RARE_MATCHES)
-        n = index.store.match_count(one(t), upto=upto + 1)
+        n = index.store.match_count(one(t), upto=upto + 1, collection_ids=within)
         if n == 0 or n > upto:
             continue
         if identifier or n <= RARE_MATCHES:

@@ -448,8 +448,13 @@ class Store:
             args += (level,)
         return [self._chunk(r) for r in self.db.execute(sql + " ORDER BY level, start, idx", args)]
 
-    def paragraph_count(self) -> int:
-        return self.db.execute(f"SELECT COUNT(*) FROM chunks WHERE level = {_P}").fetchone()[0]
+    def paragraph_count(self, collection_ids: Sequence[str] | None = None) -> int:
+        """How many paragraph chunks there are (in those collections, when given)."""
+        if collection_ids is None:
+            return self.db.execute(f"SELECT COUNT(*) FROM chunks WHERE level = {_P}").fetchone()[0]
+        ids = list(collection_ids)
+        return self.db.execute(f"SELECT COUNT(*) FROM chunks k JOIN documents d ON d.id = k.document_id "
+                               f"WHERE k.level = {_P} AND d.collection_id IN ({_marks(ids)})", ids).fetchone()[0]
 
     def paragraph_digest(self) -> tuple[int, ...]:
         """A digest of which paragraph chunks have a vector (what the vector index must hold): see ``rowid_digest``."""
@@ -530,15 +535,22 @@ class Store:
         args.append(k)
         return [(r[0], -r[1]) for r in self.db.execute(sql, args)]
 
-    def match_count(self, query: TextQuery, upto: int | None = None) -> int:
-        """How many paragraph chunks match a lexical query (counting stops at ``upto``, if given)."""
+    def match_count(self, query: TextQuery, upto: int | None = None,
+                    collection_ids: Sequence[str] | None = None) -> int:  # fmt: skip
+        """How many paragraph chunks match a lexical query (in those collections, when given; counting stops at
+        ``upto``, if given)."""
         if query.blank:
             return 0
-        if upto is None:
-            return self.db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                   (fts5(query),)).fetchone()[0]  # fmt: skip
-        sql = "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-        return self.db.execute(sql, (fts5(query), upto)).fetchone()[0]
+        inner, args = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?", [fts5(query)]
+        if collection_ids is not None:
+            ids = list(collection_ids)
+            inner = ("SELECT 1 FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON "
+                     f"d.id = c.document_id WHERE chunks_fts MATCH ? AND d.collection_id IN ({_marks(ids)})")
+            args += ids
+        if upto is not None:
+            inner += " LIMIT ?"
+            args.append(upto)
+        return self.db.execute(f"SELECT COUNT(*) FROM ({inner})", args).fetchone()[0]
 
     def hits(self, rowids: list[int]) -> list[SearchHit]:
         """SearchHits for chunk rowids, in the given order (rowids that no longer exist are left out)."""

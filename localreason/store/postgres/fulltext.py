@@ -66,17 +66,20 @@ class FullText:
         found = dict(rows)
         return {w: int(found.get(w, 0)) for w in words}
 
-    def match_count(self, query: TextQuery, upto: int | None = None) -> int:
-        """How many paragraph chunks match a lexical query (counting stops at ``upto``, if given)."""
+    def match_count(self, query: TextQuery, upto: int | None = None,
+                    collection_ids: Sequence[str] | None = None) -> int:  # fmt: skip
+        """How many paragraph chunks match a lexical query (in those collections, when given; counting stops at
+        ``upto``, if given)."""
         if query.blank:
             return 0
         phrases = lexical.phrases(query)
-        if len(phrases) == 1 and len(phrases[0]) == 1:
+        if collection_ids is None and len(phrases) == 1 and len(phrases[0]) == 1:
             n = self._holding(phrases[0])[phrases[0][0]]
             return n if upto is None else min(n, upto)
+        where, args = self._scope_sql(None, collection_ids)
         limit = "" if upto is None else f" LIMIT {int(upto)}"
-        return self.db.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE level = {_P} AND tsv @@ "
-                               f"%s::tsquery{limit}) s", (lexical.tsquery_literal(query),)).fetchone()[0]  # fmt: skip
+        return self.db.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM chunks c WHERE c.level = {_P} AND c.tsv @@ "
+                               f"%s::tsquery{where}{limit}) s", [lexical.tsquery_literal(query), *args]).fetchone()[0]
 
     def fts_ranking(self, query: TextQuery, k: int, document_id: str | None = None,
                     collection_ids: Sequence[str] | None = None) -> list[tuple[int, float]]:  # fmt: skip

@@ -415,8 +415,9 @@ class PgStore(FullText):
                  ORDER BY start LIMIT 1)""", (row[0], row[1], row[0], row[1])).fetchall()  # fmt: skip
         return [r[0] for r in near]
 
-    def paragraph_count(self) -> int:
-        return self.db.execute(f"SELECT COUNT(*) FROM chunks WHERE level = {_P}").fetchone()[0]
+    def paragraph_count(self, collection_ids: Sequence[str] | None = None) -> int:
+        where, args = self._scope_sql(None, collection_ids)
+        return self.db.execute(f"SELECT COUNT(*) FROM chunks c WHERE c.level = {_P}{where}", args).fetchone()[0]
 
     def paragraph_count_upto(self, upto: int) -> int:
         return self.db.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE level = {_P} LIMIT %s) s",
