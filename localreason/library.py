@@ -161,6 +161,12 @@ class Library:
         """One change's turn (see ``in_turns``); nothing to wait for outside a service."""
         return self._turn()
 
+    @contextmanager
+    def own_write_done(self):
+        """Wait until no thread of this process is writing (another process's write is not waited for)."""
+        with self._write_mutex:
+            yield
+
     # ------------------------------------------------------------ embedding model identity
 
     def check_embedding_model(self) -> None:

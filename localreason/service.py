@@ -106,7 +106,8 @@ class Service:
         return self.library.settings
 
     def close(self) -> None:
-        with self.lock.write():
+        """Close the library once this process's write (an ingest between two of its turns) has finished."""
+        with self.library.own_write_done(), self.lock.write():
             self.library.close()
 
     def __enter__(self) -> "Service":
@@ -123,9 +124,12 @@ class Service:
 
         Catching up does not wait for other readers: the index applies a change and answers a search
         one at a time (its own lock), and a search meeting a row deleted meanwhile drops it. So a
-        read never waits behind an answer being written, only behind a write of this process.
+        read waits only behind a write of this process: a watch's batch, or one group of an ingest's
+        documents (and, as writers go first, behind the reads that group waits for, an answer being
+        written among them). A library opened immutable is opened again first if its files changed.
         """
         with self.lock.read(cancel):
+            self.library.store.follow_disk()
             if self.library.stale():
                 self.library.catch_up()
             yield self.library

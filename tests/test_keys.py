@@ -256,12 +256,28 @@ def test_a_server_that_cannot_write_the_folder_sees_its_owner_remove_a_key(team,
     if not owner_still_open:
         owner.close()
     monkeypatch.setattr(dbmod.sqlite3, "connect", as_the_server)
+    served = Service(Library(settings=settings, embedder=FakeEmbedder(), generator=FakeGenerator()))
+    served.library._store = server  # the server's library, opened as that user's is (its vectors not loaded)
+    with pytest.raises(NotFoundError):
+        served.get(secret["document"])  # what a server that never searched reads: followed too
     assert server.key_grant(keys.digest(key)) is None, "the removed key still opened the server"
     assert server.document_row(secret["document"]) is None and server.generation() >= 1
     monkeypatch.setattr(dbmod.sqlite3, "connect", real)
     if owner_still_open:
         owner.close()
     server.close()
+
+
+def test_health_tells_a_models_problem_to_the_owner_only(team):
+    from localreason.errors import ModelError
+    from localreason.serve.http import UNTOLD
+
+    svc, key, _ = team
+    svc.warm_error = ModelError("Could not load the OpenVINO export of all-MiniLM-L6-v2 from /srv/models/x: broken.")
+    with TestClient(create_app(svc, api_key=MAIN_KEY, warm=False), base_url=BASE) as client:
+        granted = _rest(client, key, "GET", "/v1/health").json()["data"]["modelError"]
+        owner = _rest(client, MAIN_KEY, "GET", "/v1/health").json()["data"]["modelError"]
+    assert granted == {"message": UNTOLD, "hint": None} and "/srv/models" in owner["message"]
 
 
 MANUALS = {f"m{i}.md": f"# Manual {i}\n\nThe router warranty lasts {i + 2} years from purchase.\n\n"

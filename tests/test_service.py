@@ -167,6 +167,28 @@ def test_searches_and_answers_go_on_while_a_long_ingest_embeds(isolated_home, tm
     svc.close()
 
 
+def test_closing_the_service_waits_for_an_ingest_between_its_turns(isolated_home, tmp_path, monkeypatch):
+    monkeypatch.setattr("localreason.ingest.pipeline.EMBED_GROUP", 1)
+    folder = tmp_path / "notes"
+    for name in ("alpha", "bravo"):
+        write_note(folder, f"{name}.md", f"# {name.title()}\n\nThe {name} gauge reads the pressure.\n")
+    embedder = GatedEmbedder(stop_at=2)
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=embedder, generator=FakeGenerator()))
+    ingest = threading.Thread(target=svc.ingest, args=([folder], "work"), name="ingest")
+    ingest.start()
+    assert embedder.reached.wait(20)
+    closer = threading.Thread(target=svc.close)
+    closer.start()
+    closer.join(0.5)
+    assert closer.is_alive(), "closed under a running ingest"
+    embedder.release.set()
+    ingest.join(30)
+    closer.join(30)
+    assert not closer.is_alive()
+    with Library(settings=load_settings(isolated_home), embedder=FakeEmbedder()) as after:
+        assert {d.title for d in after.documents("work")} == {"Alpha", "Bravo"}
+
+
 def test_a_question_waiting_behind_a_writer_says_so_and_can_be_cancelled(service):
     cancel = threading.Event()
     seen, result = [], []

@@ -29,7 +29,7 @@ from ..search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_li
 from . import handoff
 from ..keys import KeyCheck, library_has_keys
 from .http import (Gate, ReasonQueue, StrictJSONRoute, grant_of, host_name, install_error_handlers, is_loopback,
-                   reason_in_thread, service_errors)  # fmt: skip
+                   UNTOLD, reason_in_thread, service_errors)  # fmt: skip
 from .models import (CollectionsResponse, DeepExpandRequest, DeepExpandResponse, DeepReadRequest, DeepReadResponse,
                      DeepSearchRequest, DeepSearchResponse, ErrorResponse, FindItemsRequest, FindItemsResponse,
                      HealthResponse, InstanceResponse, ReasonRequest, ReasonResponse)  # fmt: skip
@@ -151,10 +151,11 @@ def _health_route(router: APIRouter, service, queue: ReasonQueue) -> None:
         error = service.warm_error
         loaded = service.ready
         status = "model_error" if error is not None else "ready" if loaded else "loading"
+        owner = grant_of(request) is None  # a model's problem names files on the server: for its owner only
         return JSONResponse({"data": {
             "status": status, "modelsLoaded": loaded,
-            "modelError": {"message": getattr(error, "message", str(error)), "hint": getattr(error, "hint", None)}
-            if error is not None else None,
+            "modelError": ({"message": getattr(error, "message", str(error)), "hint": getattr(error, "hint", None)}
+                           if owner else {"message": UNTOLD, "hint": None}) if error is not None else None,
             "library": {"collections": len(collections), "documents": sum(c.document_count for c in collections),
                         "chunks": sum(c.chunk_count for c in collections)},
             "reason": {"inFlight": queue.in_flight, "limit": queue.limit},

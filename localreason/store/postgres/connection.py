@@ -5,9 +5,9 @@ psycopg only learns it when the next statement fails. What then:
 
 - **a read outside a transaction** (a search, a lookup, a key check) runs once more on a new connection, so the
   first request after a restart is answered, not failed;
-- **any other statement** (a write, or anything inside a transaction) is not repeated: whether it took effect is
-  unknown for a lone write, and a transaction cut in the middle is rolled back by the server. It fails as a
-  LibraryError that says so, and the next statement connects again.
+- **any other statement** (a write, or anything inside a transaction) is not repeated: a transaction cut before
+  its COMMIT is rolled back by the server, but whether a lone write or a COMMIT the cut met took effect is
+  unknown. It fails as a LibraryError that says so, and the next statement connects again.
 
 A statement's own failure on a live connection (a lock not available, a bad value) is not a cut: it is raised as
 it came.
@@ -15,6 +15,7 @@ it came.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -43,12 +44,17 @@ class Connection:
         """A new connection, set up as the store sets up every one (a LibraryError when the server is not there)."""
         self.where = where
         """The store as messages name it (its URL without the password)."""
+        self._writing = 0
+        """Transactions open (``transaction``): a statement inside one is never run again on another connection."""
+        self._reopening = threading.Lock()
 
     @property
     def live(self):
-        """The connection, opened again if the last statement found it cut."""
+        """The connection, opened again (once, whichever thread finds it cut first) if it was cut."""
         if self._conn.broken or self._conn.closed:
-            self._conn = self._reopen()
+            with self._reopening:
+                if self._conn.broken or self._conn.closed:
+                    self._conn = self._reopen()
         return self._conn
 
     def _cut(self, conn) -> bool:
@@ -58,13 +64,13 @@ class Connection:
         import psycopg
 
         conn = self.live
-        idle = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        read = self._writing == 0 and _reads(query)
         try:
             return conn.execute(query, params, **kwargs)
         except psycopg.OperationalError as exc:
             if not self._cut(conn):
                 raise
-            if idle and _reads(query):
+            if read:
                 return self.live.execute(query, params, **kwargs)
             raise self._lost(exc) from exc
 
@@ -77,6 +83,7 @@ class Connection:
         import psycopg
 
         conn = self.live
+        self._writing += 1
         try:
             with conn.transaction():
                 yield self
@@ -84,10 +91,13 @@ class Connection:
             if not self._cut(conn):
                 raise
             raise self._lost(exc) from exc
+        finally:
+            self._writing -= 1
 
     def _lost(self, exc: BaseException) -> LibraryError:
-        return LibraryError(f"The connection to the PostgreSQL store {self.where} was cut ({_first_line(exc)}); the "
-                            "change was not made, or not wholly: the server keeps none of a write it did not finish.",
+        return LibraryError(f"The connection to the PostgreSQL store {self.where} was cut ({_first_line(exc)}) during "
+                            "a change: a transaction cut before it was committed leaves nothing, but whether one "
+                            "being committed was kept cannot be known here.",
                             hint="Run the same command again once the server is back (the next one connects "
                             "again).")  # fmt: skip
 

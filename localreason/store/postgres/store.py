@@ -90,6 +90,9 @@ class PgStore(FullText):
         conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
 
+    def follow_disk(self) -> None:
+        """Nothing to follow: every statement reads the server's current rows (see the SQLite store's)."""
+
     @property
     def db(self) -> Connection:
         """The connection (connection.py): opened again after the server dropped it (a restart, a network cut); a read
