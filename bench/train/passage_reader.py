@@ -233,8 +233,8 @@ def span_target(example: dict, enc, where: np.ndarray, ranges, maps) -> tuple[in
     return int(tokens[0]), int(tokens[-1])
 
 
-def batch_tensors(torch, rows: list[tuple], examples: list[dict]) -> dict:
-    """The model's inputs and every target of a batch of encoded examples."""
+def batch_tensors(torch, rows: list[tuple], examples: list[dict], device=None) -> dict:
+    """The model's inputs and every target of a batch of encoded examples (on ``device``, when given)."""
     feed = {k: torch.from_numpy(v) for k, v in batch_arrays([r[0] for r in rows]).items()}
     width = feed["input_ids"].shape[1]
     most = max(len(r[2]) for r in rows)
@@ -247,9 +247,17 @@ def batch_tensors(torch, rows: list[tuple], examples: list[dict]) -> dict:
             if len(tokens):
                 member[b, i, tokens] = 1.0 / len(tokens)
                 labels[b, i] = lab[i]
-    return {"feed": feed, "member": torch.from_numpy(member), "labels": torch.from_numpy(labels),
-            "allowed": torch.from_numpy(allowed), "y": torch.tensor([float(e["y"]) for e in examples]),
-            "span": torch.tensor([r[3] for r in rows], dtype=torch.long)}  # fmt: skip
+    out = {"feed": feed, "member": torch.from_numpy(member), "labels": torch.from_numpy(labels),
+           "allowed": torch.from_numpy(allowed), "y": torch.tensor([float(e["y"]) for e in examples]),
+           "span": torch.tensor([r[3] for r in rows], dtype=torch.long)}  # fmt: skip
+    if device is not None:
+        out = {k: {n: x.to(device) for n, x in v.items()} if k == "feed" else v.to(device) for k, v in out.items()}
+    return out
+
+
+def device_of(model):
+    """Where the model's weights are (the GPU a lent machine has, or the CPU)."""
+    return next(model.parameters()).device
 
 
 def loss_of(torch, outputs, t: dict):
@@ -286,7 +294,7 @@ def train_model(args, model, rows: list[tuple], train: list[dict], torch) -> int
     print(f"{len(plan)} batches of about {args.batch} windows; embeddings and {FROZEN_LAYERS} lowest layers frozen",
           flush=True)  # fmt: skip
     for step, idx in enumerate(plan):
-        t = batch_tensors(torch, [rows[i] for i in idx], [train[i] for i in idx])
+        t = batch_tensors(torch, [rows[i] for i in idx], [train[i] for i in idx], device_of(model))
         loss = loss_of(torch, model(**t["feed"]), t)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -318,8 +326,9 @@ def run_model(model, rows: list[tuple], examples: list[dict], torch, batch: int 
     with torch.no_grad():
         for start in range(0, len(order), batch):
             part = order[start:start + batch]
-            feed = {k: torch.from_numpy(v) for k, v in batch_arrays([rows[i][0] for i in part]).items()}
-            logit, starts, ends, marks = (x.float().numpy() for x in model(**feed))
+            feed = {k: torch.from_numpy(v).to(device_of(model))
+                    for k, v in batch_arrays([rows[i][0] for i in part]).items()}  # fmt: skip
+            logit, starts, ends, marks = (x.float().cpu().numpy() for x in model(**feed))
             for row, i in enumerate(part):
                 _, ranges, maps = window_text(examples[i]["s"])
                 out[i] = read_window(rows[i][0], ranges, maps, logit[row, 0], starts[row], ends[row], marks[row])
@@ -373,6 +382,7 @@ def export(model, base: Path, out: Path, examples: list[dict], figures: dict, ar
     from localreason.reason.reader import Reader
 
     ov = load_openvino()
+    model.to("cpu")  # converted and compared on the CPU, where it will run
     tok = load_tokenizer(base, WINDOW_LENGTH)
     probe = examples[:48]
     rows = encode(tok, probe)
@@ -420,6 +430,8 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--batch", type=int, default=16, help="windows per step (whole questions)")
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                    help="where to train: auto takes a GPU when torch sees one (a lent machine), else the CPU")
     ap.add_argument("--minutes", type=float, default=55, help="the schedule spans the steps that fit (from the "
                     "speed of the first 20), one pass over the data at most")
     ap.add_argument("--pilot", action="store_true", help="--pilot-steps steps and validation; nothing written")
@@ -452,9 +464,14 @@ def main() -> None:
     base = resolve_embedding_model(load_settings(args.data_dir / "libs")).path
     model = frozen_model(torch, base, per_token=3)  # start, end, sentence mark
     tok = load_tokenizer(base, WINDOW_LENGTH)
-    figures = {"device": "cuda" if torch.cuda.is_available() else "cpu"}
     if args.export_only:
         model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
+    use_gpu = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    model.to("cuda" if use_gpu else "cpu")  # cuda asked for without a GPU: torch says so and stops
+    figures = {"device": "not known (exported from a saved checkpoint)" if args.export_only
+               else device_of(model).type}  # where it trained, as the card says  # fmt: skip
+    print(f"training on the {'GPU (' + torch.cuda.get_device_name() + ')' if use_gpu else 'CPU'}", flush=True)
+    if args.export_only:
         figures["steps"] = None
     else:
         rows = encode(tok, train)
