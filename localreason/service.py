@@ -64,20 +64,22 @@ class ReadWriteLock:
 
     @contextmanager
     def write(self, cancel: threading.Event | None = None):
-        with self._cond:
-            self._writers_waiting += 1
-            try:
-                self._wait(lambda: self._writer or self._readers, cancel)
-            finally:
-                self._writers_waiting -= 1
-                self._cond.notify_all()
-            self._writer = True
+        held = False
         try:
+            with self._cond:
+                self._writers_waiting += 1
+                try:
+                    self._wait(lambda: self._writer or self._readers, cancel)
+                finally:
+                    self._writers_waiting -= 1
+                    self._cond.notify_all()
+                self._writer = held = True
             yield
         finally:
-            with self._cond:
-                self._writer = False
-                self._cond.notify_all()
+            if held:  # given back whatever ends the write, an interrupt between taking it and writing included
+                with self._cond:
+                    self._writer = False
+                    self._cond.notify_all()
 
     @property
     def writing(self) -> bool:

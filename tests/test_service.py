@@ -374,3 +374,22 @@ def test_a_model_that_loads_on_a_later_try_clears_the_earlier_failure(isolated_h
     assert "two years" in svc.reason("How long is the router warranty?").answer
     assert svc.warm_error is None and svc.ready
     svc.close()
+
+
+def test_a_progress_callback_may_search_through_the_same_service(isolated_home, tmp_path):
+    """Each file is told to the progress callback after the write's turn: a front end that searches from it (to
+    show what arrived) does not wait on its own ingest."""
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=FakeGenerator()))
+    seen: list = []
+
+    def progress(p) -> None:
+        seen.append(len(svc.deep_search("gauge", limit=5)))
+
+    folder = write_note(tmp_path / "notes", "a.md", "# A\n\nThe gauge reads five bar.\n")
+    write_note(folder, "b.md", "# B\n\nThe gauge reads six bar.\n")
+    worker = threading.Thread(target=svc.ingest, args=([folder], "work"), kwargs={"progress": progress}, daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "the ingest waited on its own progress callback"  # (left hanging, not closed)
+    assert seen and seen[-1] == 2
+    svc.close()

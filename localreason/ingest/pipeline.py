@@ -291,12 +291,18 @@ class Ingestor:
                 if blob is not None:
                     reuse[document_summary(title, opening)] = blob
         by_text = self._embed_new(prepared, reuse)
-        with self.turn():
-            self._write(prepared, by_text, reuse, vectors, tally)
+        results: list[FileResult] = []
+        try:
+            with self.turn():
+                self._write(prepared, by_text, reuse, vectors, results)
+        finally:  # told after the turn: a progress callback may read through the same service
+            for result in results:
+                tally.record(result)
 
     def _write(self, prepared: list[PreparedDocument], by_text: dict[str, np.ndarray], reuse: dict[str, bytes],
-               vectors, tally: "_Tally") -> None:  # fmt: skip
-        """Write each document of ``prepared`` on its own (rows and vectors), with the vectors made for them."""
+               vectors, results: list[FileResult]) -> None:  # fmt: skip
+        """Write each document of ``prepared`` on its own (rows and vectors), with the vectors made for them; each
+        file's result goes into ``results`` (on a full disk, the rest as not written)."""
         for i, p in enumerate(prepared):
             p.record.embedding = _vector(by_text, reuse, document_summary(p.record.title, p.record.text)).tobytes()
             paras = p.paragraphs
@@ -305,10 +311,9 @@ class Ingestor:
             try:
                 vectors.apply(self.store.replace_document(p.record.row(), p.chunks, doc_vecs, p.terms), doc_vecs)
             except StorageFull as exc:
-                for q in prepared[i:]:
-                    tally.record(FileResult(q.path, "failed", f"not written: {exc.message}"))
+                results += [FileResult(q.path, "failed", f"not written: {exc.message}") for q in prepared[i:]]
                 raise
-            tally.record(FileResult(p.path, p.status, "; ".join(p.notes), p.record.id, len(paras), p.recognized))
+            results.append(FileResult(p.path, p.status, "; ".join(p.notes), p.record.id, len(paras), p.recognized))
 
     def _embed_new(self, prepared: list[PreparedDocument], reuse: dict[str, bytes]) -> dict[str, np.ndarray]:
         """Vectors for every paragraph text and document summary not in ``reuse``, in one call."""
