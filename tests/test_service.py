@@ -393,3 +393,22 @@ def test_a_progress_callback_may_search_through_the_same_service(isolated_home, 
     assert not worker.is_alive(), "the ingest waited on its own progress callback"  # (left hanging, not closed)
     assert seen and seen[-1] == 2
     svc.close()
+
+
+def test_a_cancelled_ingest_reports_every_file_it_wrote(isolated_home, tmp_path):
+    """Stopped from its progress callback (the TUI's cancel), an ingest's report holds exactly the files written."""
+    from localreason.errors import Interrupted
+
+    lib = Library(settings=load_settings(isolated_home), embedder=FakeEmbedder())
+    folder = tmp_path / "notes"
+    for i in range(5):
+        write_note(folder, f"n{i}.md", f"# Note {i}\n\nThe gauge {i} reads {i} bar.\n")
+
+    def stop(p) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as cancelled:
+        lib.ingest([folder], "work", progress=stop)
+    reported = {f.path for f in cancelled.value.report.files if f.status == "added"}
+    assert reported and reported == {d.source_path for d in lib.documents("work")}
+    lib.close()

@@ -295,9 +295,11 @@ class Ingestor:
         try:
             with self.turn():
                 self._write(prepared, by_text, reuse, vectors, results)
-        finally:  # told after the turn: a progress callback may read through the same service
+        finally:  # every written file in the report; progress told after the turn (a callback may search)
             for result in results:
-                tally.record(result)
+                tally.record(result, tell=False)
+            if results:
+                tally.tell(results[-1])
 
     def _write(self, prepared: list[PreparedDocument], by_text: dict[str, np.ndarray], reuse: dict[str, bytes],
                vectors, results: list[FileResult]) -> None:  # fmt: skip
@@ -608,10 +610,15 @@ class _Tally:
         self.done: set[str] = set()
         self.chunks = 0
 
-    def record(self, result: FileResult) -> None:
+    def record(self, result: FileResult, tell: bool = True) -> None:
         self.report.files.append(result)
         self.done.add(result.path)
         self.chunks += result.chunks
+        if tell:
+            self.tell(result)
+
+    def tell(self, result: FileResult) -> None:
+        """The progress callback, with ``result`` the last file done (it may raise KeyboardInterrupt: stop)."""
         if self.progress:
             self.progress(Progress(len(self.done), self.total, self.chunks, result.path, result.status))
 
