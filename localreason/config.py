@@ -11,6 +11,7 @@ Nothing here touches the disk at import; directories are created when first need
 from __future__ import annotations
 
 import math
+import re
 import os
 import tomllib
 import typing
@@ -155,22 +156,44 @@ class Setting:
         """ValidationError unless this setting's value in ``settings`` is allowed."""
         value = getattr(settings, self.name)
         if self.allowed is not None and not self.allowed.test(value, settings):
-            raise ValidationError(f"{self.name} must be {self.allowed.words} (got {value!r}).",
+            shown = redacted_url(value) if isinstance(value, str) else value  # a URL's password never shown
+            raise ValidationError(f"{self.name} must be {self.allowed.words} (got {shown!r}).",
                                   hint=f"Fix {self.name} in {CONFIG_FILE} or {self.env}.")  # fmt: skip
 
 
 # ---------------------------------------------------------------- the settings
 
 
-def redacted_url(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``."""
-    from urllib.parse import urlsplit, urlunsplit
+_SECRET_PARAM = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)")
 
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+def redacted_url(url: str) -> str:
+    """``url`` (a URL, a libpq ``key=value`` string, or anything else) with every password in it replaced by
+    ``***``: the one between ``user:`` and the last ``@`` of the part after ``://`` (libpq reads one holding
+    ``#``, ``?`` or ``/``), and any ``password=`` parameter. Never raises: it is what messages show."""
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if sep and "@" in rest:
+        userinfo, _, host = rest.rpartition("@")
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        text = f"{scheme}://{userinfo}@{host}"
+    return _SECRET_PARAM.sub(lambda m: m.group(1) + "***", text)
+
+
+def scrubbed(text: str, url: str) -> str:
+    """``text`` (a driver's message about ``url``) with the URL's passwords, as written and decoded, replaced by
+    ``***``: libpq quotes a token it could not read, the password included."""
+    from urllib.parse import unquote
+
+    secrets = []
+    scheme, sep, rest = str(url).partition("://")
+    if sep and "@" in rest and ":" in rest.rpartition("@")[0]:
+        secrets.append(rest.rpartition("@")[0].split(":", 1)[1])
+    secrets += [m.group(2).strip("'") for m in _SECRET_PARAM.finditer(str(url))]
+    for secret in sorted({v for s in secrets if s for v in (s, unquote(s))}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return redacted_url(text)
 
 
 def default_home() -> Path:

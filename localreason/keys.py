@@ -69,7 +69,9 @@ def add(lib, name: str, collections: list[str]) -> tuple[str, KeyInfo]:
                               "in LOCALREASON_API_KEY is the one that sees everything.")  # fmt: skip
     found = {c.id: c.name for c in (lib.collection(c) for c in collections)}
     key = new_key()
-    if not lib.store.insert_key(name, digest(key), sorted(found)):
+    with lib.writing(f"keys add {name}"):  # a write like any other: never in the middle of a store copy
+        made = lib.store.insert_key(name, digest(key), sorted(found))
+    if not made:
         raise ValidationError(f"A key named {name!r} exists already.",
                               hint=f"Remove it first (`localreason keys remove {name}`) or choose another name.")
     return key, KeyInfo(name, tuple(found[i] for i in sorted(found)), tuple(sorted(found)), "")
@@ -83,7 +85,9 @@ def listing(lib) -> list[KeyInfo]:
 
 def remove(lib, name: str) -> None:
     name = check_name(name)
-    if not lib.store.delete_key(name):
+    with lib.writing(f"keys remove {name}"):
+        removed = lib.store.delete_key(name)
+    if not removed:
         raise NotFoundError(f"No key named {name!r} in this library.", hint="`localreason keys list` lists them.")
 
 

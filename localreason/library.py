@@ -42,8 +42,18 @@ def open_store(settings: Settings) -> Store:
     if settings.store != "local":
         from .store.postgres.store import PgStore
 
-        return PgStore(settings.store)
-    return Store(settings.db_path)
+        store = PgStore(settings.store)
+    else:
+        store = Store(settings.db_path)
+    unfinished = store.get_meta("copy_incomplete")
+    if unfinished:  # what a copy stopped half way left: neither searched, served nor changed (store/transfer.py)
+        where = store.path
+        store.close()
+        raise LibraryError(f"The library in {where} is an unfinished copy ({unfinished}): `localreason store copy` "
+                           "stopped before it had copied and checked everything.",
+                           hint="Run the same `localreason store copy` command again: it starts that copy over. "
+                           "Nothing reads or changes this library until then.")  # fmt: skip
+    return store
 
 
 class Library:

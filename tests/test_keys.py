@@ -162,6 +162,8 @@ def test_the_keys_commands(isolated_home, tmp_path, capsys):
     assert set(data) == {"name", "key", "collections"} and data["collections"] == ["manuals"]
     code, out, _ = run(capsys, "keys", "list")
     assert code == 0 and "team-a" in out and data["key"] not in out
+    code, out, _ = run(capsys, "keys", "list", "--json")
+    assert code == 0 and [k["name"] for k in json.loads(out)["data"]] == ["team-a"], "JSON alone, nothing after it"
     code, _, err = run(capsys, "keys", "add", "team-b", "--collection", "nope")
     assert code == 3 and "No collection 'nope'" in err
     assert run(capsys, "keys", "remove", "team-a")[0] == 0
@@ -311,3 +313,31 @@ def test_what_a_key_cannot_see_never_changes_what_it_is_answered(tmp_path, store
                      answer["answer"].split("[[")[0], answer["meta"]["chunksGathered"], answer["gaps"]))  # fmt: skip
         svc.close()
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://u:s3cret@h/db", "postgresql://u@h/db?password=s3cret", "postgresql://u:pa#s3cret@h/db",
+    "postgresql://u:pa?s3cret@h/db", "postgresql://u:pa/s3cret@h/db", "postgresql://u:s3cret@h:notaport/db",
+    "postgresql://u:s3cret@[bad/db", "postgresql://u:s3cret@h1:1,h2:2/db", "host=h password=s3cret dbname=d",
+    "mysql://u:s3cret@h/db", "postgresql://u:s3cret@h/db?password=s3cret2"])
+def test_no_form_of_a_store_url_shows_its_password_or_breaks_the_message(url, isolated_home, monkeypatch):
+    from localreason.config import redacted_url, scrubbed
+
+    shown = redacted_url(url)
+    assert "s3cret" not in shown and "***" in shown
+    assert "s3cret" not in scrubbed(f'invalid percent-encoded token: "{url}"', url)
+    monkeypatch.setenv("LOCALREASON_STORE", url)
+    try:
+        settings = load_settings(isolated_home)
+        assert "s3cret" not in settings.store_shown
+    except ValidationError as exc:  # a scheme that is not postgresql: said without the password
+        assert "s3cret" not in str(exc)
+
+
+def test_store_copy_needs_a_library_to_copy_and_leaves_none_when_the_store_fails(isolated_home, tmp_path, capsys):
+    code, _, err = run(capsys, "store", "copy", "--to", "postgresql://u:s3cret@127.0.0.1:1/db")
+    assert code == 5 and "There is no library" in err and "s3cret" not in err
+    code, _, err = run(capsys, "--home", str(tmp_path / "empty"), "store", "copy", "--from",
+                       "postgresql://u:s3cret@127.0.0.1:1/db")  # fmt: skip
+    assert code == 5 and "cannot be reached" in err and "s3cret" not in err
+    assert not (tmp_path / "empty" / "library.sqlite3").exists(), "a failed copy leaves no empty library behind"

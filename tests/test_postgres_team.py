@@ -218,6 +218,96 @@ def test_store_copy_moves_a_library_to_postgres_and_back_without_embedding_again
     back.close()
 
 
+def _keyed_library(home):
+    from localreason import keys
+
+    lib = pg_lib(home, "local")
+    for i in range(4):
+        (home.parent / "docs").mkdir(parents=True, exist_ok=True)
+        (home.parent / "docs" / f"n{i}.md").write_text(f"# Note {i}\n\nThe gauge {i} reads {i} bar.\n")
+    lib.ingest([home.parent / "docs"], "work")
+    keys.add(lib, "reader", ["work"])
+    lib.close()
+
+
+def test_a_copy_stopped_half_way_is_never_used_and_the_same_command_starts_it_over(tmp_path, pg_url, capsys):
+    """A copy killed after some documents (here stopped from its progress): the target holds the keys already (a
+    server on it needs one), nothing opens it (library, servers, keys: a message saying to copy again), and the
+    same copy command empties it and copies again."""
+    from localreason.cli import main
+    from localreason.errors import LibraryError
+    from localreason.store.db import Store
+    from localreason.store.postgres.store import PgStore
+    from localreason.store.transfer import copy_library
+
+    home = tmp_path / "laptop" / "home"
+    _keyed_library(home)
+    source, target = Store(load_settings(home).db_path), PgStore(pg_url)
+
+    def killed(i, n):
+        if i == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        copy_library(source, target, killed)
+    assert len(target.document_ids()) == 2 and target.has_keys(), "the keys came before the documents"
+    source.close(), target.close()
+    with pytest.raises(LibraryError, match="unfinished copy") as refused:
+        pg_lib(tmp_path / "server", pg_url).collections()
+    assert "store copy" in refused.value.hint
+    with pytest.raises(SystemExit) as exc:
+        main(["--home", str(home), "store", "copy", "--to", pg_url])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 0 and "unfinished copy" in err and "emptying it" in err, err
+    again = pg_lib(tmp_path / "server", pg_url)
+    assert len(again.documents("work")) == 4 and again.store.has_keys()
+    again.close()
+
+
+def test_a_lost_writer_lock_stops_the_writes_and_a_cut_lock_is_given_back_quietly(tmp_path, pg_url):
+    from localreason.errors import LibraryError
+
+    lib = pg_lib(tmp_path / "home", pg_url)
+    lib.ensure_collection("work")
+    with lib.writing("test"):
+        pid = lib._write_fd.info.backend_pid
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(LibraryError, match="writer lock .* was lost"):
+            lib.store.insert_collection("col_bbbbbbbbbbbbbbbb", "other")
+    assert [c.name for c in lib.collections()] == ["work"], "nothing written without the lock"
+    lib.close()
+
+
+def test_a_role_without_rights_and_a_database_of_another_program_get_clear_messages(tmp_path, pg_url, pg_server):
+    from localreason import keys
+    from localreason.errors import LibraryError
+    from localreason.store.postgres.store import PgStore
+    from pg import fresh_database
+
+    lib = pg_lib(tmp_path / "home", pg_url)
+    lib.ensure_collection("work")
+    lib.close()
+    database = pg_url.split("?")[0].rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reader_role') THEN "
+                      "CREATE ROLE reader_role LOGIN; END IF; END $$")  # fmt: skip
+        admin.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader_role")
+        admin.execute(f'REVOKE CREATE ON DATABASE "{database}" FROM PUBLIC')
+    as_reader = pg_url.replace("postgres:@", "reader_role@").replace("postgres@", "reader_role@")
+    reader = pg_lib(tmp_path / "reader", as_reader)
+    with pytest.raises(LibraryError, match="refused this: permission denied") as refused:
+        keys.add(reader, "k", ["work"])
+    assert "role" in refused.value.hint
+    reader.close()
+    other = fresh_database(pg_server, "other")
+    with psycopg.connect(other, autocommit=True) as admin:
+        admin.execute("CREATE TABLE documents (id int)")
+    with pytest.raises(LibraryError, match="cannot hold a localreason library") as foreign:
+        PgStore(other)
+    assert "another program" in foreign.value.hint
+
+
 @pytest.mark.slow
 def test_a_watch_on_one_machine_feeds_a_server_on_another(tmp_path, pg_url, monkeypatch):
     """A watch (a process with its own home, following a folder with real file events) writes into the shared

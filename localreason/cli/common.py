@@ -209,7 +209,8 @@ def print_library(svc, cols, docs, show_documents: bool) -> None:
     from rich.table import Table
 
     out = console()
-    home = svc.library.home
+    settings = svc.library.settings
+    home = settings.home if settings.store == "local" else settings.store_shown  # a shared store: its URL, no password
     if not cols:
         out.print(f"The library at {home} is empty. Add files with: localreason ingest PATH --collection NAME")
         return

@@ -51,7 +51,8 @@ def keys_list(obj: Ctx, as_json) -> int:
     infos = keybook.listing(obj.service().library)
     if as_json:
         emit_json([i.to_dict() for i in infos])
-    elif not infos:
+        return 0
+    if not infos:
         click.echo("No keys. `localreason keys add NAME --collection C` makes one.")
     for i in infos:
         click.echo(f"{i.name}  sees {', '.join(i.collections)}  (made {i.created_at})")
@@ -88,7 +89,7 @@ def store_copy(obj: Ctx, to_url, from_url, as_json) -> int:
     Then point every machine at it: LOCALREASON_STORE=postgresql://...
     """
     from ..config import load_settings, redacted_url
-    from ..errors import ValidationError
+    from ..errors import LibraryError, ValidationError
     from ..store.db import Store
     from ..store.postgres.store import PgStore
     from ..store.transfer import copy_library
@@ -98,14 +99,26 @@ def store_copy(obj: Ctx, to_url, from_url, as_json) -> int:
                               hint="localreason store copy --to postgresql://user@host/db")  # fmt: skip
     url = to_url or from_url
     if not url.startswith(("postgresql://", "postgres://")):
-        raise ValidationError(f"{redacted_url(url)!r} is not a postgresql:// URL.")
-    local = Store(load_settings(obj.home).db_path)
-    remote = PgStore(url)
+        raise ValidationError(f"{redacted_url(url)!r} is not a postgresql:// URL.",
+                              hint="Give the store as postgresql://user:password@host:port/database.")  # fmt: skip
+    settings = load_settings(obj.home)
+    if to_url and not settings.db_path.is_file():
+        raise LibraryError(f"There is no library in {settings.home} to copy.",
+                           hint="`store copy --to` copies the local library of --home (LOCALREASON_HOME); to move a "
+                           "library between two PostgreSQL stores, copy it --from one into an empty folder, then "
+                           "--to the other.")  # fmt: skip
+    remote = PgStore(url)  # first: a store that cannot be reached leaves no empty library in the folder
+    try:
+        local = Store(settings.db_path)
+    except BaseException:
+        remote.close()
+        raise
     source, target = (local, remote) if to_url else (remote, local)
+    say = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
         with click.progressbar(length=max(1, len(source.document_ids())), label="Copying documents",
                                file=sys.stderr) as bar:  # fmt: skip
-            done = copy_library(source, target, lambda i, n: bar.update(1))
+            done = copy_library(source, target, lambda i, n: bar.update(1), say)
     finally:
         local.close()
         remote.close()

@@ -652,6 +652,15 @@ class Store:
         rows = self.db.execute("SELECT name, collections, created_at FROM api_keys ORDER BY name")
         return [(r[0], json.loads(r[1]), r[2]) for r in rows]
 
+    def clear(self) -> None:
+        """Empty the library, keeping its schema (an unfinished copy that `store copy` starts over)."""
+        with self.transaction():
+            for table in ("chunks", "documents", "sources", "api_keys", "collections"):
+                self.db.execute(f"DELETE FROM {table}")
+            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_fingerprint', "
+                            "'embedding_dim')")  # fmt: skip
+            self.bump_generation()
+
     def delete_key(self, name: str) -> bool:
         with self.transaction():
             return self.db.execute("DELETE FROM api_keys WHERE name = ?", (name,)).rowcount == 1

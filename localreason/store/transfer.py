@@ -3,8 +3,11 @@
 Everything is copied as it is, vectors included, so nothing is embedded again: the embedding model's identity,
 the collections (same ids), every document with its chunks (same ids, in the order written), the folders it
 follows, and the API keys (their digests). Each document is one transaction of the target, as an ingest writes
-it, under the target's writer lock. The target must hold no library yet. At the end both sides are counted and
-digested (every document's row and every chunk's text, terms and vector bytes): a copy that differs is an error.
+it, under the target's writer lock. The target must hold no library yet, or an unfinished copy (marked
+``copy_incomplete``, which nothing else opens: library.open_store), which is emptied and copied again. The keys are
+copied before the documents, so a copy stopped half way never holds documents without the keys that guard them.
+At the end both sides are counted and digested (every document's row and every chunk's text, terms and vector
+bytes): a copy that differs is an error.
 """
 
 from __future__ import annotations
@@ -61,20 +64,17 @@ def tally(store) -> Tally:
                  h.hexdigest())
 
 
-def copy_library(source, target, progress: Callable[[int, int], None] | None = None) -> Tally:
+def copy_library(source, target, progress: Callable[[int, int], None] | None = None,
+                 notice: Callable[[str], None] | None = None) -> Tally:  # fmt: skip
     """Copy the library in ``source`` into the empty ``target``, both writer locks held (no ingest or watch
     changes either meanwhile); returns the target's tally, checked against the source's (LibraryError when they
     differ, or when the target holds a library already). Until the check passes the target is marked
     ``copy_incomplete`` in its metadata."""
-    source_lock = source.acquire_writer("store copy (reading)")
+    source_lock = source.acquire_writer("store copy (reading)", notice)
     try:
-        target_lock = target.acquire_writer("store copy")
+        target_lock = target.acquire_writer("store copy", notice)
         try:
-            held = target.document_ids()
-            if held or target.collection_rows():
-                raise LibraryError(f"The target {target.path} already holds a library ({len(held)} documents).",
-                                   hint="Copy into an empty database (or an empty library folder): a copy never "
-                                   "merges.")  # fmt: skip
+            _ready(source, target, notice)
             before = tally(source)
             _mark(target, f"from {source.path}")
             _copy_rows(source, target, progress)
@@ -90,6 +90,26 @@ def copy_library(source, target, progress: Callable[[int, int], None] | None = N
                            "(a new database, or remove the library folder) and copy again.")  # fmt: skip
     _mark(target, None)
     return after
+
+
+def _ready(source, target, notice) -> None:
+    """Refuse a source that is itself an unfinished copy, and a target that holds a library; empty a target that
+    holds an unfinished copy."""
+    if source.get_meta("copy_incomplete"):
+        raise LibraryError(f"The library in {source.path} is an unfinished copy "
+                           f"({source.get_meta('copy_incomplete')}).",
+                           hint="Finish that copy first: run the `localreason store copy` that made it again.")
+    unfinished = target.get_meta("copy_incomplete")
+    if unfinished:
+        if notice is not None:
+            notice(f"{target.path} holds an unfinished copy ({unfinished}): emptying it to copy again.")
+        target.clear()
+        return
+    held = target.document_ids()
+    if held or target.collection_rows() or target.key_export():
+        raise LibraryError(f"The target {target.path} already holds a library ({len(held)} documents).",
+                           hint="Copy into an empty database (or an empty library folder): a copy never "
+                           "merges.")  # fmt: skip
 
 
 def _mark(target, value: str | None) -> None:
@@ -109,6 +129,8 @@ def _copy_rows(source, target, progress) -> None:
         target.ensure_vector_index(int(dim))
     for col in source.collection_rows():
         target.insert_collection(col.id, col.name)
+    for name, digest, collections in source.key_export():  # first: no document of a copy is ever unguarded
+        target.insert_key(name, digest, collections)
     ids = source.document_ids()
     for i, doc_id in enumerate(ids, 1):
         doc, chunks, vectors, terms = source.export_document(doc_id)
@@ -117,5 +139,3 @@ def _copy_rows(source, target, progress) -> None:
             progress(i, len(ids))
     for s in source.sources():
         target.add_source(s["collection_id"], s["path"], s["include"], s["exclude"])
-    for name, digest, collections in source.key_export():
-        target.insert_key(name, digest, collections)

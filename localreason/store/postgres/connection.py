@@ -10,7 +10,8 @@ psycopg only learns it when the next statement fails. What then:
   unknown. It fails as a LibraryError that says so, and the next statement connects again.
 
 A statement's own failure on a live connection (a lock not available, a bad value) is not a cut: it is raised as
-it came.
+it came, except a refusal for want of privilege (a read-only role, a user who may not create the extension), which
+is a LibraryError naming what the user may not do.
 """
 
 from __future__ import annotations
@@ -35,11 +36,22 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def refused(where: str, exc: BaseException) -> LibraryError:
+    """A statement refused for want of privilege, as a message saying what to do."""
+    return LibraryError(f"The PostgreSQL store {where} refused this: {_first_line(exc)}.",
+                        hint="Its user may not do it: connect as a role that may read and write the library's "
+                        "tables (a read-only role can search through a server, not change the library). The vector "
+                        "extension is made once by a role allowed to: CREATE EXTENSION vector; in that database.")
+
+
 class Connection:
     """``execute``, ``cursor`` and ``transaction`` of a psycopg connection (autocommit), opened again after a cut."""
 
-    def __init__(self, conn, reopen: Callable[[], object], where: str) -> None:
+    def __init__(self, conn, reopen: Callable[[], object], where: str, before_write: Callable[[], None]) -> None:
         self._conn = conn
+        self._before_write = before_write
+        """Called before each statement that may write, outside a transaction, and before each transaction: the
+        store checks that its writer lock is still held (PgStore._still_the_writer)."""
         self._reopen = reopen
         """A new connection, set up as the store sets up every one (a LibraryError when the server is not there)."""
         self.where = where
@@ -65,8 +77,12 @@ class Connection:
 
         conn = self.live
         read = self._writing == 0 and _reads(query)
+        if self._writing == 0 and not read:
+            self._before_write()
         try:
             return conn.execute(query, params, **kwargs)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise refused(self.where, exc) from exc
         except psycopg.OperationalError as exc:
             if not self._cut(conn):
                 raise
@@ -82,11 +98,14 @@ class Connection:
         """The connection's transaction; a cut inside it is a LibraryError saying that nothing of it was kept."""
         import psycopg
 
+        self._before_write()
         conn = self.live
         self._writing += 1
         try:
             with conn.transaction():
                 yield self
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise refused(self.where, exc) from exc
         except psycopg.OperationalError as exc:
             if not self._cut(conn):
                 raise

@@ -20,13 +20,13 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ...config import redacted_url
+from ...config import redacted_url, scrubbed
 from ...errors import LibraryError
 from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, Store, Write, exported,
                   now)  # fmt: skip
 from . import lexical
-from .connection import Connection
+from .connection import Connection, refused
 from .fulltext import FullText
 from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, WRITER_LOCK
 
@@ -71,9 +71,21 @@ class PgStore(FullText):
         self.url = url
         self.path = redacted_url(url)
         """What messages name the store by (never its password)."""
+        self._writer = None
+        """The connection holding the writer lock while this process writes (acquire_writer)."""
         conn = self._connect()
-        self._conn = Connection(conn, self._reopen, self.path)
-        self._migrate()
+        self._conn = Connection(conn, self._reopen, self.path, self._still_the_writer)
+        try:
+            self._migrate()
+        except LibraryError:
+            conn.close()
+            raise
+        except Exception as exc:  # noqa: BLE001 - tables of another program, or a half-made schema
+            conn.close()
+            raise LibraryError(f"The PostgreSQL database {self.path} cannot hold a localreason library: "
+                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}.",
+                               hint="It probably holds tables of another program: use an empty database (CREATE "
+                               "DATABASE ...), or one localreason made.") from exc  # fmt: skip
         self._prepare(conn)
 
     def _reopen(self):
@@ -89,6 +101,15 @@ class PgStore(FullText):
         register_vector(conn)
         conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    def clear(self) -> None:
+        """Empty the library, keeping its schema (an unfinished copy that `store copy` starts over)."""
+        with self.transaction():
+            self.db.execute("TRUNCATE postings, lexemes, chunks, documents, sources, api_keys, collections")
+            self.db.execute("UPDATE meta SET value = '0' WHERE key IN ('text_rows', 'text_words')")
+            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_fingerprint', "
+                            "'embedding_dim')")  # fmt: skip
+            self.bump_generation()
 
     def follow_disk(self) -> None:
         """Nothing to follow: every statement reads the server's current rows (see the SQLite store's)."""
@@ -108,7 +129,7 @@ class PgStore(FullText):
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            reason = scrubbed(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, self.url)
             raise LibraryError(f"The PostgreSQL store {self.path} cannot be reached: {reason}",
                                hint="Check the server is running and LOCALREASON_STORE (host, port, database, user, "
                                "password); or set LOCALREASON_STORE=local for the library in this folder.") from exc
@@ -159,6 +180,8 @@ class PgStore(FullText):
         """Take the library's writer lock (store/lock.py's file lock, for a shared store): a PostgreSQL advisory
         lock held by a connection of its own, waiting for another machine's writer to finish. The server releases
         it when that connection ends, so a writer killed with ``kill -9`` never leaves the library locked."""
+        import psycopg
+
         conn = self._connect()
         try:
             if not conn.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchone()[0]:
@@ -168,24 +191,55 @@ class PgStore(FullText):
                     notice(f"Another program is changing this library ({holder}); waiting for it to finish "
                            "(Ctrl-C to stop waiting).")  # fmt: skip
                 conn.execute("SELECT pg_advisory_lock(%s)", (WRITER_LOCK,))
-            conn.execute("INSERT INTO meta (key, value) VALUES ('writer', %s) ON CONFLICT (key) DO UPDATE SET value = "
-                         "excluded.value", (f"{what} (process {os.getpid()} on {socket.gethostname()}, since "
-                                            f"{time.strftime('%H:%M:%S')})",))  # fmt: skip
+            try:
+                self._name_the_writer(conn, what)
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise refused(self.path, exc) from exc
         except BaseException:
             conn.close()
             raise
+        self._writer = conn
         return conn
 
     @staticmethod
-    def release_writer(handle) -> None:
-        """Give the writer lock back (``handle``: the connection ``acquire_writer`` returned)."""
+    def _name_the_writer(conn, what: str) -> None:
+        """Say in the meta table who holds the lock (a second writer names it while it waits)."""
+        conn.execute("INSERT INTO meta (key, value) VALUES ('writer', %s) ON CONFLICT (key) DO UPDATE SET value = "
+                     "excluded.value", (f"{what} (process {os.getpid()} on {socket.gethostname()}, since "
+                                        f"{time.strftime('%H:%M:%S')})",))  # fmt: skip
+
+    def release_writer(self, handle) -> None:
+        """Give the writer lock back (``handle``: the connection ``acquire_writer`` returned). A lock whose connection
+        was cut is gone already: the server released it then."""
+        import psycopg
+
+        if self._writer is handle:
+            self._writer = None
         try:
             handle.execute("SELECT pg_advisory_unlock(%s)", (WRITER_LOCK,))
+        except psycopg.Error:
+            pass
         finally:
             handle.close()
 
+    def _still_the_writer(self) -> None:
+        """Before a write under the writer lock: the lock's own connection is alive, so the lock is still ours. If it
+        was cut, the server released the lock and another writer may be in: nothing more is written."""
+        import psycopg
+
+        if self._writer is None:
+            return
+        try:
+            self._writer.execute("SELECT 1")
+        except psycopg.Error as exc:
+            raise LibraryError(f"The writer lock of the PostgreSQL store {self.path} was lost: its connection to the "
+                               "server was cut, and another program may be writing now. Nothing more was written.",
+                               hint="Run the same command again: it takes the lock again and goes on from what was "
+                               "written.") from exc  # fmt: skip
+
     @contextmanager
     def transaction(self) -> Iterator:
+        self._still_the_writer()
         with self.db.transaction():
             yield self.db
 
