@@ -123,6 +123,18 @@ class Write:
     """... and the one it committed."""
 
 
+def _on_disk(path: Path) -> tuple:
+    """The size and time of a library file and its write-ahead log: they change when anyone writes."""
+    out = []
+    for p in (path, path.with_name(path.name + "-wal")):
+        try:
+            st = p.stat()
+            out.append((st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 class Store:
     """The SQLite side of a library. One connection, used from one thread at a time.
 
@@ -152,22 +164,11 @@ class Store:
         db.execute("PRAGMA synchronous=NORMAL")
         return db
 
-    def _on_disk(self) -> tuple:
-        """The size and time of the library file and its write-ahead log: they change when anyone writes."""
-        out = []
-        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
-            try:
-                st = path.stat()
-                out.append((st.st_size, st.st_mtime_ns))
-            except OSError:
-                out.append(None)
-        return tuple(out)
-
     def follow_disk(self) -> None:
         """A library opened immutable (a folder this process cannot write: see _connect) shows nobody's writes by
         itself, though the folder's owner can still write: when its files changed, open it again, so a document
         or a key removed there is gone here too. Costs two stats; nothing for a library opened otherwise."""
-        if self._seen_on_disk is not None and self._on_disk() != self._seen_on_disk:
+        if self._seen_on_disk is not None and _on_disk(self.path) != self._seen_on_disk:
             self.db = self._open()  # a thread still reading the old connection finishes on it
 
     def _connect(self) -> sqlite3.Connection:
@@ -191,7 +192,7 @@ class Store:
         except sqlite3.OperationalError:
             # WAL needs its -shm file, which this process cannot make: read the file as it is, and open it again
             # when it changes (follow_disk), for the folder's owner may still write it.
-            self._seen_on_disk = self._on_disk()
+            self._seen_on_disk = _on_disk(self.path)
             db = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return db

@@ -11,10 +11,7 @@ document it was writing. Vectors live in the chunks' rows (pgvector), searched t
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -26,9 +23,10 @@ from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, Store, Write, exported,
                   now)  # fmt: skip
 from . import lexical
-from .connection import Connection, refused
+from .connection import Connection
 from .fulltext import FullText
-from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, WRITER_LOCK
+from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
+from .writer import WriterLock
 
 _P = LEVEL_PARAGRAPH
 RERANK_POOL = 100
@@ -61,7 +59,7 @@ def _clean(text: str | None) -> str | None:
     return text.replace("\x00", "\ufffd") if text else text
 
 
-class PgStore(FullText):
+class PgStore(WriterLock, FullText):
     """The PostgreSQL side of a library: the same methods as the SQLite ``Store``. One connection, used from one
     thread at a time (as the SQLite store's)."""
 
@@ -173,69 +171,6 @@ class PgStore(FullText):
                                hint="Install pgvector on the server (https://github.com/pgvector/pgvector: the "
                                "postgresql-NN-pgvector package, or a managed service's vector extension), then try "
                                "again.")  # fmt: skip
-
-    # ------------------------------------------------------------ the writer lock
-
-    def acquire_writer(self, what: str, notice=None):
-        """Take the library's writer lock (store/lock.py's file lock, for a shared store): a PostgreSQL advisory
-        lock held by a connection of its own, waiting for another machine's writer to finish. The server releases
-        it when that connection ends, so a writer killed with ``kill -9`` never leaves the library locked."""
-        import psycopg
-
-        conn = self._connect()
-        try:
-            if not conn.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchone()[0]:
-                row = conn.execute("SELECT value FROM meta WHERE key = 'writer'").fetchone()
-                holder = row[0] if row else "another localreason process"
-                if notice is not None:
-                    notice(f"Another program is changing this library ({holder}); waiting for it to finish "
-                           "(Ctrl-C to stop waiting).")  # fmt: skip
-                conn.execute("SELECT pg_advisory_lock(%s)", (WRITER_LOCK,))
-            try:
-                self._name_the_writer(conn, what)
-            except psycopg.errors.InsufficientPrivilege as exc:
-                raise refused(self.path, exc) from exc
-        except BaseException:
-            conn.close()
-            raise
-        self._writer = conn
-        return conn
-
-    @staticmethod
-    def _name_the_writer(conn, what: str) -> None:
-        """Say in the meta table who holds the lock (a second writer names it while it waits)."""
-        conn.execute("INSERT INTO meta (key, value) VALUES ('writer', %s) ON CONFLICT (key) DO UPDATE SET value = "
-                     "excluded.value", (f"{what} (process {os.getpid()} on {socket.gethostname()}, since "
-                                        f"{time.strftime('%H:%M:%S')})",))  # fmt: skip
-
-    def release_writer(self, handle) -> None:
-        """Give the writer lock back (``handle``: the connection ``acquire_writer`` returned). A lock whose connection
-        was cut is gone already: the server released it then."""
-        import psycopg
-
-        if self._writer is handle:
-            self._writer = None
-        try:
-            handle.execute("SELECT pg_advisory_unlock(%s)", (WRITER_LOCK,))
-        except psycopg.Error:
-            pass
-        finally:
-            handle.close()
-
-    def _still_the_writer(self) -> None:
-        """Before a write under the writer lock: the lock's own connection is alive, so the lock is still ours. If it
-        was cut, the server released the lock and another writer may be in: nothing more is written."""
-        import psycopg
-
-        if self._writer is None:
-            return
-        try:
-            self._writer.execute("SELECT 1")
-        except psycopg.Error as exc:
-            raise LibraryError(f"The writer lock of the PostgreSQL store {self.path} was lost: its connection to the "
-                               "server was cut, and another program may be writing now. Nothing more was written.",
-                               hint="Run the same command again: it takes the lock again and goes on from what was "
-                               "written.") from exc  # fmt: skip
 
     @contextmanager
     def transaction(self) -> Iterator:
