@@ -283,7 +283,7 @@ class Library:
     def collection(self, id_or_name: str) -> Collection:
         """A collection by id or by name."""
         if not isinstance(id_or_name, str) or not id_or_name.strip():
-            raise ValidationError("The collection is empty.", hint="Give a collection name or id.")
+            raise ValidationError("The collection name is empty.", hint="Give a collection name or id.")
         if id_or_name.startswith("col_"):
             check_id(id_or_name, "collection", "collection id")
         found = self.store.find_collection(id_or_name)

@@ -2,7 +2,8 @@
 
 Everything is copied as it is, vectors included, so nothing is embedded again: the embedding model's identity,
 the collections (same ids), every document with its chunks (same ids, in the order written), the folders it
-follows, and the API keys (their digests). Each document is one transaction of the target, as an ingest writes
+follows, and the API keys (their digests). Documents keep their times; collections, folders and keys are dated
+by the copy. Each document is one transaction of the target, as an ingest writes
 it, under the target's writer lock. The target must hold no library yet, or an unfinished copy (marked
 ``copy_incomplete``, which nothing else opens: library.open_store), which is emptied and copied again. The keys are
 copied before the documents, so a copy stopped half way never holds documents without the keys that guard them.
