@@ -95,7 +95,7 @@ class Connection:
 
     @contextmanager
     def transaction(self) -> Iterator:
-        """The connection's transaction; a cut inside it is a LibraryError saying that nothing of it was kept."""
+        """The connection's transaction; a cut inside it is a LibraryError saying what may have been kept."""
         import psycopg
 
         self._before_write()

@@ -174,8 +174,7 @@ class PgStore(WriterLock, FullText):
 
     @contextmanager
     def transaction(self) -> Iterator:
-        self._still_the_writer()
-        with self.db.transaction():
+        with self.db.transaction():  # which checks first that a writer lock held is still held (writer.py)
             yield self.db
 
     # ------------------------------------------------------------ meta
