@@ -51,6 +51,11 @@ class LibraryError(LocalReasonError):
     exit_code = 5
 
 
+class StoreUnavailable(LibraryError):
+    """The library's database server cannot be reached, or the connection to it was cut: a passing state (a
+    restart, a network cut) that a later try may not meet. Servers answer it with 503."""
+
+
 class IngestFileError(LocalReasonError):
     """One file could not be ingested; the ingest goes on with the others.
 

@@ -341,3 +341,47 @@ def test_store_copy_needs_a_library_to_copy_and_leaves_none_when_the_store_fails
                        "postgresql://u:s3cret@127.0.0.1:1/db")  # fmt: skip
     assert code == 5 and "cannot be reached" in err and "s3cret" not in err
     assert not (tmp_path / "empty" / "library.sqlite3").exists(), "a failed copy leaves no empty library behind"
+
+
+async def test_a_key_check_waiting_on_the_database_holds_up_only_its_own_request():
+    """The gate reads a library key from the store (which may be slow: a database restarting) off the event loop,
+    so other requests (the main key's, /openapi.json's) are answered meanwhile."""
+    import asyncio
+    import time
+
+    from localreason.keys import KeyCheck
+    from localreason.serve.http import Gate
+
+    class SlowStore:
+        def has_keys(self):
+            return True
+
+        def key_grant(self, digest):
+            time.sleep(1.5)
+            return ["col_aaaaaaaaaaaaaaaa"]
+
+    done: dict = {}
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    gate = Gate(app, keys=KeyCheck(MAIN_KEY, lambda: SlowStore()), allowed_hosts=None, max_body=1000)
+
+    async def request(name: str, token: str) -> None:
+        scope = {"type": "http", "path": "/v1/collections", "method": "GET",
+                 "headers": [(b"authorization", f"Bearer {token}".encode())]}  # fmt: skip
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                done[name] = (message["status"], time.perf_counter())
+
+        await gate(scope, receive, send)
+
+    start = time.perf_counter()
+    await asyncio.gather(request("granted", "lrk_" + "a" * 43), request("main", MAIN_KEY))
+    assert done["main"][0] == done["granted"][0] == 200
+    assert done["main"][1] - start < 1.0 < done["granted"][1] - start, done

@@ -279,6 +279,48 @@ def test_a_lost_writer_lock_stops_the_writes_and_a_cut_lock_is_given_back_quietl
     lib.close()
 
 
+def test_a_writer_waiting_for_the_lock_when_the_server_restarts_is_told_to_run_again(tmp_path, pg_url):
+    """The connection a writer waits on for the lock is cut (a restart): a StoreUnavailable saying nothing was
+    written, which a watch retries like any failed write (was: a raw AdminShutdown, "a bug", exit 70)."""
+    import threading
+
+    from localreason.errors import StoreUnavailable
+    from localreason.store.postgres.store import PgStore
+
+    holder = PgStore(pg_url)
+    handle = holder.acquire_writer("the other writer")
+    lib = pg_lib(tmp_path / "home", pg_url)
+    lib.ensure_collection("work")
+    caught: list = []
+
+    def write() -> None:
+        try:
+            with lib.writing("ingest into 'work'"):
+                caught.append("wrote")
+        except BaseException as exc:  # noqa: BLE001 - what the writer met is the test's result
+            caught.append(exc)
+
+    waiter = threading.Thread(target=write)
+    waiter.start()
+    for _ in range(100):
+        if "advisory" in repr(_waiting(pg_url)):
+            break
+        time.sleep(0.05)
+    cut_connections(pg_url)
+    waiter.join(20)
+    assert len(caught) == 1 and isinstance(caught[0], StoreUnavailable), caught
+    assert "nothing was written" in caught[0].message and "again" in caught[0].hint
+    holder.release_writer(handle)
+    holder.close()
+    lib.close()
+
+
+def _waiting(url: str) -> list:
+    with psycopg.connect(url, autocommit=True) as admin:
+        return admin.execute("SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                             "datname = current_database()").fetchall()  # fmt: skip
+
+
 def test_a_role_without_rights_and_a_database_of_another_program_get_clear_messages(tmp_path, pg_url, pg_server):
     from localreason import keys
     from localreason.errors import LibraryError
@@ -416,7 +458,8 @@ def test_a_store_gone_from_under_a_server_is_not_named_to_callers_without_the_ma
             assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable", r.text
             assert database not in r.text and "postgresql" not in r.text.lower()
         r = owned.get("/v1/collections", headers={"Authorization": "Bearer the-main-key-of-this-test"})
-        assert r.status_code == 500 and database in r.text, "the library's owner is told where"
+        assert r.status_code == 503 and r.json()["error"]["code"] == "store_unavailable", r.text
+        assert database in r.text, "the library's owner is told where"
     svc.close()
 
 
@@ -499,3 +542,29 @@ def test_mcp_over_http_on_a_postgres_library_with_a_granted_key(tmp_path, pg_url
                 ask(url, "deep_search", {"query": "warranty"}, key=None)  # the library holds keys: one is needed
     finally:
         svc.close()
+
+
+def test_threads_meeting_a_cut_connection_share_one_failed_reconnect():
+    """While the server cannot be reached, one thread tries to connect again; the others waiting for that try get
+    its answer at once (they used to wait out a connect timeout each, one after another)."""
+    from localreason.errors import StoreUnavailable
+    from localreason.store.postgres import connection
+
+    class Cut:
+        broken, closed = True, False
+
+    tries: list = []
+
+    def reopen():
+        tries.append(1)
+        raise StoreUnavailable("The PostgreSQL store cannot be reached: timeout expired", hint="Check the server.")
+
+    conn = connection.Connection(Cut(), reopen, "postgresql://db.example/lib", lambda: None)
+    for _ in range(3):
+        with pytest.raises(StoreUnavailable, match="cannot be reached"):
+            conn.live
+    assert len(tries) == 1
+    conn._failed = (conn._failed[0] - connection.RETRY_AFTER_S, conn._failed[1])  # later: tried again
+    with pytest.raises(StoreUnavailable):
+        conn.live
+    assert len(tries) == 2

@@ -765,6 +765,37 @@ def test_mcp_watch_answers_from_the_new_text(isolated_home, folder):
         svc.close()
 
 
+def test_mcp_watch_begins_on_a_later_request_when_the_library_could_not_be_opened_at_first(isolated_home, folder,
+                                                                                            monkeypatch):  # fmt: skip
+    """The store down when the first request came (a database restarting): the next request prepares the library
+    again and the watch begins then (before, it never began while the server ran)."""
+    from localreason.errors import StoreUnavailable
+    from localreason.serve.mcp import LocalReasonMCP
+
+    svc = Service(Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder(),
+                          generator=FakeGenerator()))  # fmt: skip
+    svc.ingest([folder], "work")
+    real, tries = svc.reading, []
+
+    def reading(*args, **kwargs):
+        tries.append(1)
+        if len(tries) == 1:
+            raise StoreUnavailable("The PostgreSQL store cannot be reached: the server is restarting.")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(svc, "reading", reading)
+    server = LocalReasonMCP(settings=svc.settings, service=svc, watch=True)
+    server.start_warming()
+    try:
+        wait_until(lambda: tries and not server._warm_started, "the first try to fail")
+        assert server._watcher is None
+        server.start_warming()  # what the next request does
+        wait_until(lambda: server._watcher is not None, "the watch to begin")
+    finally:
+        server.close()
+        svc.close()
+
+
 @pytest.mark.real_model
 def test_the_real_embedding_model_through_a_real_watch(isolated_home, folder, real_embedder):
     """What a user runs: the packaged embedding model; a question after the change is answered from it."""

@@ -32,7 +32,8 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..config import API_KEY_ENV
-from ..errors import Cancelled, LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
+from ..errors import (Cancelled, LibraryError, LocalReasonError, ModelError, NotFoundError, StoreUnavailable,
+                      ValidationError)  # fmt: skip
 from ..keys import KeyCheck, KeyRefused
 from .handoff import INSTANCE_PATH
 from .models import json_kind
@@ -74,6 +75,7 @@ _ERROR_STATUS = (
     (NotFoundError, 404, "not_found"),
     (Cancelled, 499, "cancelled"),  # the client hung up: nobody reads this response
     (ModelError, 503, "model_unavailable"),
+    (StoreUnavailable, 503, "store_unavailable"),
     (LibraryError, 500, "library_error"),
     (LocalReasonError, 500, "generation_failed"),  # GenerationError and anything else met while answering
 )
@@ -266,7 +268,7 @@ class Gate:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        refusal = self.refusal(scope)
+        refusal = await anyio.to_thread.run_sync(self.refusal, scope)  # the keys may be read from a database
         if refusal is None:
             body = await self.read_body(scope, receive)
             if body is None:

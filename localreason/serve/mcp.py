@@ -320,7 +320,9 @@ class LocalReasonMCP:
             self._start_watching(svc)
             svc.warm(background=False)
         except Exception:  # noqa: BLE001 - the first request meets the same problem and reports it
-            log.exception("Preparing the library failed")
+            log.exception("Preparing the library failed; the next request tries again")
+            with self._warm_lock:  # (a database down at start: the watch must still begin once it is back)
+                self._warm_started = False
             return
         if svc.warm_error is not None:
             log.warning("Loading the models failed (requests that need them will say why): %s", svc.warm_error)

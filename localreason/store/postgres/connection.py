@@ -17,10 +17,15 @@ is a LibraryError naming what the user may not do.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from ...errors import LibraryError
+from ...errors import LibraryError, StoreUnavailable
+
+RETRY_AFTER_S = 2.0
+"""A connection that could not be opened is not tried again for this long: the threads that waited for that try
+get its answer at once, instead of each waiting out a connect timeout of its own, one after another."""
 
 READS = ("select", "with", "show")
 """How the statements that only read begin (the store's own SQL: a WITH here never writes)."""
@@ -59,6 +64,8 @@ class Connection:
         self._writing = 0
         """Transactions open (``transaction``): a statement inside one is never run again on another connection."""
         self._reopening = threading.Lock()
+        self._failed: tuple[float, LibraryError] | None = None
+        """When the last try to connect again failed, and why (see RETRY_AFTER_S)."""
 
     @property
     def live(self):
@@ -66,7 +73,14 @@ class Connection:
         if self._conn.broken or self._conn.closed:
             with self._reopening:
                 if self._conn.broken or self._conn.closed:
-                    self._conn = self._reopen()
+                    if self._failed is not None and time.monotonic() - self._failed[0] < RETRY_AFTER_S:
+                        raise StoreUnavailable(self._failed[1].message, hint=self._failed[1].hint)
+                    try:
+                        self._conn = self._reopen()
+                    except LibraryError as exc:
+                        self._failed = (time.monotonic(), exc)
+                        raise
+                    self._failed = None
         return self._conn
 
     def _cut(self, conn) -> bool:
@@ -114,7 +128,7 @@ class Connection:
             self._writing -= 1
 
     def _lost(self, exc: BaseException) -> LibraryError:
-        return LibraryError(f"The connection to the PostgreSQL store {self.where} was cut ({_first_line(exc)}) during "
+        return StoreUnavailable(f"The connection to the PostgreSQL store {self.where} was cut ({_first_line(exc)}) during "
                             "a change: a transaction cut before it was committed leaves nothing, but whether one "
                             "being committed was kept cannot be known here.",
                             hint="Run the same command again once the server is back (the next one connects "

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ...config import redacted_url, scrubbed
-from ...errors import LibraryError
+from ...errors import LibraryError, StoreUnavailable
 from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, Store, Write, exported,
                   now)  # fmt: skip
@@ -29,6 +29,12 @@ from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from .writer import WriterLock
 
 _P = LEVEL_PARAGRAPH
+CONNECTION_TIMES = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+                    "keepalives_count": 3, "tcp_user_timeout": 30_000}  # fmt: skip
+"""How long a connection waits for a server that stopped answering (a network cut, not a refusal): 10 s to connect;
+an idle or waiting connection is probed after 10 s and given up after three unanswered probes 5 s apart; data sent
+and not acknowledged for 30 s ends it. Over a Unix socket only the first applies. No statement timeout: a long
+write (an index over a large library) is not a dead server."""
 RERANK_POOL = 100
 """A vector search reads at least this many of the HNSW index's nearest and keeps the best by exact score: the
 boundary of a short list is where 16-bit distances and the graph's approximation err."""
@@ -125,12 +131,13 @@ class PgStore(WriterLock, FullText):
             raise LibraryError("The PostgreSQL driver (psycopg) is not installed.",
                                hint='Install it: pip install "psycopg[binary]" pgvector') from exc
         try:
-            return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            return psycopg.connect(self.url, autocommit=True, **CONNECTION_TIMES)
         except psycopg.Error as exc:
             reason = scrubbed(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, self.url)
-            raise LibraryError(f"The PostgreSQL store {self.path} cannot be reached: {reason}",
-                               hint="Check the server is running and LOCALREASON_STORE (host, port, database, user, "
-                               "password); or set LOCALREASON_STORE=local for the library in this folder.") from exc
+            raise StoreUnavailable(f"The PostgreSQL store {self.path} cannot be reached: {reason}",
+                                   hint="Check the server is running and LOCALREASON_STORE (host, port, database, "
+                                   "user, password). A command this stopped kept what it had written: run it again "
+                                   "once the server answers.") from exc  # fmt: skip
 
     def close(self) -> None:
         self._conn.close()

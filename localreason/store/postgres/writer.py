@@ -9,7 +9,7 @@ import os
 import socket
 import time
 
-from ...errors import LibraryError
+from ...errors import StoreUnavailable
 from .connection import refused
 from .schema import WRITER_LOCK
 
@@ -37,6 +37,11 @@ class WriterLock:
                 self._name_the_writer(conn, what)
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise refused(self.path, exc) from exc
+        except psycopg.OperationalError as exc:  # cut while waiting (a restart): nothing was written yet
+            conn.close()
+            raise StoreUnavailable(f"The connection to the PostgreSQL store {self.path} was cut while waiting for its "
+                                   f"writer lock ({str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}); "
+                                   "nothing was written.", hint="Run it again once the server is back.") from exc
         except BaseException:
             conn.close()
             raise
@@ -74,7 +79,7 @@ class WriterLock:
         try:
             self._writer.execute("SELECT 1")
         except psycopg.Error as exc:
-            raise LibraryError(f"The writer lock of the PostgreSQL store {self.path} was lost: its connection to the "
+            raise StoreUnavailable(f"The writer lock of the PostgreSQL store {self.path} was lost: its connection to the "
                                "server was cut, and another program may be writing now. Nothing more was written.",
                                hint="Run the same command again: it takes the lock again and goes on from what was "
                                "written.") from exc  # fmt: skip
