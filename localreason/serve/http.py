@@ -102,7 +102,9 @@ def api_error(exc: BaseException) -> ApiError:
     else:
         error = ApiError(500, "internal_error", f"Internal error: {type(exc).__name__}: {exc}",
                          hint="This is a bug in localreason; the server log has the traceback.")  # fmt: skip
-    if error.status_code >= 500:
+    if isinstance(exc, StoreUnavailable):  # a passing state met by every request of an outage: one line each
+        log.warning("%s: %s", error.code, error.message)
+    elif error.status_code >= 500:
         log.error("%s: %s", error.code, error.message, exc_info=exc)
     return error
 
