@@ -658,8 +658,7 @@ class Store:
         with self.transaction():
             for table in ("chunks", "documents", "sources", "api_keys", "collections"):
                 self.db.execute(f"DELETE FROM {table}")
-            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_fingerprint', "
-                            "'embedding_dim')")  # fmt: skip
+            self.db.execute(f"DELETE FROM meta WHERE key IN ({_marks(MODEL_META)})", MODEL_META)
             self.bump_generation()
 
     def delete_key(self, name: str) -> bool:
@@ -676,6 +675,10 @@ class Store:
         self.follow_disk()
         return self.db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
 
+
+MODEL_META = ("embedding_model", "embedding_fingerprint", "embedding_dim")
+"""What a library records of the model that made its vectors (ingest/pipeline.model_meta): copied with it
+(store/transfer.py), forgotten when it is emptied (``clear``)."""
 
 EXPORT_DOCUMENT = ("id, collection_id, title, source_path, format, content_hash, size_bytes, mtime, char_count, "
                    "token_count, text, created_at, updated_at, embedding, chunking, recognition")  # fmt: skip

@@ -18,9 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import LibraryError
-
-MODEL_META = ("embedding_model", "embedding_fingerprint", "embedding_dim")
-"""What a library records of the model that made its vectors (ingest/pipeline.model_meta)."""
+from .db import MODEL_META
 
 
 @dataclass(frozen=True)

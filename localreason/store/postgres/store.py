@@ -20,7 +20,7 @@ import numpy as np
 from ...config import redacted_url, scrubbed
 from ...errors import LibraryError, StoreUnavailable
 from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
-from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, Store, Write, exported,
+from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, MODEL_META, Store, Write, exported,
                   now)  # fmt: skip
 from . import lexical
 from .connection import Connection
@@ -111,8 +111,7 @@ class PgStore(WriterLock, FullText):
         with self.transaction():
             self.db.execute("TRUNCATE postings, lexemes, chunks, documents, sources, api_keys, collections")
             self.db.execute("UPDATE meta SET value = '0' WHERE key IN ('text_rows', 'text_words')")
-            self.db.execute("DELETE FROM meta WHERE key IN ('embedding_model', 'embedding_fingerprint', "
-                            "'embedding_dim')")  # fmt: skip
+            self.db.execute("DELETE FROM meta WHERE key = ANY(%s)", (list(MODEL_META),))
             self.bump_generation()
 
     def follow_disk(self) -> None:
