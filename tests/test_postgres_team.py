@@ -302,12 +302,15 @@ def test_a_writer_waiting_for_the_lock_when_the_server_restarts_is_told_to_run_a
 
     waiter = threading.Thread(target=write)
     waiter.start()
-    for _ in range(100):
-        if "advisory" in repr(_waiting(pg_url)):
-            break
+    # The cut must find the writer blocked on the lock; the machine decides when it gets there, so wait for the
+    # state itself (the deadline only keeps a broken build from hanging: on a busy machine it is never reached).
+    deadline = time.monotonic() + 120
+    while "advisory" not in repr(_waiting(pg_url)):
+        assert waiter.is_alive() and time.monotonic() < deadline, f"the writer never waited for the lock: {caught}"
         time.sleep(0.05)
     cut_connections(pg_url)
-    waiter.join(20)
+    waiter.join(120)
+    assert not waiter.is_alive(), "the writer was still waiting after its connection was cut"
     assert len(caught) == 1 and isinstance(caught[0], StoreUnavailable), caught
     assert "nothing was written" in caught[0].message and "again" in caught[0].hint
     holder.release_writer(handle)
