@@ -23,9 +23,13 @@ def cli(ctx: click.Context, home: str | None) -> None:
 
     \b
     Start with:
-      localreason demo                         # ingest the bundled samples and show the library
+      localreason demo                         # try it on the bundled samples
       localreason ingest ~/notes -c notes      # add your own files
+      localreason tui                          # ask and read in the terminal UI
+      localreason ask "When is the rent due?"  # one answer, in the shell
       localreason library                      # what is in the library
+
+    Each command explains itself: localreason COMMAND --help
     """
     ctx.obj = Ctx(home)
     ctx.call_on_close(ctx.obj.close)

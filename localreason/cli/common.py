@@ -5,6 +5,7 @@ and the printing of ingest reports, the library and answers (used by more than o
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -15,10 +16,43 @@ from ..errors import LocalReasonError
 from ..text import counted
 
 
+UNLIMITED = 1_000_000
+"""The width of output that is not a terminal (a pipe, a file) when COLUMNS does not set one: no limit."""
+
+
 def console(stderr: bool = False):
+    """Rich output on stdout (or stderr). Lines are never wrapped here (a terminal wraps them itself). Tables fit
+    a terminal's window, or COLUMNS when set; output that is not a terminal (a pipe, a file) has no width limit
+    otherwise, so a table's row stays on one line (rich would assume 80 columns there, and break words)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    out = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not a_terminal(out) and not os.environ.get("COLUMNS", "").isdigit():
+        out.width = UNLIMITED
+    return out
+
+
+def a_terminal(out) -> bool:
+    """Whether ``out`` writes to a terminal (its file's own answer: FORCE_COLOR asks for colours, not a window)."""
+    try:
+        return bool(out.file.isatty())
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        return False
+
+
+def print_table(out, table) -> None:
+    """``table`` on ``out``. In a terminal it fits the window (a word too long for its column folds there).
+    Elsewhere no word is ever broken: every column is at least as wide as its longest word, even where that
+    makes the table wider than COLUMNS, and nothing is cut off."""
+    if a_terminal(out):
+        out.print(table)
+        return
+    from rich.measure import Measurement
+
+    for column in table.columns:
+        cells = (column.header, *column.cells)
+        column.min_width = max(Measurement.get(out, out.options, cell).minimum for cell in cells)
+    out.print(table, crop=False)
 
 
 def emit_json(data) -> None:
@@ -132,27 +166,31 @@ def file_line(f) -> str:
 
 
 def print_report(report, verbose: bool) -> None:
+    """An ingest's summary line, then its failures, kept folders, skipped files and notes (paths and reasons
+    print as they are: a "[draft]" in a path stays)."""
+    from rich.markup import escape
+
     out = console()
     c = report.counts
     parts = [f"{c[k]} {k}" for k in ("added", "updated", "unchanged", "removed", "skipped", "failed") if c[k]]
-    out.print(f"Collection [bold]{report.collection}[/] ({report.collection_id}): "
+    out.print(f"Collection [bold]{escape(report.collection)}[/] ({report.collection_id}): "
               f"{', '.join(parts) or 'nothing to do'} in {report.seconds:.1f} s.")  # fmt: skip
     for f in report.by_status("failed"):
-        out.print(f"  [red]failed[/]  {f.path}: {f.reason}")
+        out.print(f"  [red]failed[/]  {escape(f'{f.path}: {f.reason}')}")
     for folder, n in report.kept:
-        out.print(f"  [yellow]kept[/]    {folder} is empty now (a drive not mounted?): its {n} document"
-                  f"{'s' * (n != 1)} stay. `localreason sync --prune` removes them.", markup=True, highlight=False)  # fmt: skip
+        out.print(f"  [yellow]kept[/]    {escape(str(folder))} is empty now (a drive not mounted?): its "
+                  f"{n} document{'s' * (n != 1)} stay. `localreason sync --prune` removes them.", highlight=False)  # fmt: skip
     skipped = report.by_status("skipped")
     if verbose or len(skipped) <= 5:
         for f in skipped:
-            out.print(f"  [yellow]skipped[/] {f.path}: {f.reason}")
+            out.print(f"  [yellow]skipped[/] {escape(f'{f.path}: {f.reason}')}")
     else:
         for reason, n in Counter(f.reason for f in skipped).most_common():
-            out.print(f"  [yellow]skipped[/] {n} file(s): {reason}")
-        out.print("  (--verbose lists every skipped file)")
+            out.print(f"  [yellow]skipped[/] {n} file(s): {escape(reason)}")
+        out.print("  (ingest and sync with --verbose list every skipped file)")
     for f in report.files:
         if f.status in ("added", "updated") and f.reason:
-            out.print(f"  [cyan]note[/]    {f.path}: {f.reason}")
+            out.print(f"  [cyan]note[/]    {escape(f'{f.path}: {f.reason}')}")
         if verbose and f.status in ("added", "updated", "removed"):
             out.print(file_line(f))
 
@@ -206,21 +244,25 @@ LOCAL_HELP = ("Load the models here even when a `localreason serve` of this libr
 
 
 def print_library(svc, cols, docs, show_documents: bool) -> None:
+    """The collections (and with ``show_documents`` the documents) as tables, then the vector index in a line.
+    Names and titles print as they are (never read as markup: "[draft]" stays)."""
     from rich.table import Table
+    from rich.text import Text
 
     out = console()
     settings = svc.library.settings
     home = settings.home if settings.store == "local" else settings.store_shown  # a shared store: its URL, no password
     if not cols:
-        out.print(f"The library at {home} is empty. Add files with: localreason ingest PATH --collection NAME")
+        out.print(f"The library at {home} is empty. Add files with: localreason ingest PATH --collection NAME",
+                  markup=False)  # fmt: skip
         return
     out.print(f"Library at {home}", markup=False)
     table = Table()
     for name in ("Collection", "Id", "Documents", "Chunks"):
         table.add_column(name, justify="right" if name in ("Documents", "Chunks") else "left", no_wrap=name == "Id")
     for c in cols:
-        table.add_row(c.name, c.id, str(c.document_count), str(c.chunk_count))
-    out.print(table)
+        table.add_row(Text(c.name), c.id, str(c.document_count), str(c.chunk_count))
+    print_table(out, table)
     out.print(describe_index(svc.library.index_info()), markup=False)
     if show_documents:
         names = {c.id: c.name for c in svc.collections()}
@@ -229,9 +271,9 @@ def print_library(svc, cols, docs, show_documents: bool) -> None:
             dt.add_column(name, justify="right" if name in ("Chunks", "Tokens") else "left",
                           overflow="fold", no_wrap=name == "Id")  # fmt: skip
         for d in docs:
-            dt.add_row(d.title, d.id, names.get(d.collection_id, "?"), d.format, str(d.chunk_count),
+            dt.add_row(Text(d.title), d.id, Text(names.get(d.collection_id, "?")), d.format, str(d.chunk_count),
                        str(d.token_count))  # fmt: skip
-        out.print(dt)
+        print_table(out, dt)
 
 
 def describe_index(info: dict) -> str:
