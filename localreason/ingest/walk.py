@@ -3,8 +3,10 @@
 Hidden files and folders (name starting with '.') and editors' and browsers' temporary
 files (``is_transient``) are skipped in walks; symbolic links to folders are followed
 once, and a link back into a folder already being walked is reported as a loop instead
-of being walked forever. ``admitted`` is the same rule for one path, as the watcher
-(watch.py) asks it of a changed file.
+of being walked forever. Which files are documents, and which reader each gets, is
+:func:`judge`'s decision: by the name where it says, else by the file's first bytes.
+``admitted`` is the same decision for one path, as the watcher (watch/) asks it of a
+changed file.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IngestFileError
+from .formats.kinds import SNIFF_BYTES, not_a_document, not_a_document_reason, sniff, unread_by_name
 from .parse import detect_format
 
 
@@ -65,16 +68,55 @@ def _wanted(rel: str, name: str, include: list[str], exclude: list[str]) -> bool
     return (not include or _matches(rel, name, include)) and not (exclude and _matches(rel, name, exclude))
 
 
+PROBE = "\x00"
+"""A file name no glob that picks a kind of file matches (``*.css`` does not; ``*`` does)."""
+
+
+def asked_for(rel: str, name: str, include: list[str]) -> bool:
+    """Whether an ``include`` glob asks for this kind of file, not only for any file in a place: ``*.css`` and
+    ``_static/site.css`` ask for ``_static/site.css``; ``*`` and ``_static/*`` do not."""
+    probe = rel[: len(rel) - len(name)] + PROBE
+    return any((fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p))
+               and not (fnmatch.fnmatch(probe, p) or fnmatch.fnmatch(PROBE, p)) for p in include)  # fmt: skip
+
+
+def judge(path: Path, rel: str | None = None, include: list[str] | None = None) -> tuple[str | None, str]:
+    """Whether the file ``path`` is read, and by which reader: (format, "") or (None, why not).
+
+    A file that is not a document by its name (a stylesheet, a script, a lock file ...: ``not_a_document``) is
+    skipped in a folder walk (``rel``, its path there) unless an ``include`` glob asks for it; a file named by
+    itself (``rel`` None) is asked for. A name the readers know decides the reader; any other file is text, or
+    not read, by its name (archives, binaries) or its first ``SNIFF_BYTES`` bytes (``sniff``). Raises OSError,
+    or IngestFileError when it is not a regular file.
+    """
+    other = not_a_document(path.name)
+    if other and rel is not None and not asked_for(rel, path.name, list(include or [])):
+        return None, not_a_document_reason(*other)
+    fmt = detect_format(path)
+    if fmt is not None:
+        return fmt, ""
+    why = unread_by_name(path.name) or sniff(read_head(path))
+    if why:
+        return None, why
+    return ("code" if other else "text"), ""
+
+
 def admitted(path: Path, root: Path, include: list[str] | None = None, exclude: list[str] | None = None) -> bool:
-    """Whether a walk of the folder ``root`` reads the file ``path`` (it does not look at the disk): no hidden
-    folder on the way, and the file itself passes the walk's rules (``_wanted``)."""
+    """Whether a walk of the folder ``root`` reads the file ``path``: no hidden folder on the way, the file passes
+    the walk's names and globs (``_wanted``), and :func:`judge` finds it a document (only a file whose name says
+    nothing is looked into). A file that cannot be looked into is admitted: the ingest then says why."""
     try:
         rel = path.relative_to(root)
     except ValueError:
         return False
     if not rel.parts or any(part.startswith(".") for part in rel.parts[:-1]):
         return False
-    return _wanted(rel.as_posix(), rel.parts[-1], list(include or []), list(exclude or []))
+    if not _wanted(rel.as_posix(), rel.parts[-1], list(include or []), list(exclude or [])):
+        return False
+    try:
+        return judge(path, rel.as_posix(), list(include or []))[0] is not None
+    except (OSError, IngestFileError):
+        return True
 
 
 def discover(paths: list[str | Path], include: list[str] | None = None, exclude: list[str] | None = None,
@@ -101,7 +143,7 @@ def discover(paths: list[str | Path], include: list[str] | None = None, exclude:
             roots.append(path)
             _walk(path, include, exclude, found, problems)
         elif path.is_file():
-            found.setdefault(path, Candidate(path, detect_format(path), None))
+            _take(path, None, None, include, found, problems)
         else:
             problems.append(Problem(path, "failed", f"not a regular file or folder (mode {oct(st.st_mode)})"))
     return list(found.values()), problems, roots
@@ -142,7 +184,28 @@ def _walk(root: Path, include: list[str], exclude: list[str], found: dict, probl
             if not path.is_file():
                 problems.append(Problem(path, "skipped", f"not a regular file (mode {oct(fst.st_mode)})"))
                 continue
-            found.setdefault(path, Candidate(path, detect_format(path), root))
+            _take(path, root, path.relative_to(root).as_posix(), include, found, problems)
+
+
+def _take(path: Path, root: Path | None, rel: str | None, include: list[str], found: dict,
+          problems: list[Problem]) -> None:  # fmt: skip
+    """A file found (in the folder ``root`` at ``rel``, or named: None) becomes a candidate, or a problem saying
+    why it is not read."""
+    if path in found:
+        return
+    try:
+        fmt, why = judge(path, rel, include)
+    except IngestFileError as exc:
+        problems.append(Problem(path, exc.status, exc.message))
+        return
+    except OSError as exc:
+        status = "skipped" if exc.errno in (errno.ELOOP, errno.ENOENT) else "failed"
+        problems.append(Problem(path, status, os_reason(exc, path)))
+        return
+    if fmt is None:
+        problems.append(Problem(path, "skipped", why))
+    else:
+        found[path] = Candidate(path, fmt, root)
 
 
 def os_reason(exc: OSError, path: Path) -> str:
@@ -179,11 +242,8 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
     under the file's name), and read no further than the limit (a file that grew).
     Raises IngestFileError with the reason; OSError for the operating system's ones.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd, st = _open_regular(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise IngestFileError(f"not a regular file (mode {oct(st.st_mode)})", status="skipped")
         if st.st_size > max_bytes:
             raise IngestFileError(too_large(st.st_size, max_bytes))
         chunks, size = [], 0
@@ -203,3 +263,26 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
 def too_large(size: int, max_bytes: int) -> str:
     return (f"too large ({size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:g} MB, set by max_file_mb / "
             "LOCALREASON_MAX_FILE_MB)")
+
+
+def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
+    """The first ``size`` bytes of a regular file, opened as :func:`read_regular` opens it (a named pipe found
+    under the file's name does not hang the walk). Raises IngestFileError or OSError as it does."""
+    fd, _ = _open_regular(path)
+    try:
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A descriptor for reading ``path`` without blocking, and its status; IngestFileError if not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IngestFileError(f"not a regular file (mode {oct(st.st_mode)})", status="skipped")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st

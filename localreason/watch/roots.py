@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ValidationError
-from ..ingest.parse import detect_format
 from ..ingest.walk import admitted, is_transient, path_text
 
 
@@ -29,11 +28,11 @@ class Root:
         return path == self.path or (self.folder and path.startswith(self.path + os.sep))
 
     def admits(self, path: str) -> bool:
-        """Whether an ingest of this root reads the file ``path`` (by name: hidden, temporary, globs, format)."""
+        """Whether an ingest of this root reads the file ``path`` (the walk's decision: hidden, temporary, globs, and
+        whether it is a document, by its name or its first bytes)."""
         if not self.folder:
             return path == self.path
-        return admitted(Path(path), Path(self.path), self.include, self.exclude) and \
-            detect_format(Path(path)) is not None  # fmt: skip
+        return admitted(Path(path), Path(self.path), list(self.include), list(self.exclude))
 
     @property
     def watched(self) -> str:
@@ -75,7 +74,8 @@ def roots_for(service, paths: list[str], collection: str | None = None, include:
                               os.path.isdir(path)))  # fmt: skip
         else:
             raise ValidationError(f"{raw} is not a folder or file, and was not ingested before.",
-                                  hint="Name a folder or file that exists, or one `localreason library` lists.")
+                                  hint="Name a folder or file that exists, or one ingested before (`localreason "
+                                  "watch` with no paths follows every one of those).")  # fmt: skip
     return list(dict.fromkeys(roots))
 
 
