@@ -33,6 +33,7 @@ from ..stages import Stage
 from ..text import counted
 from .library_work import LibraryWork
 from .screens import ErrorReported, ErrorScreen, ExportScreen, HelpScreen, HistoryScreen, SourceScreen
+from .unread import Unread
 from .widgets import AnswerView, LibraryTree, SearchResults
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -59,13 +60,18 @@ class LocalReasonApp(App):
     ]
 
     def __init__(self, service, *, first_turn: Turn | None = None, trace: str | None = None,
-                 max_tokens: int | None = None, watch: bool = False) -> None:  # fmt: skip
+                 max_tokens: int | None = None, watch: bool = False,
+                 watch_options: dict | None = None) -> None:  # fmt: skip
         super().__init__()
         self.watch = watch
         """Whether the library's folders are followed while the app runs (the tui_watch setting)."""
+        self.watch_options = watch_options or {}
+        """The Watcher's keyword arguments (tests pass a clock they move)."""
         self.watcher = None
         self.session = Session(service, max_tokens=max_tokens)
         library = self.session.library
+        self.unread = Unread(library.home)
+        """The files not read (skipped, failed) that reports told of, shown in the tree; failures said once."""
         library.notice = lambda message: self.ui(self.set_status, message)  # a write waiting for another program
         self.first_turn = first_turn
         self.turn: Turn | None = None
@@ -165,10 +171,10 @@ class LocalReasonApp(App):
         except LocalReasonError as exc:
             self.ui(self.show_error, exc)
             return
-        self.ui(self._tree_loaded, cols, docs)
+        self.ui(self._tree_loaded, cols, docs, self.unread.snapshot())
 
-    def _tree_loaded(self, cols, docs) -> None:
-        self.main(LibraryTree).fill(cols, docs)
+    def _tree_loaded(self, cols, docs, unread) -> None:
+        self.main(LibraryTree).fill(cols, docs, unread)
         self.library_size = (sum(c.document_count for c in cols), sum(c.chunk_count for c in cols))
         if not self.busy:
             self.show_ready()
@@ -399,14 +405,17 @@ class LocalReasonApp(App):
     # ------------------------------------------------------------ following the folders
 
     def start_watching(self) -> None:
-        """Follow the library's folders while the app runs: the state in the status line, each change applied
-        as a notification, the tree reloaded."""
+        """Follow the library's folders while the app runs: the state in the status line, each document added,
+        updated or removed as a notification, a failure as a warning once per change of its file, the files
+        not read in the tree (the tree reloaded when either changed)."""
         from ..watch import BackgroundWatch, Listener
 
+        def report(report, catch_up: bool) -> None:  # on the watch's thread: the memory of failures said is a file
+            self.ui(self._watch_applied, report, *self.unread.take(report))
+
         listener = Listener(notice=lambda message: self.ui(self.notify, message, title="Watching", timeout=10),
-                            report=lambda report, catch_up: self.ui(self._watch_applied, report),
-                            state=lambda state: self.ui(self._show_watch_state, state))  # fmt: skip
-        self.watcher = BackgroundWatch(self.session.service, listener).start()
+                            report=report, state=lambda state: self.ui(self._show_watch_state, state))  # fmt: skip
+        self.watcher = BackgroundWatch(self.session.service, listener, **self.watch_options).start()
 
     def stop_watching(self, wait: bool = True) -> None:
         if self.watcher is not None:
@@ -417,17 +426,19 @@ class LocalReasonApp(App):
         widget.update(Text(state.describe(), style="dim"))
         widget.remove_class("hidden")
 
-    def _watch_applied(self, report) -> None:
-        changed = [f for f in report.files if f.status != "unchanged"]
-        if not changed:
-            return
-        self.load_tree()
-        shown = "; ".join(f"{f.status} {Path(f.path).name}" + (f" ({f.reason})" if f.status == "failed" else "")
-                          for f in changed[:3])  # fmt: skip
-        more = f"; and {len(changed) - 3} more" if len(changed) > 3 else ""
-        failed = any(f.status == "failed" for f in changed)
-        self.notify(shown[0].upper() + shown[1:] + more, title="Changes applied", severity="warning" if failed
-                    else "information")  # fmt: skip
+    def _watch_applied(self, report, failures, unread_changed: bool) -> None:
+        """What a watch's write did: documents added, updated or removed are said; ``failures`` (those not said
+        before) are warned of; a file skipped is no change, and shows in the tree only."""
+        written = [f for f in report.files if f.status in ("added", "updated", "removed")]
+        if written or unread_changed:
+            self.load_tree()
+        if written:
+            shown = _listed(written, lambda f: f"{f.status} {Path(f.path).name}")
+            self.notify(shown[0].upper() + shown[1:], title="Changes applied")
+        if failures:
+            self.notify("Could not read " + _listed(failures, lambda f: f"{Path(f.path).name}: {f.reason}")
+                        + "\nThe library tree lists the files not read under their collection.",
+                        title="Not read", severity="warning", timeout=10)  # fmt: skip
 
     # ------------------------------------------------------------ history, export, help
 
@@ -510,3 +521,8 @@ class LocalReasonApp(App):
         except OSError:
             pass
         return log
+
+
+def _listed(files, line) -> str:
+    """The first three files as ``line`` says each, and how many more."""
+    return "; ".join(line(f) for f in files[:3]) + (f"; and {len(files) - 3} more" if len(files) > 3 else "")

@@ -93,16 +93,23 @@ class LibraryWork:
         self._job(job, "Re-sync", then=lambda: self._run(self.look_for_vanished, collection))
 
     def _job(self, job, title: str, then=None) -> None:
-        """Run ``job`` (a worker's), then show its reports; ``then`` runs once they are closed."""
+        """Run ``job`` (a worker's), then show its reports; ``then`` runs once they are closed. The files not read
+        go to the tree, and its failures count as said (the report shows them)."""
         try:
             reports = job()
         except Interrupted as stop:
+            self._noted([stop.report] if stop.report else [])
             self.app.ui(self.done, title + " (cancelled)", [stop.report] if stop.report else [],
                         "Cancelled: what was finished is kept. Run it again to continue.", None)  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - the progress bar and busy flag must be reset
             self.app.ui(self.done, title, [], "", exc)
         else:
+            self._noted(reports)
             self.app.ui(self.done, title, reports, "", None, then)
+
+    def _noted(self, reports) -> None:
+        for report in reports:
+            self.app.unread.take(report)
 
     def done(self, title: str, reports, note: str, error, then=None) -> None:
         app = self.app

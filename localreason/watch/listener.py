@@ -54,16 +54,19 @@ class Listener:
 
 
 
-def change_lines(report: IngestReport) -> list[str]:
-    """A watch's report as lines for a log: one a file that changed (what stayed the same is left out)."""
-    return [f"{f.status:8} {f.detail()}" for f in report.files if f.status != "unchanged"]
+def change_lines(report: IngestReport, catch_up: bool = False) -> list[str]:
+    """A watch's report as lines for a log: one a file that changed (what stayed the same is left out). After
+    reading a root again (``catch_up``) a file skipped is left out too: it was skipped when it was ingested or
+    changed, and is the same now (it would be logged again on every start)."""
+    quiet = ("unchanged", "skipped") if catch_up else ("unchanged",)
+    return [f"{f.status:8} {f.detail()}" for f in report.files if f.status not in quiet]
 
 
 def logged(say: Callable[[str], None]) -> Listener:
     """A listener for a server: notices and each changed file as a line to ``say`` (stderr, a log)."""
 
     def report(report: IngestReport, catch_up: bool) -> None:
-        for line in change_lines(report):
+        for line in change_lines(report, catch_up):
             say(line)
 
     return Listener(notice=say, report=report)

@@ -15,6 +15,7 @@ HELP = """\
           Ctrl+S save answer as Markdown  Ctrl+Q quit
           Ctrl+L library  Ctrl+X clear scope  Esc cancel, close
 [b]Library[/b]   ↑ ↓ move  Space fold  Enter scope to it  Del remove it
+          "N files not read": Enter lists them, then says why
 [b]Answer[/b]    ↑ ↓ statements, sources   Enter/click open the source
           1-9 open citation \\[n]   typing starts a new question
 [b]Viewer[/b]    p ← previous  n → next  u up  d down  s around
