@@ -64,6 +64,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar(DEBUG_ENV, "Set: the CLI shows the traceback of an unexpected error instead of a one-line message."),
     EnvVar(TUI_TRACE_ENV, "A file the TUI appends its timing trace to (the TUI benchmark reads it)."),
     EnvVar(CI_ENV, "Set: `localreason demo` does not open the TUI at its end."),
+    EnvVar("COLUMNS", "The width of the CLI's tables when its output is not a terminal (a pipe, a file); unset: no "
+                      "limit, a row is one line. A word is never broken across lines."),
     EnvVar("HF_HUB_OFFLINE", "keeps the Hugging Face hub library off the network", sets="1"),
     EnvVar("TRANSFORMERS_OFFLINE", "keeps transformers off the network", sets="1"),
     EnvVar("TOKENIZERS_PARALLELISM", "keeps the tokenizers library from warning about forks", sets="false"),
@@ -281,7 +283,7 @@ class Settings:
         Allowed("'local' or a postgresql:// URL", lambda value, _: value == "local" or value.startswith(
             ("postgresql://", "postgres://"))),
         details="Every front end works on either. The URL is never shown with its password. `localreason store copy "
-        "--to URL` moves a local library there (README, \"A library a team shares\").")  # fmt: skip
+        "--to URL` moves a local library there (docs/team.md).")  # fmt: skip
     vector_index: str = setting(
         "auto", "The vector index: flat (exact search), ivf (inverted lists: approximate, for large libraries), or "
         "auto (flat below 200,000 paragraph chunks, ivf from there: IVF_FROM in store/vectors.py).",
@@ -486,7 +488,7 @@ def _shown(value: object) -> str:
 
 def markdown_reference() -> str:
     """Every setting (its variable, default, allowed values and meaning) and every other variable, as two
-    Markdown tables (``localreason config --markdown``; the README's configuration section)."""
+    Markdown tables (``localreason config --markdown``; docs/configuration.md)."""
     lines = ["| setting | environment variable | default | allowed values | meaning |", "|---|---|---|---|---|"]
     for s in SETTINGS:
         default = s.default_words if s.default is None else _shown(s.default)

@@ -27,7 +27,7 @@ LAYERS = (
     ("package", ("localreason",)),
     ("front ends", ("serve", "cli", "tui", "__main__")),
 )
-"""Lowest first (the README's "How the code is laid out"). A module may import modules of its own layer and of
+"""Lowest first (docs/architecture.md, "How the code is laid out"). A module may import modules of its own layer and of
 the layers below it, never above. Each entry names a top-level module or package of localreason (``localreason``
 is the package's own ``__init__``: the version and the lazy ``Library``)."""
 FRONT_ENDS = ("serve", "cli", "tui", "__main__")
@@ -155,7 +155,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 
 def test_every_module_sits_in_a_layer():
     unplaced = sorted(m for m in modules() if layer_of(m) is None)
-    assert unplaced == [], "add these to LAYERS (and to the README's layout table)"
+    assert unplaced == [], "add these to LAYERS (and to the layout table of docs/architecture.md)"
 
 
 def test_no_import_cycles():

@@ -179,14 +179,15 @@ def test_config_markdown_describes_every_setting_and_variable_even_with_a_broken
     assert all(r.count(" | ") == (4 if i < len(SETTINGS) else 1) for i, r in enumerate(rows)), "no cell breaks a row"
 
 
-def test_the_readme_shows_the_settings_as_they_are_described():
-    """README.md's configuration tables are what ``localreason config --markdown`` prints, so they cannot drift."""
+def test_the_configuration_page_shows_the_settings_as_they_are_described():
+    """docs/configuration.md's tables are what ``localreason config --markdown`` prints, so they cannot drift."""
     from pathlib import Path
 
     from localreason.config import markdown_reference
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
     start = readme.index("<!-- generated: localreason config --markdown -->\n") + len(
         "<!-- generated: localreason config --markdown -->\n")
     shown = readme[start:readme.index("<!-- end generated -->", start)]
-    assert shown.strip() == markdown_reference().strip(), "run `localreason config --markdown` into the README"
+    assert shown.strip() == markdown_reference().strip(), \
+        "run `localreason config --markdown` into docs/configuration.md"
