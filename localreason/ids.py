@@ -15,6 +15,10 @@ import re
 from .errors import ValidationError
 
 PREFIXES = {"col": "collection", "doc": "document", "chk": "chunk"}
+LISTED_BY = {"collection": "`localreason library` lists them",
+             "document": "`localreason library --documents` lists them",
+             "chunk": '`localreason search "..."` shows the chunk id of each passage it finds'}  # fmt: skip
+"""Per kind, the command that shows its ids (tests/test_hints.py runs each)."""
 _BODY_LEN = 16
 _ID_RE = re.compile(r"^(col|doc|chk)_([a-z2-7]{16})$")
 
@@ -61,5 +65,5 @@ def check_id(value: object, kind: str, field: str = "id") -> str:
     raise ValidationError(
         f"{field} {value!r} is not a valid {kind} id.",
         hint=f"{kind.capitalize()} ids look like '{prefix}_' followed by 16 letters a-z and digits 2-7; "
-        "`localreason library` lists them.",
+        f"{LISTED_BY[kind]}.",
     )

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from .config import Settings, load_settings
 from .errors import LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
-from .ids import check_id, id_kind, random_id
+from .ids import LISTED_BY, check_id, id_kind, random_id
 from .ingest.chunk import ChunkParams
 from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_keys  # noqa: F401 - Progress is part of the API
-from .store.db import Store
+from .store.db import Store, now
 from .store.vectors import VectorIndex
 from . import search
 from .search import UNSET, Grant, Index
@@ -312,7 +312,7 @@ class Library:
         check_id(chunk_id, "chunk", "chunk id")
         chunk = self.store.chunk_row(chunk_id)
         if chunk is None:
-            raise NotFoundError(f"No chunk {chunk_id} in this library.")
+            raise NotFoundError(f"No chunk {chunk_id} in this library.", hint=f"{LISTED_BY['chunk']}.")
         return chunk
 
     def chunks(self, document_id: str, level: int | None = None) -> list[Chunk]:
@@ -328,7 +328,8 @@ class Library:
         if kind is None:
             raise ValidationError(
                 f"{any_id!r} is not a valid id.",
-                hint="Ids start with col_, doc_ or chk_ followed by 16 characters; `localreason library` lists them.",
+                hint="Ids start with col_, doc_ or chk_ followed by 16 characters; `localreason library --documents` "
+                f"lists those of collections and documents, and {LISTED_BY['chunk']}.",
             )
         return {"collection": self.collection, "document": self.document, "chunk": self.chunk}[kind](any_id)
 
@@ -445,6 +446,12 @@ class Library:
         assert found is not None
         return found
 
+    def _collection_to_write(self, name: str) -> tuple[Collection, bool]:
+        """The collection ``name`` and False; or, when there is none, the one an ingest makes with its first
+        document (not in the store before that: an ingest that writes nothing leaves none behind) and True."""
+        found = self.store.find_collection(name)
+        return (found, False) if found is not None else (Collection(random_id("col"), name, now()), True)
+
     # ------------------------------------------------------------ ingest (see ingest/pipeline.py)
 
     def _ingestor(self) -> Ingestor:
@@ -462,15 +469,19 @@ class Library:
         drive not mounted): its documents are kept and ``report.kept`` says so, unless
         ``prune_emptied`` (``sync --prune``). If the disk fills up, the run stops, what was
         committed is kept, and ``report.stopped`` says why. A file whose document was
-        cut with other chunking settings is re-chunked.
+        cut with other chunking settings is re-chunked. A new collection is made with the first
+        document written, and a path given is remembered for sync with the first document under it
+        (or when it is a folder with no file in it yet): an ingest that writes nothing leaves the
+        library as it was.
         """
         paths = [str(p) for p in paths]
         if not paths:
             raise ValidationError("No paths given.", hint="Name at least one file or folder to ingest.")
         name = _check_collection_name(collection)
         with self.writing(f"ingest into {name!r}"):
-            col = self.ensure_collection(name)
-            return self._ingestor().ingest(paths, col, include, exclude, prune, progress, prune_emptied=prune_emptied)
+            col, new = self._collection_to_write(name)
+            return self._ingestor().ingest(paths, col, include, exclude, prune, progress, prune_emptied=prune_emptied,
+                                           new=new)  # fmt: skip
 
     def sync(self, collection: str | None = None, progress: ProgressCallback | None = None, *,
              prune_vanished: bool = False) -> list[IngestReport]:  # fmt: skip
@@ -517,8 +528,10 @@ class Library:
                 for s in self.sources(collection) if s["folder"] and not os.path.lexists(s["path"])]  # fmt: skip
 
     def documents_under(self, collection: str, path: str) -> list[Document]:
-        """The documents of ``collection`` whose file is ``path`` or lies under it (read by an index range)."""
-        return self.store.document_rows(self.collection(collection).id, under=path)
+        """The documents of ``collection`` whose file is ``path`` or lies under it (read by an index range); none
+        when there is no such collection (a watch's new folder before its first document made it)."""
+        found = self.store.find_collection(collection)
+        return [] if found is None else self.store.document_rows(found.id, under=path)
 
     def refresh(self, collection: str, changed: list[str], gone: list[str] = (),
                 progress: ProgressCallback | None = None) -> IngestReport:  # fmt: skip
@@ -527,9 +540,9 @@ class Library:
         under the ``gone`` paths that no longer exist. A file moved or renamed keeps its passages' vectors."""
         name = _check_collection_name(collection)
         with self.writing(f"watch: {len(changed) + len(gone)} change(s) in {name!r}"):
-            col = self.ensure_collection(name)
+            col, new = self._collection_to_write(name)
             return self._ingestor().ingest([str(p) for p in changed], col, None, None, False, progress,
-                                           remember=False, gone=[str(g) for g in gone])  # fmt: skip
+                                           remember=False, gone=[str(g) for g in gone], new=new)  # fmt: skip
 
     def stale_chunking(self) -> int:
         """How many documents were read or cut otherwise than the current reader and chunking settings do (sync

@@ -149,6 +149,9 @@ class IngestReport:
     kept: list[tuple[str, int]] = field(default_factory=list)
     """(folder, documents) for each given folder that held documents and is empty now: pruning kept them (it may be
     the mount point of a drive not mounted now); ``sync --prune`` removes them."""
+    made: bool = True
+    """False when the collection was new and nothing was written into it: it was not made (``collectionId`` is then
+    null, since no collection has the id it would have had)."""
 
     def by_status(self, status: str) -> list[FileResult]:
         return [f for f in self.files if f.status == status]
@@ -164,8 +167,9 @@ class IngestReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "collectionId": self.collection_id,
+            "collectionId": self.collection_id if self.made else None,
             "collection": self.collection,
+            **({} if self.made else {"collectionMade": False}),
             "counts": self.counts,
             "seconds": round(self.seconds, 3),
             **({"stopped": self.stopped} if self.stopped else {}),

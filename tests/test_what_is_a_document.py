@@ -163,3 +163,29 @@ def test_the_watcher_reads_what_an_ingest_of_the_folder_reads(lib, debian_doc, s
         for path in root_folder.rglob("*"):
             if path.is_file():
                 assert root.admits(str(path)) == (str(path) in read), (path, include)
+
+
+def test_pruning_says_why_a_file_still_there_is_no_longer_read_and_keeps_a_file_named(tmp_path, isolated_home):
+    """A stylesheet read before this rule (or left out by a glob now) is removed on the next prune with the reason it
+    is no longer read, not "the file no longer exists"; a stylesheet the user named stays, sync after sync."""
+    from fakes import FakeEmbedder
+
+    from localreason.config import load_settings
+    from localreason.library import Library
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "guide.md").write_text("# Guide\n\nTurn the dial to reset the boiler.\n", encoding="utf-8")
+    (site / "theme.css").write_text("body { color: #222; }\n", encoding="utf-8")
+    (site / "print.css").write_text("@media print { body { margin: 0 } }\n", encoding="utf-8")
+    with Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder()) as lib:
+        lib.ingest([site], "web", include=["*.md", "*.css"])  # asked for: both stylesheets are read
+        lib.ingest([site / "print.css"], "web")  # and one of them named by itself
+        report = lib.ingest([site], "web", prune=True)  # the folder again, without the glob
+        removed = {Path(f.path).name: f.reason for f in report.by_status("removed")}
+        assert removed == {"theme.css": "no longer read: a stylesheet, not a document (name the file, or give "
+                                        "--include '*.css', to have it read)"}  # fmt: skip
+        for _ in range(2):
+            for r in lib.sync("web"):
+                assert not r.by_status("removed") and not r.by_status("added"), r.files
+        assert {Path(d.source_path).name for d in lib.documents("web")} == {"guide.md", "print.css"}

@@ -173,7 +173,8 @@ def print_report(report, verbose: bool) -> None:
     out = console()
     c = report.counts
     parts = [f"{c[k]} {k}" for k in ("added", "updated", "unchanged", "removed", "skipped", "failed") if c[k]]
-    out.print(f"Collection [bold]{escape(report.collection)}[/] ({report.collection_id}): "
+    made = report.collection_id if report.made else "not made: nothing was written"
+    out.print(f"Collection [bold]{escape(report.collection)}[/] ({made}): "
               f"{', '.join(parts) or 'nothing to do'} in {report.seconds:.1f} s.")  # fmt: skip
     for f in report.by_status("failed"):
         out.print(f"  [red]failed[/]  {escape(f'{f.path}: {f.reason}')}")

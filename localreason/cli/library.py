@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import nullcontext
 
@@ -22,7 +23,9 @@ Examples:
 """
 
 
-def _run_ingest(ctx_obj: Ctx, fn, as_json: bool, quiet: bool, verbose: bool) -> int:
+def _run_ingest(ctx_obj: Ctx, fn, as_json: bool, quiet: bool, verbose: bool, after=None) -> int:
+    """Run ``fn`` (an ingest or a sync, given the progress callback) and show its reports, then ``after(reports)``
+    (not with --json); the exit code."""
     bar, update = progress_callback(not (quiet or as_json) and sys.stderr.isatty())
     try:
         with bar or nullcontext():
@@ -30,9 +33,9 @@ def _run_ingest(ctx_obj: Ctx, fn, as_json: bool, quiet: bool, verbose: bool) -> 
     except Interrupted as exc:
         reports = [exc.report]
         click.echo("Interrupted. What was finished is kept; run the same command again to continue.", err=True)
-        _show_reports(reports, as_json, verbose)
+        _show_reports(reports, as_json, verbose, after)
         return 130
-    _show_reports(reports, as_json, verbose)
+    _show_reports(reports, as_json, verbose, after)
     stopped = next((r.stopped for r in reports if r.stopped), "")
     if stopped:
         from ..errors import StorageFull
@@ -42,12 +45,37 @@ def _run_ingest(ctx_obj: Ctx, fn, as_json: bool, quiet: bool, verbose: bool) -> 
     return 0 if all(r.ok for r in reports) else 1
 
 
-def _show_reports(reports, as_json: bool, verbose: bool) -> None:
+def _show_reports(reports, as_json: bool, verbose: bool, after=None) -> None:
     if as_json:
         emit_json([r.to_dict() for r in reports] if len(reports) != 1 else reports[0].to_dict())
         return
     for r in reports:
         print_report(r, verbose)
+    if after is not None:
+        after(reports)
+
+
+def _made_and_remembered(svc, paths) -> object:
+    """What `ingest` says after its report: that a new collection was not made when nothing was written into it
+    (a failed ingest leaves the library as it was), and which folders given had no file to read yet and are
+    remembered all the same (sync and a watch ingest what is put in them later)."""
+    from ..ingest.walk import path_text
+
+    def after(reports) -> None:
+        out = console()
+        for r in reports:
+            if not r.made:
+                out.print(f"Nothing was written, so the collection {r.collection!r} was not made: the library is "
+                          "as it was.", highlight=False)  # fmt: skip
+            elif not r.stopped:
+                remembered = {s["path"] for s in svc.library.sources(r.collection)}
+                for raw in paths:
+                    folder = path_text(os.path.abspath(os.path.expanduser(raw)))
+                    if folder in remembered and not any(f.path == folder or f.path.startswith(folder + os.sep)
+                                                        for f in r.files):  # fmt: skip
+                        out.print(f"No file to read in {folder} yet: it is remembered, and `localreason sync` (or "
+                                  "`localreason watch`) ingests what is put in it.", highlight=False)
+    return after
 
 
 @cli.command(epilog=EXAMPLES_INGEST)
@@ -70,7 +98,7 @@ def ingest(obj: Ctx, paths, collection, include, exclude, prune, as_json, quiet,
     svc = obj.service()
     return _run_ingest(obj, lambda cb: [svc.ingest(list(paths), collection, include=list(include),
                                                    exclude=list(exclude), prune=prune, progress=cb)],
-                       as_json, quiet, verbose)  # fmt: skip
+                       as_json, quiet, verbose, _made_and_remembered(svc, paths))  # fmt: skip
 
 
 @cli.command()

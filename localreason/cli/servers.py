@@ -33,7 +33,8 @@ Examples:
 def watch(obj: Ctx, paths, collection, include, exclude, quiet) -> int:
     """Follow folders: re-ingest a file when it changes, remove a document when its file is deleted.
 
-    With no PATHS: every folder and file ingested before (`localreason library`), and those ingested later.
+    With no PATHS: every folder and file ingested before (those `localreason sync` re-checks), and those
+    ingested later.
     First each is read again, as `ingest` does; then one line per change is printed, as `ingest` reports a
     file. A folder that disappears (an unmounted drive) keeps its documents. Ctrl+C stops (exit 0).
     """

@@ -19,14 +19,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..config import Settings
-from ..errors import Interrupted, IngestFileError, StorageFull
+from ..errors import Interrupted, IngestFileError, LibraryError, StorageFull
 from ..ids import derived_id
 from ..store.db import now
 from ..text import counted, pages_named
@@ -168,6 +168,8 @@ class Ingestor:
         self.turn = turn
         """Held around every change of the rows and the vector index (``Library.in_turns``): reading files,
         parsing and embedding happen outside it, so a service's searches are not held up by them."""
+        self.founding: _Founding | None = None
+        """What the ingest in progress writes only together with a document (set by ``ingest``)."""
 
     @property
     def store(self):
@@ -177,23 +179,26 @@ class Ingestor:
 
     def ingest(self, paths: list[str], col: Collection, include, exclude, prune: bool,
                progress: ProgressCallback | None, *, remember: bool = True, gone: Iterable[str] = (),
-               prune_emptied: bool = False) -> IngestReport:  # fmt: skip
+               prune_emptied: bool = False, new: bool = False) -> IngestReport:  # fmt: skip
         """Ingest ``paths`` into ``col``; with ``prune``, remove the documents whose files left the given folders;
         the documents of files at or under the ``gone`` paths that no longer exist are removed too (a watcher's
-        deletions). ``remember``: the paths become sources that sync re-checks. Removals come after the files are
-        written, so a file moved within the collection reuses the vectors of its old document (``_Preparer``).
-        A given folder that is empty now keeps its documents (``report.kept``) unless ``prune_emptied``."""
+        deletions). ``remember``: the paths become sources that sync re-checks (``_Founding`` says when). ``new``:
+        ``col`` is not in the store yet; it is made with the first document written, never by a run that writes
+        none. Removals come after the files are written, so a file moved within the collection reuses the vectors
+        of its old document (``_Preparer``). A given folder that is empty now keeps its documents
+        (``report.kept``) unless ``prune_emptied``."""
         start = time.perf_counter()
         report = IngestReport(col.id, col.name)
         candidates, problems, roots = discover(paths, include, exclude)
         for p in problems:
             report.files.append(FileResult(path_text(p.path), p.status, p.reason))
         known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
+        self.founding = _Founding(self.store, col, new, _given(candidates, roots, include, exclude) if remember else {})
         try:
-            if remember:
-                with self.turn():
-                    self._remember_sources(col, candidates, roots, include, exclude)
             self._run(col, candidates, known, report, progress)
+            if not report.stopped:
+                with self.turn():
+                    self.founding.settle(report)
             if prune and not report.stopped:
                 with self.turn():
                     self._prune(col, candidates, roots, problems, known, report, prune_emptied)
@@ -204,23 +209,14 @@ class Ingestor:
         except StorageFull as exc:
             report.stopped = f"{exc.message} {exc.hint or ''}".strip()
         except KeyboardInterrupt as exc:
-            report.seconds = time.perf_counter() - start
+            report.seconds, report.made = time.perf_counter() - start, not self.founding.new
             with self.turn():
                 self.publish()
             raise Interrupted(report) from exc
         with self.turn():
             self.publish()
-        report.seconds = time.perf_counter() - start
+        report.seconds, report.made = time.perf_counter() - start, not self.founding.new
         return report
-
-    def _remember_sources(self, col: Collection, candidates: list[Candidate], roots: list[Path], include,
-                          exclude) -> None:  # fmt: skip
-        """What sync will ingest again: each folder given, and each file given by name."""
-        for root in roots:
-            self.store.add_source(col.id, path_text(root), list(include or []), list(exclude or []))
-        for c in candidates:
-            if c.root is None and name_is_text(c.path):
-                self.store.add_source(col.id, path_text(c.path), [], [])
 
     def _limits(self) -> Limits:
         s = self.settings
@@ -311,7 +307,9 @@ class Ingestor:
             doc_vecs = np.vstack([_vector(by_text, reuse, c.text) for c in paras]) if paras \
                 else np.zeros((0, vectors.dim), np.float32)  # fmt: skip
             try:
-                vectors.apply(self.store.replace_document(p.record.row(), p.chunks, doc_vecs, p.terms), doc_vecs)
+                with self.founding.writing(p.path):  # a new collection and its sources come with its first document
+                    write = self.store.replace_document(p.record.row(), p.chunks, doc_vecs, p.terms)
+                vectors.apply(write, doc_vecs)
             except StorageFull as exc:
                 results += [FileResult(q.path, "failed", f"not written: {exc.message}") for q in prepared[i:]]
                 raise
@@ -337,6 +335,7 @@ class Ingestor:
         which no file is found any more keeps its documents unless ``prune_emptied`` (an unmounted drive leaves its
         mount point empty: that is no reason to forget a whole library); ``report.kept`` says so."""
         seen = {path_text(c.path) for c in candidates}
+        seen |= {s["path"] for s in self.store.sources(col.id) if os.path.isfile(s["path"])}  # a file named: kept
         missing_files = {path_text(p.path) for p in problems if p.reason == "no such file or folder"}
         root_texts = [path_text(r) for r in roots]
         emptied = set() if prune_emptied else {r for r in root_texts if not any(s.startswith(r + os.sep) for s in seen)}
@@ -353,8 +352,9 @@ class Ingestor:
             return
         write = self.store.delete_documents((d for _, d in doomed), [(col.id, path) for path in missing_files])
         self.index.vectors.apply(write)
+        why = {path_text(p.path): p.reason for p in problems}
         for path, doc_id in doomed:
-            report.files.append(FileResult(path, "removed", "the file no longer exists", doc_id))
+            report.files.append(FileResult(path, "removed", _removal_reason(path, why.get(path)), doc_id))
 
     def _forget(self, col: Collection, gone: list[str], known: dict, report: IngestReport,
                 reason: str = "the file no longer exists", sources: list[tuple[str, str]] = ()) -> None:  # fmt: skip
@@ -396,6 +396,86 @@ class Ingestor:
         dim = int(embedder.embed(["dimension probe"]).shape[1])
         store.reembed(updates, [(v.tobytes(), d[0]) for d, v in zip(docs, doc_vecs)], model_meta(embedder, dim))
         return len(rows)
+
+
+def _removal_reason(path: str, problem: str | None) -> str:
+    """Why pruning removed the document of ``path``: its file is gone, or is there and no longer read (a file the
+    reading rules now skip, or one the --include/--exclude globs leave out)."""
+    if problem is None and not os.path.lexists(path):
+        return "the file no longer exists"
+    if problem in (None, "no such file or folder"):
+        return "the file no longer exists" if problem else "no longer read: the --include/--exclude globs leave it out"
+    return f"no longer read: {problem}"
+
+
+def _given(candidates: list[Candidate], roots: list[Path], include, exclude) -> dict[str, tuple[list, list, bool]]:
+    """The paths an ingest may remember as sources (what sync ingests again): each folder given, with the globs, and
+    each file given by name (one whose name is not valid UTF-8 is not); as ``_Founding.sources``."""
+    given = {path_text(root): (list(include or []), list(exclude or []), True) for root in roots}
+    for c in candidates:
+        if c.root is None and name_is_text(c.path):
+            given.setdefault(path_text(c.path), ([], [], False))
+    return given
+
+
+@dataclass
+class _Founding:
+    """What an ingest writes only together with a document: its collection when that is new, and each path given as
+    a source (sync and a watch re-check it) with the first document written under it. So a run that writes nothing
+    (a missing path, a corrupt file, a folder of bad files, an interrupt before the first write) leaves the library
+    as it was: no empty collection, no remembered path that yielded nothing (tests/test_nothing_half_made.py)."""
+
+    store: object
+    col: Collection
+    new: bool
+    """``col`` is not in the store yet."""
+    sources: dict[str, tuple[list, list, bool]]
+    """The paths given and not remembered yet -> (include, exclude, whether a folder)."""
+
+    def _holds(self, source: str, path: str) -> bool:
+        return path == source or (self.sources[source][2] and path.startswith(source + os.sep))
+
+    @contextmanager
+    def writing(self, path: str):
+        """Around the write of the document of ``path``: what is due with it is written in the same transaction."""
+        due = [s for s in self.sources if self._holds(s, path)]
+        if not self.new and not due:
+            yield
+            return
+        with self.store.transaction():
+            self._found(due)
+            yield
+        self._done(due)
+
+    def settle(self, report: IngestReport) -> None:
+        """At the end of a run: remember the paths given that hold a document now (files unchanged), and the folders
+        with no file in them at all (a new notes folder: sync and a watch ingest what is put in it later, so it makes
+        its collection too). A path that is missing, or whose files all failed or were skipped, is not remembered."""
+        due = []
+        for source, (_, _, folder) in self.sources.items():
+            found = [f.status for f in report.files if self._holds(source, f.path)]
+            if any(status in ("added", "updated", "unchanged") for status in found) or (folder and not found):
+                due.append(source)
+        if due:
+            with self.store.transaction():
+                self._found(due)
+            self._done(due)
+
+    def _done(self, due: list[str]) -> None:
+        self.new = False
+        for source in due:
+            del self.sources[source]
+
+    def _found(self, due: list[str]) -> None:
+        """Inside the caller's transaction: make the collection if it is new, and remember the sources ``due``."""
+        if self.new:
+            self.store.insert_collection(self.col.id, self.col.name)
+            if not self.store.collection_exists(self.col.id):  # the writer lock keeps other writers out: not expected
+                raise LibraryError(f"Another program made a collection named {self.col.name!r} during this ingest.",
+                                   hint="Run the same command again: it adds to that collection.")
+        for source in due:
+            include, exclude, _ = self.sources[source]
+            self.store.add_source(self.col.id, source, include, exclude)
 
 
 class _Feed:

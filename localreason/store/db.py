@@ -236,19 +236,23 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception (KeyboardInterrupt included).
 
-        SQLite errors come out as :class:`LibraryError` naming the cause (a full disk, a
-        read-only library, a lock held too long by another process).
+        Inside another transaction of this store it is a savepoint: its writes are committed or rolled back with
+        the outer one's, as PostgreSQL's nested transactions are (an ingest writes a new collection in the same
+        transaction as its first document). SQLite errors come out as :class:`LibraryError` naming the cause (a
+        full disk, a read-only library, a lock held too long by another process).
         """
+        nested = self.db.in_transaction
         try:
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("SAVEPOINT nested" if nested else "BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise _storage_error(exc, self.path) from exc
         try:
             yield self.db
-            self.db.execute("COMMIT")
+            self.db.execute("RELEASE nested" if nested else "COMMIT")
         except BaseException as exc:
             if self.db.in_transaction:  # SQLite has already rolled back after some errors (a full disk)
-                self.db.execute("ROLLBACK")
+                for statement in ("ROLLBACK TO nested", "RELEASE nested") if nested else ("ROLLBACK",):
+                    self.db.execute(statement)
             if isinstance(exc, sqlite3.OperationalError):
                 raise _storage_error(exc, self.path) from exc
             raise
