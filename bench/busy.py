@@ -16,10 +16,11 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import platform
 import subprocess
 import sys
 import time
+
+from bench import cpu_name
 
 
 def _spin(stop) -> None:
@@ -28,17 +29,6 @@ def _spin(stop) -> None:
     while not stop.is_set():
         for _ in range(100_000):
             x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     spinners = [mp.Process(target=_spin, args=(stop,), daemon=True) for _ in range(args.cores)]
     for p in spinners:
         p.start()
-    print(f"{args.cores} spinning process(es) on {os.cpu_count()} core(s), {_cpu_name()}", flush=True)
+    print(f"{args.cores} spinning process(es) on {cpu_name()}", flush=True)
     try:
         if not command:
             while True:

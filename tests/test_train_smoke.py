@@ -1,6 +1,7 @@
 """The passage reader's trainer (bench/train/passage_reader.py) runs its steps, its evaluation and its device
-handling on a few synthetic windows, on the CPU: the real training data is not on every machine (it comes from the
-evaluation archive), so without this the trainer could break unseen between runs. Not a measure of anything."""
+handling on a few synthetic windows, on the CPU: the real training data is not on every machine (it lies in the
+shared QA folder), so without this the trainer could break unseen between runs. Not a measure of anything.
+tests/test_train_data.py builds both trainers' examples from a small SQuAD-format folder and runs their pilots."""
 
 from __future__ import annotations
 

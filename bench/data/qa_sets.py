@@ -1,75 +1,52 @@
 """Question sets for calibrating and evaluating `reason` on more than one kind of text.
 
-Every set comes from the `bigbench==1.0.0` source archive on PyPI (fetched once, cached in
---data-dir, see bench/data/squad.py):
+Every set is read from the shared SQuAD-format files (bench/data/qa.py: ``--qa-data``, $LOCALREASON_QA_DATA or
+../shared/data/qa; nothing is downloaded):
 
-- SQuAD format (squad_shifts/): SQuAD v1.1 dev (Wikipedia), and the SQuAD-shifts sets written the
-  same way on New York Times articles, Reddit posts and Amazon reviews. One document per paragraph,
-  one collection per article; an answer is held by a quotation that contains a gold answer text.
-- CoQA (coqa.test.json): 100 stories from each of 7 sources (school exams, reddit, science,
-  children's stories, literature, CNN news, Wikipedia). One document per story, one collection per
-  domain. Only questions that stand alone are asked (the first turn, and later turns with no pronoun
-  or "that"/"there" that leans on an earlier turn). An answer is held by a quotation that covers most
-  of the rationale's content words, or contains the short answer when that occurs in the story.
+- squad-dev: SQuAD 1.1 dev (Wikipedia) with SQuAD 2.0 dev's unanswerable questions, one pool (2.0 dev's articles
+  are 1.1 dev's); new_wiki: SQuAD-shifts' newer Wikipedia articles; reddit: SQuAD-shifts' Reddit posts; amazon:
+  SQuAD-shifts' Amazon product reviews. One document per paragraph, one collection per article; an answer is held
+  by a quotation that contains a gold answer text.
 
-Each domain is one library, built so that one library serves three kinds of question:
+Each domain is one library, built so that one library serves every kind of question:
 - answerable: asked about text that is in the library;
-- near-miss: the paragraph (SQuAD format) or the rationale's sentences (CoQA) the question was written
-  on are removed and the rest of the article or story stays. SQuAD format: no gold answer occurs
-  anywhere else in the library. CoQA: no sentence of the rest of the story holds the answer (other
-  stories are not checked: a short answer such as "white" occurs in many, about other things).
-  The SQuAD-shifts reddit posts are independent one-paragraph "articles", so there the whole post
-  goes and its near-miss questions behave like off-topic ones;
-- off-topic: whole articles or stories left out of the library.
+- near-miss: the paragraph the question was written on is removed and the rest of the article stays; no gold
+  answer occurs anywhere else in the library. The reddit posts are independent one-paragraph "articles", so there
+  the whole post goes and its near-miss questions behave like off-topic ones;
+- off-topic: whole articles left out of the library;
+- unanswerable (squad-dev only): SQuAD 2.0's questions written against a paragraph that is in the library but
+  does not answer them (the hardest "not in my documents" case).
 
-DOMAINS says which domains the constants may be fitted on (fit) and which are kept out of every fit
-(held out); a kind of text is held out entirely: news (CNN, NYT), reddit (both sets) and product reviews.
-Each fit domain's questions are split into a fitting half and an evaluation half.
+DOMAINS says which domains the constants may be fitted on (fit) and which are kept out of every fit (held out: the
+kinds of text reddit and product reviews). A fit domain is split by article (bench/data/qa.py ``article_half``)
+into a fitting half and an evaluation half; every question of an article, whatever its kind, is on its side.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import subprocess
 import sys
-import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ARCHIVE_MEMBERS = {
-    "squaddev_v1.1.json": "squad_shifts/squaddev_v1.1.json",
-    "nyt_v1.0.json": "squad_shifts/nyt_v1.0.json",
-    "reddit_v1.0.json": "squad_shifts/reddit_v1.0.json",
-    "amazon_reviews_v1.0.json": "squad_shifts/amazon_reviews_v1.0.json",
-    "new_wiki_v1.0.json": "squad_shifts/new_wiki_v1.0.json",
-    "coqa.test.json": "coqa_conversational_question_answering/coqa.test.json",
-}
+from bench.data import qa
 
-# name: (source file, CoQA source or None, kind of text, fit or held out)
+# name: (what is read, kind of text, fit or held out)
 DOMAINS = {
-    "squad-wiki": ("squaddev_v1.1.json", None, "Wikipedia (SQuAD dev)", "fit"),
-    "coqa-wikipedia": ("coqa.test.json", "wikipedia", "Wikipedia (CoQA)", "fit"),
-    "coqa-race": ("coqa.test.json", "race", "school exam passages", "fit"),
-    "coqa-science": ("coqa.test.json", "science", "science texts", "fit"),
-    "coqa-mctest": ("coqa.test.json", "mctest", "children's stories", "fit"),
-    "coqa-gutenberg": ("coqa.test.json", "gutenberg", "literature", "fit"),
-    "coqa-cnn": ("coqa.test.json", "cnn", "news (CNN)", "held out"),
-    "coqa-reddit": ("coqa.test.json", "reddit", "reddit posts (CoQA)", "held out"),
-    "nyt": ("nyt_v1.0.json", None, "news (New York Times, SQuAD-shifts)", "held out"),
-    "reddit": ("reddit_v1.0.json", None, "reddit posts (SQuAD-shifts)", "held out"),
-    "amazon": ("amazon_reviews_v1.0.json", None, "product reviews (SQuAD-shifts)", "held out"),
+    "squad-dev": ("squad-dev pool", "Wikipedia (SQuAD 1.1 dev + 2.0 dev)", "fit"),
+    "new_wiki": ("new_wiki", "Wikipedia, newer articles (SQuAD-shifts)", "fit"),
+    "reddit": ("reddit", "reddit posts (SQuAD-shifts)", "held out"),
+    "amazon": ("amazon", "product reviews (SQuAD-shifts)", "held out"),
 }
-FIT = [d for d, v in DOMAINS.items() if v[3] == "fit"]
-HELD_OUT = [d for d, v in DOMAINS.items() if v[3] == "held out"]
+FIT = [d for d, v in DOMAINS.items() if v[2] == "fit"]
+HELD_OUT = [d for d, v in DOMAINS.items() if v[2] == "held out"]
+KINDS = ("answerable", "near-miss", "off-topic", "unanswerable")
 
 MAX_PARAGRAPHS = 1000
 """SQuAD-format libraries hold at most this many paragraphs (SQuAD dev keeps all its 48 articles)."""
 NEAR_MISS = 80
 OFF_TOPIC_SHARE = 0.12
-_LEANS_ON_EARLIER = re.compile(r"\b(he|she|it|they|him|her|his|hers|its|their|them|that|those|this|these|there|then"
-                               r"|one|else|also|other)\b", re.I)  # fmt: skip
 _WORD = re.compile(r"\w+")
 _STOP = frozenset("a an the of to in on at for and or but is was were are be been by with as from that this it its "
                   "he she they his her their them i you we what who when where why how which did do does".split())
@@ -95,22 +72,17 @@ def token_f1(got: str, gold: str) -> float:
 class Question:
     text: str
     kind: str
-    """answerable, near-miss or off-topic."""
+    """answerable, near-miss, off-topic or unanswerable (KINDS)."""
     golds: list[str] = field(default_factory=list)
-    rationale: str = ""
     half: str = "eval"
-    """fit or eval: which half of a fit domain's questions it belongs to (held-out domains: all eval)."""
+    """fit or eval: its article's half in a fit domain (held-out domains: all eval)."""
+    article: str = ""
+    """The title of the article it was written on."""
 
     def held_by(self, quotation: str) -> bool:
-        """Does ``quotation`` hold this question's answer?"""
-        quote = norm(quotation)
-        if any(g and norm(g) and f" {norm(g)} " in f" {quote} " for g in self.golds):
-            return True
-        if not self.rationale:
-            return False
-        words = [w for w in norm(self.rationale).split() if w not in _STOP] or norm(self.rationale).split()
-        have = set(quote.split())
-        return bool(words) and sum(w in have for w in words) / len(words) >= 0.6
+        """Does ``quotation`` hold this question's answer (one of the gold texts, as whole words)?"""
+        quote = f" {norm(quotation)} "
+        return any(g and norm(g) and f" {norm(g)} " in quote for g in self.golds)
 
 
 @dataclass
@@ -123,42 +95,20 @@ class Domain:
     questions: list[Question]
 
 
-def member(data_dir: Path, name: str) -> Path:
-    """A file of the bigbench archive, extracted once into ``data_dir``."""
-    target = data_dir / name
-    if target.is_file():
-        return target
-    data_dir.mkdir(parents=True, exist_ok=True)
-    archives = sorted(data_dir.glob("bigbench-*.tar.gz"))
-    if not archives:
-        print("Fetching the bigbench 1.0.0 source archive (358 MB) for its evaluation sets ...", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                        "bigbench==1.0.0", "-d", str(data_dir)], check=True)  # fmt: skip
-        archives = sorted(data_dir.glob("bigbench-*.tar.gz"))
-    with tarfile.open(archives[0]) as tar:
-        found = next(m for m in tar.getmembers() if m.name.endswith(ARCHIVE_MEMBERS[name]))
-        with tar.extractfile(found) as src:
-            target.write_bytes(src.read())
-    return target
+def load(name: str, qa_data: Path | str | None = None) -> Domain:
+    """Domain ``name`` (a key of DOMAINS), read from the QA data folder (bench/data/qa.py)."""
+    source, label, role = DOMAINS[name]
+    articles = qa.squad_dev_pool(qa_data) if source == "squad-dev pool" else qa.articles(source, qa_data)
+    return _squad(name, label, role, articles)
 
 
-def load(data_dir: Path, name: str) -> Domain:
-    source, coqa_source, label, role = DOMAINS[name]
-    data = json.loads(member(data_dir, source).read_text())["data"]
-    if coqa_source:
-        return _coqa(name, label, role, [s for s in data if s["source"] == coqa_source])
-    return _squad(name, label, role, data)
-
-
-def _split_halves(questions: list[Question], role: str, seed: int) -> None:
-    """Fit domains: every other question of each kind (in a seeded order) is for fitting."""
+def _split_halves(questions: list[Question], role: str, name: str) -> None:
+    """Fit domains: each question takes its article's half (qa.article_half); held-out domains are all eval."""
     if role != "fit":
         return
-    for kind in ("answerable", "near-miss", "off-topic"):
-        some = [q for q in questions if q.kind == kind]
-        random.Random(f"{seed}-{kind}").shuffle(some)
-        for i, q in enumerate(some):
-            q.half = "fit" if i % 2 else "eval"
+    halves = qa.article_half([q.article for q in questions], f"{name}-halves")
+    for q in questions:
+        q.half = halves[q.article]
 
 
 def _squad(name: str, label: str, role: str, articles: list[dict]) -> Domain:
@@ -166,19 +116,39 @@ def _squad(name: str, label: str, role: str, articles: list[dict]) -> Domain:
     if len(articles) == 1:  # reddit: one "article" of unrelated posts; each post stands alone
         articles = [{"title": f"post-{i:04d}", "collection": "Reddit posts", "paragraphs": [p]}
                     for i, p in enumerate(articles[0]["paragraphs"])]  # fmt: skip
-    articles = list(articles)
+    articles = sorted(articles, key=lambda a: a["title"])
     rng.shuffle(articles)
     kept, total = [], 0
     for a in articles:
-        if total >= MAX_PARAGRAPHS and name != "squad-wiki":
+        if total >= MAX_PARAGRAPHS and name != "squad-dev":
             break
         kept.append(a)
         total += len(a["paragraphs"])
     off = set(range(max(1, round(OFF_TOPIC_SHARE * len(kept)))))  # the first articles of the shuffle
     present = [a for i, a in enumerate(kept) if i not in off]
-    # Near-miss: a paragraph of an article that keeps others, whose answers occur nowhere else.
+    removed, near = _near_misses(present, rng)
+    docs = [(a.get("collection", a["title"])[:80], f"{a['title'][:60]}/{pi:03d}.txt", p["context"].strip())
+            for ai, a in enumerate(present) for pi, p in enumerate(a["paragraphs"]) if (ai, pi) not in removed]
+    questions = [Question(qa["question"], "unanswerable" if qa.get("is_impossible") else "answerable",
+                          [g["text"] for g in qa["answers"]], article=a["title"])
+                 for ai, a in enumerate(present) for pi, p in enumerate(a["paragraphs"]) if (ai, pi) not in removed
+                 for qa in p["qas"]]  # fmt: skip
+    questions += near
+    questions += [Question(qa["question"], "off-topic", [g["text"] for g in qa["answers"]], article=a["title"])
+                  for i, a in enumerate(kept) if i in off for p in a["paragraphs"] for qa in _answerable(p)]  # fmt: skip
+    _split_halves(questions, role, name)
+    return Domain(name, label, role, docs, questions)
+
+
+def _answerable(paragraph: dict) -> list[dict]:
+    return [qa for qa in paragraph["qas"] if not qa.get("is_impossible")]
+
+
+def _near_misses(present: list[dict], rng: random.Random) -> tuple[set[tuple[int, int]], list[Question]]:
+    """NEAR_MISS paragraphs to remove, each of an article that keeps others, and one question of each whose gold
+    answers occur nowhere else in the library (articles of one paragraph, reddit: the post alone is removed)."""
     multi = [(ai, pi) for ai, a in enumerate(present) for pi in range(len(a["paragraphs"])) if len(a["paragraphs"]) > 1]
-    if len(multi) < NEAR_MISS:  # articles of one paragraph (reddit): the post alone is removed
+    if len(multi) < NEAR_MISS:
         multi = [(ai, pi) for ai, a in enumerate(present) for pi in range(len(a["paragraphs"]))]
     rng.shuffle(multi)
     texts = {(ai, pi): f" {norm(p['context'])} " for ai, a in enumerate(present) for pi, p in enumerate(a["paragraphs"])}
@@ -187,72 +157,17 @@ def _squad(name: str, label: str, role: str, articles: list[dict]) -> Domain:
     for ai, pi in multi:
         if len(near) >= NEAR_MISS:
             break
-        qa = rng.choice(present[ai]["paragraphs"][pi]["qas"])
+        asked = _answerable(present[ai]["paragraphs"][pi])
+        if not asked:
+            continue
+        qa = rng.choice(asked)
         golds = [f" {norm(g['text'])} " for g in qa["answers"] if norm(g["text"])]
         if not golds or any(g in t for k, t in texts.items() if k != (ai, pi) and k not in removed for g in golds):
             continue  # the answer occurs elsewhere in the library: not a near miss
         removed.add((ai, pi))
-        near.append(Question(qa["question"], "near-miss", [g["text"] for g in qa["answers"]]))
-    docs = [(a.get("collection", a["title"])[:80], f"{a['title'][:60]}/{pi:03d}.txt", p["context"].strip())
-            for ai, a in enumerate(present) for pi, p in enumerate(a["paragraphs"]) if (ai, pi) not in removed]
-    questions = [Question(qa["question"], "answerable", [g["text"] for g in qa["answers"]])
-                 for ai, a in enumerate(present) for pi, p in enumerate(a["paragraphs"]) if (ai, pi) not in removed
-                 for qa in p["qas"]]  # fmt: skip
-    questions += near
-    questions += [Question(qa["question"], "off-topic", [g["text"] for g in qa["answers"]])
-                  for i, a in enumerate(kept) if i in off for p in a["paragraphs"] for qa in p["qas"]]  # fmt: skip
-    _split_halves(questions, role, 7)
-    return Domain(name, label, role, docs, questions)
-
-
-def _stands_alone(question: str, turn: int) -> bool:
-    words = question.split()
-    return turn == 1 or (len(words) >= 4 and not _LEANS_ON_EARLIER.search(question))
-
-
-def _coqa(name: str, label: str, role: str, stories: list[dict]) -> Domain:
-    from localreason.text import sentences
-
-    rng = random.Random(f"{name}-library")
-    stories = sorted(stories, key=lambda s: s["id"])
-    rng.shuffle(stories)
-    n_off = round(OFF_TOPIC_SHARE * len(stories))
-    off, near_pool, intact = stories[:n_off], stories[n_off:n_off + 35], stories[n_off + 35:]
-    docs, questions = [], []
-
-    def asked(story):
-        for q, a in zip(story["questions"], story["answers"]):
-            if _stands_alone(q["input_text"], q["turn_id"]) and a["span_start"] >= 0:
-                yield q["input_text"], a
-
-    def golds(story, a) -> list[str]:
-        short = a["input_text"].strip().rstrip(".!")
-        return [short] if norm(short) not in ("yes", "no", "unknown", "") and norm(short) in norm(story) else []
-
-    for s in intact:
-        docs.append((name, f"{s['id']}.txt", s["story"]))
-        questions += [Question(q, "answerable", golds(s["story"], a), a["span_text"]) for q, a in asked(s)]
-    for s in near_pool:
-        first = next(asked(s), None)
-        if first is None:  # no question of this story stands alone with a rationale: keep it whole
-            docs.append((name, f"{s['id']}.txt", s["story"]))
-            continue
-        q, a = first
-        text = s["story"]
-        lo, hi = a["span_start"], a["span_end"]
-        kept = [text[b:e] for b, e in sentences(text) if e <= lo or b >= hi]
-        rest = " ".join(kept)
-        question = Question(q, "near-miss", golds(text, a), a["span_text"])
-        stated = any(question.held_by(rest[b:e]) for b, e in sentences(rest))
-        if not rest or stated or any(norm(g) in norm(rest) for g in question.golds):  # stated elsewhere too
-            docs.append((name, f"{s['id']}.txt", text))
-            continue
-        docs.append((name, f"{s['id']}.txt", rest))
-        questions.append(question)
-    for s in off:
-        questions += [Question(q, "off-topic", golds(s["story"], a), a["span_text"]) for q, a in asked(s)]
-    _split_halves(questions, role, 7)
-    return Domain(name, label, role, docs, questions)
+        near.append(Question(qa["question"], "near-miss", [g["text"] for g in qa["answers"]],
+                             article=present[ai]["title"]))  # fmt: skip
+    return removed, near
 
 
 def fingerprint(domain: Domain) -> str:
@@ -330,37 +245,41 @@ def _articles(n: int) -> list[dict]:
                                "qas": [{"question": f"What does paragraph {p} of article {a} say?",
                                         "answers": [{"text": fact}]},
                                        {"question": f"Where is paragraph {p} of article {a}?",
-                                        "answers": [{"text": shared}]}]})  # fmt: skip
+                                        "answers": [{"text": shared}]},
+                                       {"question": f"Who wrote paragraph {p} of article {a}?", "answers": [],
+                                        "is_impossible": True}]})  # fmt: skip
         out.append({"title": f"Article {a}", "paragraphs": paragraphs})
     return out
 
 
 def check_squad_sets() -> None:
     """A near-miss question's answer is in no document of its library, an off-topic question's article is not
-    in it, an answerable one's answer is, and a fit domain's halves are disjoint."""
-    domain = _squad("squad-wiki", "test", "fit", _articles(30))
+    in it, an answerable one's answer is, an unanswerable one's paragraph is, and a fit domain's halves split it by
+    article (every question of an article on one side)."""
+    domain = _squad("squad-dev", "test", "fit", _articles(30))
     library = " ".join(norm(text) for _, _, text in domain.documents)
-    near = [q for q in domain.questions if q.kind == "near-miss"]
-    off = [q for q in domain.questions if q.kind == "off-topic"]
-    assert near and off
+    near, off, answerable, unanswerable = ([q for q in domain.questions if q.kind == k]
+                                           for k in ("near-miss", "off-topic", "answerable", "unanswerable"))
+    assert near and off and answerable and unanswerable
     for q in near:
         assert not any(f" {norm(g)} " in f" {library} " for g in q.golds), q
     titles = {c for c, _, _ in domain.documents}
-    assert all(q.text.split(" of ")[-1].rstrip("?").replace("article", "Article") not in titles for q in off)
-    answerable = [q for q in domain.questions if q.kind == "answerable"]
+    assert all(q.article not in titles for q in off) and all(q.article in titles for q in answerable)
     assert all(any(f" {norm(g)} " in f" {library} " for g in q.golds) for q in answerable)
-    fit = {q.text for q in domain.questions if q.half == "fit"}
-    assert fit and fit.isdisjoint({q.text for q in domain.questions if q.half == "eval"})
+    for q in unanswerable:  # asked about a paragraph that is in the library
+        para = q.text.removeprefix("Who wrote paragraph ").split(" of ")[0]
+        assert f"article {q.article.split()[-1]} paragraph {para}" in library, q
+    sides = {}
+    for q in domain.questions:
+        sides.setdefault(q.article, set()).add(q.half)
+    assert all(len(h) == 1 for h in sides.values()) and {h for hs in sides.values() for h in hs} == {"fit", "eval"}
 
 
 def check_held_by() -> None:
-    """held_by reads the gold text, or most of the rationale's content words."""
-    q = Question("Who created Mickey?", "answerable", ["Walt Disney"], "A man called Walt Disney made a mouse")
+    """held_by reads a gold text as whole words."""
+    q = Question("Who created Mickey?", "answerable", ["Walt Disney"])
     assert q.held_by("A man called Walt Disney made a cartoon mouse.")
-    assert not q.held_by("Mickey was a clean mouse.")
-    r = Question("Did he do silly things?", "answerable", [], "people did not want Mickey to do silly things")
-    assert r.held_by("They said that people did not want Mickey to do silly things.")
-    assert not r.held_by("Mickey made some mistakes.")
+    assert not q.held_by("Mickey was a clean mouse.") and not q.held_by("Walt Disneyland opened.")
 
 
 def main() -> int:

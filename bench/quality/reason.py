@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """Evaluate `reason` with its default settings on several kinds of text (bench/data/qa_sets.py).
 
-Every domain is its own library. Its questions come in three kinds: answerable, near-miss (the
-library keeps the article or story but not the passage that states the answer) and off-topic
-(the whole article or story is left out). Fit domains are reported on their evaluation half, which
-no fit used; held-out domains (news, reddit, product reviews) were kept out of every fit.
+Every domain is its own library, read from the shared SQuAD-format sets (bench/data/qa.py, ``--qa-data``). Its
+questions come in four kinds: answerable, near-miss (the library keeps the article but not the passage that states
+the answer), off-topic (the whole article is left out) and, on squad-dev, unanswerable (SQuAD 2.0's questions
+written against a paragraph that is in the library and does not answer them). Fit domains (squad-dev, new_wiki)
+are reported on their evaluation half of articles, which no fit used; held-out domains (reddit, Amazon reviews)
+were kept out of every fit.
 
 Reported per domain and per group (fit / held out, the mean over domains):
 - support: the share of answerable questions with a verified quotation that holds the answer;
 - first: the first statement holds it; precision: the share of an answer's statements that hold it
   (mean over answered questions); words: words per answer (its quotations);
+- shown / right / wrong: the answer is led by a phrase (shares of answerable questions), and that phrase is
+  right (token F1 >= 0.5 with a gold answer, in a first statement that holds the answer) or not; phrase
+  precision: right / shown;
 - refused: answerable questions given the no-evidence answer; marked: answerable questions answered
   with a gap saying the question is not (clearly) answered;
 - near-miss handled: the no-evidence answer, or a gap saying the question is not answered;
 - off-topic stopped: the no-evidence answer; off+marked: stopped, or answered with a gap saying the
-  question is not (clearly) answered;
+  question is not (clearly) answered; unanswerable stopped / +marked: the same for SQuAD 2.0's questions;
 - citationsDropped: total over all questions;
 - with the real model: p50 latency, and the ratio of the request's time to the pure llama.cpp cost
   of what the model reads and writes (prompt tokens at the bare prompt rate, output tokens at the
@@ -27,8 +32,8 @@ the answer as the ranking and the re-ordering decide it, in a fraction of the ti
 model's own writing changes. ``--rerank both`` asks every question without and with the model's
 re-ordering (``answer_rerank = likelihood``, off by default), in the same run: what that decision changes.
 
-    python -m bench.quality.reason --data-dir /tmp/squad-cache                    # real model
-    python -m bench.quality.reason --data-dir /tmp/squad-cache --model obedient --answerable 150
+    python -m bench.quality.reason --data-dir .cache/qa                    # real model
+    python -m bench.quality.reason --data-dir .cache/qa --model obedient --answerable 150
     python -m bench.quality.reason --model obedient --reader both     # with and without the trained reader
 """
 
@@ -41,8 +46,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.data import qa_sets
+from bench import cpu_name
+from bench.data import qa, qa_sets
 from bench.trace import ObedientModel
+
 
 def unanswered(ans) -> bool:
     """The answer says the question was not answered: no evidence, or a gap that says so (reason's own
@@ -52,12 +59,24 @@ def unanswered(ans) -> bool:
     return ans.no_evidence or bool({NOT_ANSWERED_GAP, WEAK_SCOPE_GAP, LIMITATION_CHOICES[0]} & set(ans.gaps))
 
 
+def phrase_right(question, ans, held: list[bool]) -> bool | None:
+    """None when no phrase leads the answer; else whether it is right: token F1 >= 0.5 with a gold answer, in a
+    first statement that holds the answer (as bench.tune.passage judges it)."""
+    phrase = ans.statements[0].phrase if ans.statements else None
+    if phrase is None:
+        return None
+    f1 = max((qa_sets.token_f1(phrase.text, g) for g in question.golds), default=0.0)
+    return bool(held and held[0] and f1 >= 0.5)
+
+
 def score(question, ans) -> dict:
     """One question's record: what the answer did and whether it holds the answer."""
     quotes = [" ".join(r.quotation for r in s.references) for s in ans.statements]
     held = [question.held_by(x) for x in quotes]
     t = ans.timings
+    phrase = ans.statements[0].phrase.text if ans.statements and ans.statements[0].phrase else None
     return {"q": question.text, "kind": question.kind, "noEvidence": ans.no_evidence, "unanswered": unanswered(ans),
+            "phrase": phrase, "phraseRight": phrase_right(question, ans, held),
             "held": held, "words": sum(len(x.split()) for x in quotes), "dropped": ans.citations_dropped,
             "latencyMs": ans.latency_ms, "promptTokens": t.prompt_tokens, "completionTokens": t.completion_tokens,
             "modelMs": t.prompt_ms + t.generate_ms + t.rerank_ms, "rerankTokens": t.rerank_tokens,
@@ -69,6 +88,8 @@ def summary(records: list[dict]) -> dict:
     answered = [r for r in a if not r["noEvidence"]]
     near = [r for r in records if r["kind"] == "near-miss"]
     off = [r for r in records if r["kind"] == "off-topic"]
+    unanswerable = [r for r in records if r["kind"] == "unanswerable"]
+    shown = [r for r in a if r.get("phraseRight") is not None]
 
     def share(xs, f):
         return sum(map(f, xs)) / len(xs) if xs else float("nan")
@@ -77,6 +98,10 @@ def summary(records: list[dict]) -> dict:
         "support": share(a, lambda r: any(r["held"])),
         "first": share(a, lambda r: bool(r["held"]) and r["held"][0]),
         "precision": share(answered, lambda r: sum(r["held"]) / max(1, len(r["held"]))),
+        "shown": share(a, lambda r: r.get("phraseRight") is not None),
+        "right": share(a, lambda r: r.get("phraseRight") is True),
+        "wrong": share(a, lambda r: r.get("phraseRight") is False),
+        "phrase prec": share(shown, lambda r: r["phraseRight"]),
         "statements": share(answered, lambda r: len(r["held"])),
         "words": share(answered, lambda r: r["words"]),
         "refused": share(a, lambda r: r["noEvidence"]),
@@ -84,24 +109,26 @@ def summary(records: list[dict]) -> dict:
         "near-miss": share(near, lambda r: r["unanswered"]),
         "off-topic": share(off, lambda r: r["noEvidence"]),
         "off+marked": share(off, lambda r: r["unanswered"]),
+        "unanswerable": share(unanswerable, lambda r: r["noEvidence"]),
+        "unans+marked": share(unanswerable, lambda r: r["unanswered"]),
         "dropped": sum(r["dropped"] for r in records),
-        "n": f"{len(a)}/{len(near)}/{len(off)}",
+        "n": f"{len(a)}/{len(near)}/{len(off)}/{len(unanswerable)}",
     }
 
 
-COLUMNS = ("support", "first", "precision", "statements", "words", "refused", "marked", "near-miss", "off-topic",
-           "off+marked", "dropped")  # fmt: skip
+COLUMNS = ("support", "first", "precision", "statements", "words", "shown", "right", "wrong", "phrase prec", "refused",
+           "marked", "near-miss", "off-topic", "off+marked", "unanswerable", "unans+marked", "dropped")  # fmt: skip
 TARGETS = {"support": ">=0.90", "first": ">=0.80", "precision": ">=0.60", "refused": "<=0.05", "near-miss": ">=0.60",
-           "off-topic": ">=0.85", "dropped": "0"}  # fmt: skip
+           "off-topic": ">=0.85", "wrong": "<=0.03", "phrase prec": ">=0.90", "dropped": "0"}  # fmt: skip
 
 
 def print_table(rows: dict[str, dict]) -> None:
-    print(f"{'domain':<16} {'n (a/nm/off)':>13} " + " ".join(f"{c:>10}" for c in COLUMNS))
+    print(f"{'domain':<16} {'n (a/nm/off/un)':>17} " + " ".join(f"{c:>12}" for c in COLUMNS))
     for name, s in rows.items():
-        cells = [f"{s[c]:>10}" if c == "dropped" else f"{s[c]:>10.2f}" if c in ("statements", "words")
-                 else f"{s[c]:>10.3f}" for c in COLUMNS]  # fmt: skip
-        print(f"{name:<16} {s['n']:>13} " + " ".join(cells))
-    print(f"{'target':<16} {'':>13} " + " ".join(f"{TARGETS.get(c, ''):>10}" for c in COLUMNS))
+        cells = [f"{s[c]:>12}" if c == "dropped" else f"{s[c]:>12.2f}" if c in ("statements", "words")
+                 else f"{s[c]:>12.3f}" for c in COLUMNS]  # fmt: skip
+        print(f"{name:<16} {s['n']:>17} " + " ".join(cells))
+    print(f"{'target':<16} {'':>17} " + " ".join(f"{TARGETS.get(c, ''):>12}" for c in COLUMNS))
 
 
 def group_mean(rows: list[dict]) -> dict:
@@ -111,7 +138,7 @@ def group_mean(rows: list[dict]) -> dict:
 
     out = {c: mean(r[c] for r in rows) for c in COLUMNS if c != "dropped"}
     out["dropped"] = sum(r["dropped"] for r in rows)
-    out["n"] = "/".join(str(sum(int(r["n"].split("/")[i]) for r in rows)) for i in range(3))
+    out["n"] = "/".join(str(sum(int(r["n"].split("/")[i]) for r in rows)) for i in range(4))
     return out
 
 
@@ -171,11 +198,13 @@ def main() -> None:
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"), help="where the libraries are kept")
+    qa.add_argument(ap)
     ap.add_argument("--domains", nargs="*", default=list(qa_sets.DOMAINS))
     ap.add_argument("--answerable", type=int, default=40, help="answerable questions per domain")
     ap.add_argument("--near-miss", type=int, default=20, help="near-miss questions per domain")
     ap.add_argument("--off-topic", type=int, default=20, help="off-topic questions per domain")
+    ap.add_argument("--unanswerable", type=int, default=20, help="unanswerable questions per domain (squad-dev)")
     ap.add_argument("--half", default="eval", choices=("eval", "fit"), help="which half of the fit domains to ask")
     ap.add_argument("--model", default="real", choices=("real", "obedient", "ablate"))
     ap.add_argument("--rerank", default="off", choices=("likelihood", "off", "both"),
@@ -183,9 +212,9 @@ def arguments() -> argparse.Namespace:
                     "question twice")  # fmt: skip
     ap.add_argument("--reader", default="auto", choices=("auto", "off", "both"),
                     help="the trained reader (the reader setting, auto by default); both: each question twice")
-    ap.add_argument("--backend", default="torch", choices=("torch", "auto"),
-                    help="how questions are embedded: torch (as the earlier runs) or the default backend (OpenVINO, as "
-                    "users run it; the vectors are interchangeable)")
+    ap.add_argument("--backend", default="auto", choices=("torch", "auto"),
+                    help="how questions are embedded: the default backend (OpenVINO, as users run it) or torch (as the "
+                    "runs before 2026-12-06; the vectors are interchangeable)")
     ap.add_argument("--out", type=Path, default=None, help="write one JSON line per question here")
     return ap.parse_args()
 
@@ -199,11 +228,10 @@ def ask_all(args, embedder, models) -> dict[str, dict[str, list]]:
     results: dict[str, dict[str, list]] = defaultdict(dict)
     t0 = time.perf_counter()
     for name in args.domains:
-        domain = qa_sets.load(args.data_dir, name)
+        domain = qa_sets.load(name, args.qa_data)
         lib = qa_sets.build_library(domain, args.data_dir, embedder)
-        asked = (qa_sets.sample(domain, "answerable", args.answerable, args.half)
-                 + qa_sets.sample(domain, "near-miss", args.near_miss, args.half)
-                 + qa_sets.sample(domain, "off-topic", args.off_topic, args.half))  # fmt: skip
+        asked = [q for kind in qa_sets.KINDS
+                 for q in qa_sets.sample(domain, kind, getattr(args, kind.replace("-", "_")), args.half)]
         for label, model, mode, reader in models:
             records = []
             for q in asked:
@@ -223,10 +251,10 @@ def report(results: dict, args, rates) -> None:
 
     for label, by_domain in results.items():
         print(f"\nreason, default settings (answer budget {Settings.answer_budget}), model: {label}, "
-              f"fit domains' {args.half} half")  # fmt: skip
+              f"fit domains' {args.half} half, {cpu_name()}")  # fmt: skip
         rows = {name: summary(recs) for name, recs in by_domain.items()}
         for role in ("fit", "held out"):
-            members = [n for n in rows if n in qa_sets.DOMAINS and qa_sets.DOMAINS[n][3] == role]
+            members = [n for n in rows if n in qa_sets.DOMAINS and qa_sets.DOMAINS[n][2] == role]
             if members:
                 rows[f"[{role}]"] = group_mean([rows[n] for n in members])
         print_table(rows)

@@ -8,15 +8,17 @@ all-MiniLM-L6-v2 exported from its package; the product's default) in the same r
   fetches it) ingested into a fresh library with each backend in turn, the order alternating
   over ``--rounds``; files/s, chunks/s and the ratio of the two, plus each model alone on the same
   chunk texts. Target: OpenVINO ingest >= 2x torch's.
-- ``retrieval``: SQuAD v1.1 dev as paragraph retrieval (as bench/quality/retrieval.py), one
-  library per backend, questions embedded by both. R@1/R@5/MRR@10 for dense only and for the
-  product's hybrid, for torch, OpenVINO, and a torch-built library queried with OpenVINO vectors
+- ``retrieval``: SQuAD v1.1 dev (read from the shared SQuAD-format files: ``--qa-data``, bench/data/qa.py) as
+  paragraph retrieval (bench/data/squad.py's paragraph_library, as bench/quality/retrieval.py), one library per
+  backend, questions (every one, or a ``--questions`` sample) embedded by both. R@1/R@5/MRR@10 for dense only
+  and for the product's hybrid, for torch, OpenVINO, and a torch-built library queried with OpenVINO vectors
   (what a library made before the switch sees). Target: within 0.005 of torch's R@5 and MRR@10.
   Also the agreement of the two backends' vectors (cosine).
 
     python -m bench.speed.embed                            # both parts, whole corpus
     python -m bench.speed.embed --part ingest --fraction 0.25
     python -m bench.speed.embed --part retrieval
+    python -m bench.speed.embed --part retrieval --questions 200 --data-dir /tmp/embed   # a smoke run
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.data.debian_docs import fetch_corpus
-from bench.data.squad import load_squad, write_corpus
+from bench.data import qa
+from bench.data.squad import paragraph_library, paragraph_questions
 from bench.quality.retrieval import doc_rank, metrics
 
 
@@ -102,43 +105,33 @@ def part_ingest(args, pairs) -> None:
 
 
 def part_retrieval(args, pairs) -> None:
+    """R@1/R@5/MRR@10, dense and hybrid, of each backend's library and of the torch library with OpenVINO queries."""
     from localreason import search
-    from localreason.config import load_settings
-    from localreason.library import Library
 
-    articles = load_squad(args.data_dir / "squad")
-    corpus = (args.data_dir / "squad" / "corpus").resolve()
-    write_corpus(articles, corpus)
-    libs = {}
+    libs, asked = {}, {}
     for name, emb in pairs:
-        lib = Library(settings=load_settings(tempfile.mkdtemp(prefix=f"lr-squad-{name}-")), embedder=emb)
         t = time.perf_counter()
-        for art in articles:
-            lib.ingest([corpus / art["title"]], art["title"][:80])
+        lib, _, _, articles, corpus = paragraph_library("squad-dev", args.data_dir / "squad", args.qa_data, emb)
         print(f"{name}: SQuAD dev ingested in {time.perf_counter() - t:.0f} s", flush=True)
         libs[name] = lib
-    qs = []
-    for art in articles:
-        for i, para in enumerate(art["paragraphs"]):
-            qs += [(qa["question"], f"{art['title']}/{i:03d}.txt") for qa in para["qas"]]
+        qs, _, chunk_doc = paragraph_questions(lib, articles, corpus, args.questions)
+        asked[name] = ([(q, gold) for q, gold, _ in qs], chunk_doc)  # the same questions, this library's ids
+    qs = [q for q, _ in asked["torch"][0]]
     qvecs = {}
     for name, emb in pairs:
         t = time.perf_counter()
-        qvecs[name] = emb.embed([q for q, _ in qs])
+        qvecs[name] = emb.embed(qs)
         print(f"{name}: {len(qs)} questions embedded in {time.perf_counter() - t:.1f} s", flush=True)
-    torch_lib, ov_lib = libs["torch"], libs["openvino"]
-    vector_agreement(torch_lib, ov_lib, qvecs)
-
+    vector_agreement(libs["torch"], libs["openvino"], qvecs)
     scope = search.ResolvedScope()
     rows = {}
-    for label, lib, vecs in (("torch (today)", torch_lib, qvecs["torch"]), ("openvino", ov_lib, qvecs["openvino"]),
-                             ("torch library, openvino queries", torch_lib, qvecs["openvino"])):  # fmt: skip
-        chunk_doc = {r: str(Path(p).relative_to(corpus)) for r, p in lib.store.db.execute(
-            "SELECT c.rowid, d.source_path FROM chunks c JOIN documents d ON c.document_id = d.id WHERE c.level = 2")}
+    for label, name, vecs in (("torch (today)", "torch", qvecs["torch"]), ("openvino", "openvino", qvecs["openvino"]),
+                              ("torch library, openvino queries", "torch", qvecs["openvino"])):  # fmt: skip
+        lib, (golds, chunk_doc) = libs[name], asked[name]
         dense = [doc_rank([r for r, _ in search.dense_ranking(lib.index, v, 30, scope)], chunk_doc, gold)
-                 for (q, gold), v in zip(qs, vecs)]  # fmt: skip
+                 for (q, gold), v in zip(golds, vecs)]  # fmt: skip
         hybrid = [doc_rank([h.rowid for h in search.hybrid(lib.index, q, 30, scope, qvec=v)], chunk_doc, gold)
-                  for (q, gold), v in zip(qs, vecs)]  # fmt: skip
+                  for (q, gold), v in zip(golds, vecs)]  # fmt: skip
         rows[label] = (metrics(dense), metrics(hybrid))
     retrieval_table(rows, len(qs))
     for lib in libs.values():
@@ -195,7 +188,11 @@ def part_export() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache"),
-                    help="holds bench-ingest/ (the Debian corpus) and squad/ (SQuAD dev), fetched once")
+                    help="cache folder: bench-ingest/ (the Debian corpus, fetched once) and squad/ (SQuAD dev's "
+                         "corpus)")  # fmt: skip
+    qa.add_argument(ap)
+    ap.add_argument("--questions", type=int, default=0, help="retrieval: a fixed sample of this many questions "
+                    "(0: every one)")  # fmt: skip
     ap.add_argument("--part", choices=("ingest", "retrieval", "export", "both"), default="both",
                     help="both: retrieval and ingest; export: only the one-time export's cost")
     ap.add_argument("--fraction", type=float, default=1.0, help="ingest every (1/fraction)-th file")

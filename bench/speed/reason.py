@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Latency of `reason` with the default models, against the pure llama.cpp cost in the same run.
 
-For a fixed sample of SQuAD v1.1 dev questions (library: all 48 articles, built by
-bench/quality/reason.py's cache or here), at each evidence budget (maxTokens 1000, 2000, 4000,
+For a fixed sample of SQuAD v1.1 dev questions (the shared sets, bench/data/qa.py; library: all 48 articles,
+built here once, or given with --library), at each evidence budget (maxTokens 1000, 2000, 4000,
 8000) this reports p50/p95 of the end-to-end latency split into search, packet
 (packet + quotation ranking + grammar), prompt evaluation, generation and
 verification; and, for the same prompt and output token counts, the pure llama.cpp
@@ -27,7 +27,9 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.data.squad import load_squad, write_corpus
+from bench import cpu_name
+from bench.data import qa
+from bench.data.squad import folder_name, load_squad, write_corpus
 
 
 def build(home: Path, corpus: Path, titles: list[str], embedder):
@@ -38,7 +40,7 @@ def build(home: Path, corpus: Path, titles: list[str], embedder):
     lib = Library(settings=load_settings(home), embedder=embedder)
     if not (home / ".complete").is_file():
         for t in titles:
-            lib.ingest([corpus / t], t[:80])
+            lib.ingest([corpus / folder_name(t)], folder_name(t))
         (home / ".complete").write_text("ok")
     return lib
 
@@ -70,8 +72,6 @@ def pure_cost(llm, n_prompt: int, n_out: int) -> tuple[float, float]:
 
 def reader_cost(lib, gen, reader, qs, budget: int) -> None:
     """reason without and with the reader, question by question (alternating which goes first)."""
-    import platform
-
     from localreason.reason import reason
 
     without, with_reader, read_ms, support = [], [], [], [0, 0]
@@ -85,15 +85,14 @@ def reader_cost(lib, gen, reader, qs, budget: int) -> None:
             support[k] += any(norm(g) in norm(x) for g in golds for x in quotes)
             if r is not None and a.timings.read_ms:
                 read_ms.append(a.timings.read_ms)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())  # fmt: skip
+    cpu = cpu_name()
     p_without, p_with = statistics.median(without), statistics.median(with_reader)
     print(f"\nreader cost at budget {budget} on {cpu}, {len(qs)} questions, alternating order:")
     print(f"  ask p50 without the reader {p_without:.2f} s, with it {p_with:.2f} s: +{p_with - p_without:.2f} s "
           f"({p_with / p_without:.2f}x); the reader itself p50 {statistics.median(read_ms or [0]):.0f} ms "
           f"(p95 {pct(read_ms or [0], 95):.0f} ms) on {len(read_ms)} questions it read")  # fmt: skip
-    print(f"  support {support[0] / len(qs):.3f} without, {support[1] / len(qs):.3f} with (SQuAD dev; the reader was "
-          f"trained on its other half's questions, so this is not a held-out figure)")  # fmt: skip
+    print(f"  support {support[0] / len(qs):.3f} without, {support[1] / len(qs):.3f} with (SQuAD dev; the shipped reader "
+          f"was trained on questions of its paragraphs, so this is not a held-out figure)")  # fmt: skip
 
 
 TODAY = {"read_weak": 0.02, "read_answers": 0.5, "read_lead_ratio": 0.1, "feature_weight": 0.5, "phrase_margin": 4.0,
@@ -106,7 +105,6 @@ def against_today(lib, gen, today_reader: Path, qs, budget: int) -> None:
     checkout's work in the same process (the sentence reader in ``today_reader``, its calibration TODAY, and the
     ranking embedding every sentence again with its context: ranking.rank_quotes(read_twice=True)), question
     by question in alternating order: ask p50 of each, their ratio and each reader's own time."""
-    import platform
     from dataclasses import replace
     from functools import partial
 
@@ -132,8 +130,7 @@ def against_today(lib, gen, today_reader: Path, qs, budget: int) -> None:
             if a.timings.read_ms:
                 read_ms[name].append(a.timings.read_ms)
             before_model[name].append(a.timings.packet_ms)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())  # fmt: skip
+    cpu = cpu_name()
     p_old, p_new = statistics.median(times["today"]), statistics.median(times["now"])
     print(f"\nagainst today's checkout at budget {budget} on {cpu} ({len(qs)} questions, alternating order):")
     print(f"  ask p50 today {p_old:.2f} s, now {p_new:.2f} s ({p_new / p_old:.2f}x); p95 today "
@@ -145,44 +142,44 @@ def against_today(lib, gen, today_reader: Path, qs, budget: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"), help="where the corpus and library are kept")
+    qa.add_argument(ap)
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--budgets", type=int, nargs="*", default=[1000, 2000, 4000, 8000])
     ap.add_argument("--reader", action="store_true", help="also: the reader's cost at the default budget")
     ap.add_argument("--today", type=Path, metavar="SENTENCE_READER", help="compare with today's checkout's work: the "
-                    "sentence reader in this folder (format 2, e.g. .cache/squad/reader/sentence), its calibration, "
+                    "sentence reader in this folder (format 2, e.g. .cache/qa/reader/sentence), its calibration, "
                     "the ranking embedding every sentence twice")
     ap.add_argument("--library", type=Path, default=None,
-                    help="an existing library of the SQuAD dev articles (e.g. bench.quality.reason's "
-                    ".cache/squad/libs/squad-wiki) "
-                    "instead of building lib-all")  # fmt: skip
+                    help="an existing library of all SQuAD dev articles, one collection each, instead of building "
+                    "lib-all")  # fmt: skip
     args = ap.parse_args()
 
     from localreason.config import load_settings
-    from localreason.embed import SentenceTransformerEmbedder, make_embedder
+    from localreason.embed import make_embedder
     from localreason.library import Library
     from localreason.generate import LlamaGenerator
     from localreason.models import resolve_embedding_model, resolve_gguf
     from localreason.reason import reason
 
-    articles = load_squad(args.data_dir)
-    corpus = args.data_dir / "corpus"
+    articles = load_squad(args.qa_data)
+    corpus = (args.data_dir / "corpus" / "squad-dev").resolve()
     write_corpus(articles, corpus)
     home = args.library or args.data_dir / "lib-all"
     settings = load_settings(home)
     info = resolve_embedding_model(settings)
-    # building the library: torch (as bench.quality.reason builds them); asking: what users get (OpenVINO by
-    # default; the vectors are interchangeable, README "embedding_backend")
+    embedder = make_embedder(info, cache_root=settings.cache_path)  # what users get (OpenVINO by default)
     if args.library is None and not (home / ".complete").is_file():
-        build(home, corpus, [a["title"] for a in articles], SentenceTransformerEmbedder(info)).close()
-    lib = Library(settings=settings, embedder=make_embedder(info, cache_root=settings.cache_path))
+        build(home, corpus, [a["title"] for a in articles], embedder).close()
+    lib = Library(settings=settings, embedder=embedder)
     qs = [(qa["question"], [a["text"] for a in qa["answers"]]) for a in articles for p in a["paragraphs"]
           for qa in p["qas"]]  # fmt: skip
     qs = random.Random(99).sample(qs, args.questions)
     gen = LlamaGenerator(resolve_gguf(settings))
     t = time.perf_counter()
     gen.llm
-    print(f"model load {time.perf_counter() - t:.2f} s; {args.questions} questions; n_ctx {gen.context_size}")
+    print(f"{cpu_name()}; model load {time.perf_counter() - t:.2f} s; {args.questions} questions; "
+          f"n_ctx {gen.context_size}")  # fmt: skip
     from localreason.models import reader_shipped as shipped
     from localreason.reason.reader import Reader
 

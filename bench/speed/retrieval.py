@@ -1,4 +1,4 @@
-"""deep_search latency on SQuAD v1.1 dev as paragraph retrieval (2,067 paragraphs as documents), and on the
+"""deep_search latency on SQuAD v1.1 dev (the shared sets, bench/data/qa.py) as paragraph retrieval (2,067 paragraphs as documents), and on the
 same library grown to 20,000 chunks: p50/p95 with the model loaded, and the search alone, today's against the
 previous one, alternating in the same run. bench.quality.retrieval prints the same after its accuracy tables,
 on its library; this is that part alone.
@@ -15,18 +15,23 @@ import statistics
 import time
 from pathlib import Path
 
+from bench import cpu_name
+from bench.data import qa
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--questions", type=int, default=0, help="draw the queries from a fixed random sample of this "
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"), help="where the corpus is written")
+    qa.add_argument(ap)
+    ap.add_argument("--questions", type=int, default=2000, help="draw the queries from a fixed random sample of this "
                     "many questions (0 = all), as bench.quality.retrieval does")  # fmt: skip
     ap.add_argument("--latency-queries", type=int, default=300)
     args = ap.parse_args()
 
     from bench.data.squad import squad_library, squad_questions
 
-    lib, embedder, settings, articles, corpus = squad_library(args.data_dir)
+    print(f"deep_search latency, {cpu_name()}", flush=True)
+    lib, embedder, settings, articles, corpus = squad_library(args.data_dir, args.qa_data)
     qs, _, _ = squad_questions(lib, articles, corpus, args.questions)
     latency_part(lib, settings, embedder, [q for q, _ in qs], args.latency_queries)
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Libraries of 100,000 and 1,000,000 passages: search speed, start-up, memory, disk, recall, growth.
 
-The passages are real text with real vectors, replicated: the 8,169 paragraphs of SQuAD dev and
-SQuAD-shifts (NYT, Reddit, Amazon reviews) are embedded once with the product's embedder, and each
-library repeats them, every copy's vector moved by a small random step (cosine ~0.99 to the
-original, like a near-paraphrase) so no two vectors tie. Documents of 50 passages are written
-through the store's own write path (one transaction per document, full-text index included); the
-vector index is then built the way a library builds it.
+The passages are real text with real vectors, replicated: the 7,733 paragraphs of SQuAD 1.1 dev and SQuAD-shifts
+(new_wiki, reddit, Amazon reviews), read from the shared SQuAD-format files (``--qa-data``, bench/data/qa.py),
+are embedded once with the product's embedder, and each library repeats them, every copy's vector moved by a
+small random step (cosine ~0.99 to the original, like a near-paraphrase) so no two vectors tie. Documents of 50
+passages are written through the store's own write path (one transaction per document, full-text index
+included); the vector index is then built the way a library builds it.
 
 For each size it reports, in one run:
 - deep_search p50/p95 over real questions (warm process), with the index the library chose
@@ -18,12 +18,17 @@ For each size it reports, in one run:
   (with and without migration 6's index) vs by digest;
 - the first query from a new process (start, imports, opening the library, loading the index and
   the embedding model, embedding and searching), and that process's peak memory;
-- the size on disk, and the time to ingest 1,000 more documents (real files, real ingest).
+- the size on disk, and the time to ingest 1,000 more documents (real files, real ingest: paragraphs of SQuAD 1.1
+  train, none of which is a seed passage).
 Targets at 1M: deep_search p50 < 100 ms, first query < 3 s, memory < 3 GB, recall@10 >= 0.98.
 
     python -m bench.speed.scale                        # 100k and 1M (about 25 minutes the first time)
     python -m bench.speed.scale --sizes 100000         # one size
     python -m bench.speed.scale --sizes 1000000 --quick     # only open costs and recall of a built library
+    python -m bench.speed.scale --sizes 10000 --grow 20 --data-dir /tmp/scale   # a smoke run
+
+The seed vectors are cached under a name that hashes the seed texts, and each library's stamp names FORMAT, the
+seed texts' hash and the embedder: a cache made from other texts (the archive-era sets) is rebuilt, not trusted.
 """
 
 from __future__ import annotations
@@ -43,33 +48,46 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.data.qa_sets import member
+from bench.data import qa
 
-SOURCES = ("squaddev_v1.1.json", "nyt_v1.0.json", "reddit_v1.0.json", "amazon_reviews_v1.0.json")
+SOURCES = ("squad-dev", "new_wiki", "reddit", "amazon")
+"""The sets (bench/data/qa.py) whose paragraphs are the seed passages, and whose questions are searched for."""
+GROWTH = "squad-train"
+"""The set whose paragraphs are ingested as new documents (disjoint from the seeds: other articles)."""
 PER_DOC = 50
 NOISE = 0.15
 """Length of the random step added to each copy's vector before normalising (cosine ~0.99)."""
-FORMAT = 2
-"""Bumped when the way libraries are built here changes (a cached library of another format is rebuilt)."""
+FORMAT = 3
+"""Bumped when the way libraries are built here changes (a cached library of another format is rebuilt). 3: the
+seeds are the shared sets' paragraphs (SOURCES), no longer the archive's."""
 
 
-def seed(data_dir: Path):
-    """(texts, vectors, questions) from the SQuAD files, embedded once and cached."""
+def seed_texts(qa_data) -> tuple[list[str], list[str], list[str], str]:
+    """(paragraphs, questions, each question's paragraph, a hash of the paragraphs) of SOURCES."""
+    import hashlib
+
+    texts, questions, golds = [], [], []
+    for name in SOURCES:
+        for art in qa.articles(name, qa_data):
+            for para in art["paragraphs"]:
+                texts.append(" ".join(para["context"].split()))
+                questions += [q["question"] for q in para["qas"]]
+                golds += [texts[-1]] * len(para["qas"])
+    digest = hashlib.sha256("\0".join(SOURCES + tuple(texts)).encode()).hexdigest()[:12]
+    return texts, questions, golds, digest
+
+
+def seed(data_dir: Path, qa_data):
+    """(texts, vectors, questions, question vectors, embedder, the texts' hash) from SOURCES, embedded once and
+    cached in ``data_dir`` under the texts' hash."""
     from localreason.config import load_settings
     from localreason.embed import make_embedder
     from localreason.models import resolve_embedding_model
 
-    texts, questions, golds = [], [], []
-    for name in SOURCES:
-        data = json.loads(member(data_dir, name).read_text())["data"]
-        for art in data:
-            for para in art["paragraphs"]:
-                texts.append(" ".join(para["context"].split()))
-                questions += [qa["question"] for qa in para["qas"]]
-                golds += [texts[-1]] * len(para["qas"])
+    texts, questions, golds, digest = seed_texts(qa_data)
     settings = load_settings(tempfile.mkdtemp(prefix="lr-seed-"))
     embedder = make_embedder(resolve_embedding_model(settings), "auto", 32, settings.cache_path, notice=print)
-    cache = data_dir / f"scale-seed-{len(texts)}-{embedder.fingerprint}.npz"  # vectors of this model only
+    cache = data_dir / f"scale-seed-{digest}-{embedder.fingerprint}.npz"  # vectors of these texts and this model only
     if cache.is_file():
         saved = np.load(cache)
         vecs, qvecs = saved["vecs"], saved["qvecs"]
@@ -77,21 +95,23 @@ def seed(data_dir: Path):
         print(f"Embedding {len(texts)} seed passages and 2,000 questions (once) ...", flush=True)
         vecs = embedder.embed(texts)
         qvecs = embedder.embed(random.Random(5).sample(questions, 2000))
+        data_dir.mkdir(parents=True, exist_ok=True)
         np.savez(cache, vecs=vecs, qvecs=qvecs)
     qtexts = random.Random(5).sample(questions, 2000)
     qgolds = random.Random(5).sample(golds, 2000)  # the same positions as qtexts: each question's paragraph
-    return texts, vecs, list(zip(qtexts, qgolds)), qvecs, embedder
+    return texts, vecs, list(zip(qtexts, qgolds)), qvecs, embedder, digest
 
 
-def build(home: Path, size: int, texts: list[str], vecs: np.ndarray, embedder) -> None:
-    """A library of ``size`` passages under ``home`` (reused if already built the same way)."""
+def build(home: Path, size: int, texts: list[str], vecs: np.ndarray, embedder, digest: str) -> None:
+    """A library of ``size`` passages under ``home`` (reused if already built the same way: FORMAT, the seed
+    texts' hash ``digest``, the embedder)."""
     from localreason.config import load_settings
     from localreason.ingest.pipeline import model_meta
     from localreason.library import Library
     from localreason.tokens import count_tokens
 
     stamp = home / ".complete"
-    tag = f"{FORMAT} {size} {len(texts)} {embedder.fingerprint}"
+    tag = f"{FORMAT} {size} {digest} {embedder.fingerprint}"
     if stamp.is_file() and stamp.read_text() == tag:
         from localreason.store.db import Store
 
@@ -256,7 +276,7 @@ def open_costs(home: Path, row: dict) -> None:
     store.close()
 
 
-def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, grow: int) -> dict:
+def measure(home: Path, size: int, questions, qvecs, embedder, qa_data, grow: int) -> dict:
     from localreason.config import load_settings
     from localreason.library import Library
 
@@ -281,9 +301,9 @@ def measure(home: Path, size: int, questions, qvecs, embedder, data_dir: Path, g
     row["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     row["disk_mb"] = disk_mb(home)
 
-    # 1,000 more documents, as files through the real ingest (the new wiki articles of SQuAD-shifts).
+    # 1,000 more documents, as files through the real ingest (paragraphs of SQuAD 1.1 train).
     if grow:
-        grow_and_shrink(lib, data_dir, grow, row)
+        grow_and_shrink(lib, qa_data, grow, row)
     lib.close()
     return row
 
@@ -344,11 +364,11 @@ def time_dense(vectors, qvecs, row: dict) -> None:
     del exact
 
 
-def grow_and_shrink(lib, data_dir: Path, grow: int, row: dict) -> None:
-    """Ingest ``grow`` new documents as files, then remove them (the library is left as built)."""
+def grow_and_shrink(lib, qa_data, grow: int, row: dict) -> None:
+    """Ingest ``grow`` new documents as files (paragraphs of GROWTH), then remove them (the library is left as
+    built)."""
     extra = Path(tempfile.mkdtemp(prefix="lr-grow-"))
-    data = json.loads(member(data_dir, "new_wiki_v1.0.json").read_text())["data"]
-    paras = [p["context"] for a in data for p in a["paragraphs"]][:grow]
+    paras = [p["context"] for a in qa.articles(GROWTH, qa_data) for p in a["paragraphs"]][:grow]
     for i, text in enumerate(paras):
         (extra / f"{i:04d}.txt").write_text(text + "\n", encoding="utf-8")
     t = time.perf_counter()
@@ -364,19 +384,20 @@ def grow_and_shrink(lib, data_dir: Path, grow: int, row: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/scale"),
-                    help="SQuAD files (fetched once from the bigbench archive) and the built libraries")
+                    help="cache folder: the seed vectors and the built libraries")  # fmt: skip
+    qa.add_argument(ap)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--grow", type=int, default=1000, help="documents ingested into each big library (0: skip)")
     ap.add_argument("--quick", action="store_true",
                     help="only the open costs and the recall of an already built library (no search timing)")
     args = ap.parse_args()
-    texts, vecs, questions, qvecs, embedder = seed(args.data_dir)
+    texts, vecs, questions, qvecs, embedder, digest = seed(args.data_dir, args.qa_data)
     print(f"seed: {len(texts)} passages, {len(questions)} questions; embedding backend {embedder.backend}",
           flush=True)  # fmt: skip
     rows = []
     for size in args.sizes:
         home = args.data_dir / f"lib-{size}"
-        build(home, size, texts, vecs, embedder)
+        build(home, size, texts, vecs, embedder, digest)
         if args.quick:
             from localreason.config import load_settings
             from localreason.library import Library
@@ -388,7 +409,7 @@ def main() -> None:
             lib.close()
             print(json.dumps(row, indent=1), flush=True)
             continue
-        row = measure(home, size, questions, qvecs, embedder, args.data_dir, args.grow)
+        row = measure(home, size, questions, qvecs, embedder, args.qa_data, args.grow)
         open_costs(home, row)
         rows.append(row)
         print(json.dumps(row, indent=1), flush=True)

@@ -8,8 +8,8 @@ PROBE questions with sentences (a sentence reader, format 2) or windows (a passa
 reason/reader.py with both folders and prints the largest logit difference and how often the phrase is the same;
 it refuses to write when they disagree (logits by more than 0.25, phrases for more than 1 in 10).
 
-    python -m bench.train.compress .cache/squad/reader/passage localreason/models/passage
-    python -m bench.train.compress .cache/squad/reader/sentence localreason/models/reader
+    python -m bench.train.compress .cache/qa/reader/passage localreason/models/passage
+    python -m bench.train.compress .cache/qa/reader/sentence localreason/models/reader
 """
 
 from __future__ import annotations

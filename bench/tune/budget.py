@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Does a larger evidence budget help reason find the answering sentence? For each domain of
-bench/data/qa_sets.py (fit domains: their fit half; held-out domains: their evaluation questions) and each
-budget: the share of answerable questions whose packet holds an answering sentence at all (the ceiling
-of any sentence ranking), the shipped ranking's top-1 (quotes.rank_quotes), and the time of progressive
-search, packing and ranking per question. The model reads only the offered sentences, so the budget
+bench/data/qa_sets.py (read from the shared SQuAD-format files: ``--qa-data``, bench/data/qa.py; fit domains:
+their fit half, where a budget would be chosen, and their evaluation half beside it; held-out domains: their
+questions) and each budget: the share of answerable questions whose packet holds an answering sentence at all
+(the ceiling of any sentence ranking), the shipped ranking's top-1 (quotes.rank_quotes), and the time of
+progressive search, packing and ranking per question. The model reads only the offered sentences, so the budget
 costs no model time.
 
-    python -m bench.tune.budget --data-dir /tmp/squad-cache
+    python -m bench.tune.budget --data-dir /tmp/squad-cache [--qa-data FOLDER]
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.data import qa_sets
+from bench.data import qa, qa_sets
 
 
 def measure(lib, embed, questions, budget: int) -> tuple[float, float, float]:
@@ -43,8 +44,9 @@ def measure(lib, embed, questions, budget: int) -> tuple[float, float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--questions", type=int, default=60, help="answerable questions per domain")
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"), help="cache folder: the libraries")
+    qa.add_argument(ap)
+    ap.add_argument("--questions", type=int, default=60, help="answerable questions per domain and half")
     ap.add_argument("--budgets", type=int, nargs="+", default=[1000, 2000, 4000])
     args = ap.parse_args()
     from localreason.config import load_settings
@@ -53,21 +55,23 @@ def main() -> None:
 
     settings = load_settings(args.data_dir / "libs")  # the product's embedder (OpenVINO where it runs)
     embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
-    results: dict[str, dict[int, tuple]] = {}
+    results: dict[tuple[str, str], dict[int, tuple]] = {}
     for name in qa_sets.DOMAINS:
-        domain = qa_sets.load(args.data_dir, name)
-        asked = qa_sets.sample(domain, "answerable", args.questions, "fit" if domain.role == "fit" else "eval")
+        domain = qa_sets.load(name, args.qa_data)
         lib = qa_sets.build_library(domain, args.data_dir, embedder)
-        results[name] = {b: measure(lib, embedder.embed, asked, b) for b in args.budgets}
+        for half in ("fit", "eval") if domain.role == "fit" else ("eval",):
+            asked = qa_sets.sample(domain, "answerable", args.questions, half)
+            got = results[(name, half)] = {b: measure(lib, embedder.embed, asked, b) for b in args.budgets}
+            print(f"{name:<10} {domain.role:<9} {half:<5} " + "  ".join(
+                f"{b}: in packet {v[0]:.2f} top-1 {v[1]:.2f} {v[2] * 1000:.0f} ms" for b, v in got.items()),
+                flush=True)  # fmt: skip
         lib.close()
-        print(f"{name:<16} {domain.role:<9} " + "  ".join(
-            f"{b}: in packet {v[0]:.2f} top-1 {v[1]:.2f} {v[2] * 1000:.0f} ms" for b, v in results[name].items()),
-            flush=True)  # fmt: skip
     print("\nmean over domains")
-    for role in ("fit", "held out"):
-        names = [n for n in results if qa_sets.DOMAINS[n][3] == role]
-        print(f"{role:<9} " + "  ".join(f"{b}: in packet {np.mean([results[n][b][0] for n in names]):.3f} top-1 "
-                                        f"{np.mean([results[n][b][1] for n in names]):.3f}" for b in args.budgets))
+    for label, role, half in (("fit, fit half", "fit", "fit"), ("fit, eval half", "fit", "eval"),
+                              ("held out", "held out", "eval")):  # fmt: skip
+        keys = [k for k in results if qa_sets.DOMAINS[k[0]][2] == role and k[1] == half]
+        print(f"{label:<15} " + "  ".join(f"{b}: in packet {np.mean([results[k][b][0] for k in keys]):.3f} top-1 "
+                                          f"{np.mean([results[k][b][1] for k in keys]):.3f}" for b in args.budgets))
 
 
 if __name__ == "__main__":

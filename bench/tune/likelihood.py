@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 """Question likelihood (Sachan et al. 2022) as a re-ranker of reason's best quotable sentences and as a
-signal for the relevance gate, measured on the fit and held-out domains of bench/data/qa_sets.py.
+signal for the relevance gate, measured on the fit and held-out domains of bench/data/qa_sets.py (read from the
+shared SQuAD-format files: ``--qa-data``, bench/data/qa.py).
 
 For each question: reason's own evidence (progressive search, the answer budget's packet) and its
 ranking (quotes.rank_quotes); the K best sentences are then read by the packaged GGUF model, which
 scores log P(question | "Passage: <sentence>") (``likelihood.question_logprobs``) and log P(question)
 with no passage. Printed, beside the shipped ranking:
 1. top-1 after re-ranking the K best by score + w x per-token log-likelihood, w fitted on the fit
-   half of the fit domains (in sample, leaving one fit domain out, and on the held-out domains);
-2. the relevance gate's separation (AUC) of answerable from near-miss and off-topic questions with
-   and without the pointwise mutual information of the question and the best sentence.
+   half of the fit domains (squad-dev, new_wiki): in sample, leaving one fit domain out, on the fit domains'
+   evaluation half (other articles) and on the held-out domains (reddit posts, Amazon reviews);
+2. the relevance gate's separation (AUC) of answerable from near-miss, off-topic and unanswerable questions
+   (SQuAD 2.0's, asked about a paragraph that is in the library; squad-dev only) with and without the pointwise
+   mutual information of the question and the best sentence.
 
-Rows are cached in DATA_DIR/ql-rows-<domain>-<n>-<K>.pkl with what they were computed from (the questions,
+Rows are cached in DATA_DIR/ql-rows-<domain>-<half>-<n>-<K>.pkl with what they were computed from (the questions,
 the library, the scoring, ranking and gate code, the GGUF file); a cache computed from anything else is
-recomputed.
+recomputed. DATA_DIR also holds the libraries.
 
-    python -m bench.tune.likelihood --data-dir /tmp/squad-cache
+    python -m bench.tune.likelihood --data-dir /tmp/squad-cache [--qa-data FOLDER]
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.data import qa_sets
+from bench.data import qa, qa_sets
 
 K = 4
 
@@ -60,7 +63,14 @@ def rows_for(lib, generator, questions, k: int) -> list[dict]:
     return rows
 
 
-def collect(data_dir: Path, n: int, k: int, refresh: bool) -> dict[str, list[dict]]:
+EVAL = [f"{n} (eval)" for n in qa_sets.FIT]
+"""The rows of the fit domains' evaluation halves are kept under these names (reported, never fitted on)."""
+OTHERS = ("near-miss", "off-topic", "unanswerable")
+
+
+def collect(data_dir: Path, qa_data, n: int, k: int, refresh: bool) -> dict[str, list[dict]]:
+    """Rows of every domain: a fit domain's fit half under its name and its evaluation half under ``"<name>
+    (eval)"`` (EVAL); a held-out domain's (evaluation) questions under its name."""
     from localreason import text
     from localreason.config import load_settings
     from localreason.embed import make_embedder
@@ -79,27 +89,35 @@ def collect(data_dir: Path, n: int, k: int, refresh: bool) -> dict[str, list[dic
                       inspect.getsource(gate), f"{gguf.name}:{gguf.stat().st_size}"])  # fmt: skip
     out = {}
     for name in qa_sets.DOMAINS:
-        domain = qa_sets.load(data_dir, name)
-        use = "fit" if domain.role == "fit" else "eval"
-        asked = (qa_sets.sample(domain, "answerable", n, use) + qa_sets.sample(domain, "near-miss", n // 3, use)
-                 + qa_sets.sample(domain, "off-topic", n // 3, use))  # fmt: skip
-        key = hashlib.sha256("\0".join([qa_sets.fingerprint(domain), code, str(k)]
-                                       + [f"{q.kind}:{q.text}" for q in asked]).encode()).hexdigest()[:16]  # fmt: skip
-        cache = data_dir / f"ql-rows-{name}-{n}-{k}.pkl"
-        if cache.is_file() and not refresh:
-            cached = pickle.loads(cache.read_bytes())
-            if cached.get("key") == key:
-                out[name] = cached["rows"]
-                continue
-        t = time.perf_counter()
-        lib = qa_sets.build_library(domain, data_dir, embedder)
-        out[name] = rows_for(lib, generator, asked, k)
-        lib.close()
-        cache.write_bytes(pickle.dumps({"key": key, "rows": out[name]}))
-        secs = [r["seconds"] for r in out[name] if r["seconds"]]
-        print(f"  {name}: {len(asked)} questions in {time.perf_counter() - t:.0f} s "
-              f"(likelihood p50 {np.median(secs):.2f} s)", flush=True)  # fmt: skip
+        domain = qa_sets.load(name, qa_data)
+        for half in ("fit", "eval") if domain.role == "fit" else ("eval",):
+            key = f"{name} (eval)" if domain.role == "fit" and half == "eval" else name
+            out[key] = half_rows(domain, half, (n, k), (data_dir, embedder, generator, code), refresh)
     return out
+
+
+def half_rows(domain, half: str, sizes: tuple[int, int], tools: tuple, refresh: bool) -> list[dict]:
+    """One half's rows (``sizes``: answerable questions, K), from DATA_DIR/ql-rows-<domain>-<half>-<n>-<K>.pkl when
+    they were computed from the same. ``tools``: (DATA_DIR, embedder, generator, the code's text)."""
+    (n, k), (data_dir, embedder, generator, code) = sizes, tools
+    asked = (qa_sets.sample(domain, "answerable", n, half) + qa_sets.sample(domain, "near-miss", n // 3, half)
+             + qa_sets.sample(domain, "off-topic", n // 3, half) + qa_sets.sample(domain, "unanswerable", n // 3, half))
+    key = hashlib.sha256("\0".join([qa_sets.fingerprint(domain), code, str(k)]
+                                   + [f"{q.kind}:{q.text}" for q in asked]).encode()).hexdigest()[:16]  # fmt: skip
+    cache = data_dir / f"ql-rows-{domain.name}-{half}-{n}-{k}.pkl"
+    if cache.is_file() and not refresh:
+        cached = pickle.loads(cache.read_bytes())
+        if cached.get("key") == key:
+            return cached["rows"]
+    t = time.perf_counter()
+    lib = qa_sets.build_library(domain, data_dir, embedder)
+    rows = rows_for(lib, generator, asked, k)
+    lib.close()
+    cache.write_bytes(pickle.dumps({"key": key, "rows": rows}))
+    secs = [r["seconds"] for r in rows if r["seconds"]]
+    print(f"  {domain.name} ({half} half): {len(asked)} questions in {time.perf_counter() - t:.0f} s "
+          f"(likelihood p50 {np.median(secs) if secs else float('nan'):.2f} s)", flush=True)  # fmt: skip
+    return rows
 
 
 def per_token(r) -> np.ndarray:
@@ -154,17 +172,23 @@ def auc(pos, neg) -> float:
 
 
 def gate_auc(rows_by, names, other, feature) -> float:
-    return float(np.mean([auc([feature(r) for r in rows_by[n] if r["kind"] == "answerable" and len(r["y"])],
-                              [feature(r) for r in rows_by[n] if r["kind"] == other and len(r["y"])])
-                          for n in names]))  # fmt: skip
+    """The mean over ``names`` of the AUC of answerable against ``other`` questions (domains without ``other``
+    questions left out of the mean; nan when none has them)."""
+    aucs = [auc([feature(r) for r in rows_by[n] if r["kind"] == "answerable" and len(r["y"])],
+                [feature(r) for r in rows_by[n] if r["kind"] == other and len(r["y"])]) for n in names]  # fmt: skip
+    aucs = [a for a in aucs if a == a]
+    return float(np.mean(aucs)) if aucs else float("nan")
 
 
 def report(rows_by, k_max: int) -> None:
+    """Part 1, re-ranking: w fitted on the fit halves, reported in sample, a fit domain left out, on the evaluation
+    halves and held out."""
     fit, held = qa_sets.FIT, qa_sets.HELD_OUT
     print("\n1. Top-1 (the first quotation holds the answer), mean over domains; re-ranking the K best")
-    print(f"{'ranking':<46} {'fit (in sample)':>16} {'fit (domain out)':>17} {'held out':>9} {'ceiling held':>13}")
-    base = (mean_over(rows_by, fit, lambda rs: top1(rs, 0, 1)), mean_over(rows_by, held, lambda rs: top1(rs, 0, 1)))
-    print(f"{'ranking_weights (shipped)':<46} {base[0]:>16.3f} {base[0]:>17.3f} {base[1]:>9.3f}")
+    print(f"{'ranking':<40} {'fit (in sample)':>16} {'fit (domain out)':>17} {'fit, eval half':>15} {'held out':>9} "
+          f"{'ceiling held':>13}")  # fmt: skip
+    base = [mean_over(rows_by, names, lambda rs: top1(rs, 0, 1)) for names in (fit, fit, EVAL, held)]
+    print(f"{'ranking_weights (shipped)':<40} {base[0]:>16.3f} {base[1]:>17.3f} {base[2]:>15.3f} {base[3]:>9.3f}")
     # Per-token log-likelihood only: PMI subtracts a constant per question, so it orders the same.
     for k in range(2, k_max + 1):
         w = fit_w(rows_by, fit, k, per_token)
@@ -172,39 +196,48 @@ def report(rows_by, k_max: int) -> None:
                        for d in fit])  # fmt: skip
         ceil = mean_over(rows_by, held, lambda rs: np.mean([r["y"][:k].any() for r in rs
                                                              if r["kind"] == "answerable"]))  # fmt: skip
-        print(f"{f'+ {w:.1f} x per_token, K={k}':<46} "
-              f"{mean_over(rows_by, fit, lambda rs: top1(rs, w, k, per_token)):>16.3f} {out:>17.3f} "
-              f"{mean_over(rows_by, held, lambda rs: top1(rs, w, k, per_token)):>9.3f} {ceil:>13.3f}")
+        ins, ev, ho = (mean_over(rows_by, names, lambda rs: top1(rs, w, k, per_token)) for names in (fit, EVAL, held))
+        print(f"{f'+ {w:.1f} x per_token, K={k}':<40} {ins:>16.3f} {out:>17.3f} {ev:>15.3f} {ho:>9.3f} {ceil:>13.3f}")
     print(f"  per held-out domain (K={k_max}): " + ", ".join(
         f"{d} {top1(rows_by[d], 0, 1):.2f}->{top1(rows_by[d], w, k_max, per_token):.2f}" for d in held))  # fmt: skip
-    for label, names in (("fit", fit), ("held out", held)):
+    for label, names in (("fit", fit), ("fit, eval half", EVAL), ("held out", held)):
         fixed, broke = changed(rows_by, names, w, k_max)
         print(f"  {label}, question by question (K={k_max}, w={w:.1f}): first statement fixed {fixed}, broken "
               f"{broke}; sign test p = {sign_test(fixed, broke):.2f}")
-    print("\n2. Gate: AUC of answerable against near-miss / off-topic (mean over domains)")
-    feats = {"gate score (shipped)": lambda r: r["gate"],
-             "PMI of the best sentence": lambda r: float(pmi(r)[0]),
-             "max PMI over the K": lambda r: float(pmi(r).max()),
-             "gate + 1 x max PMI": lambda r: r["gate"] + float(pmi(r).max()),
-             "gate + 2 x max PMI": lambda r: r["gate"] + 2 * float(pmi(r).max())}  # fmt: skip
-    for other in ("near-miss", "off-topic"):
-        for label, f in feats.items():
-            print(f"  {other:<10} {label:<26} fit {gate_auc(rows_by, fit, other, f):.3f}  "
-                  f"held out {gate_auc(rows_by, held, other, f):.3f}")
+    gate_report(rows_by)
     secs = [r["seconds"] for d in rows_by for r in rows_by[d] if r["seconds"]]
     print(f"\nlikelihood cost per question ({k_max} sentences + the prior): p50 {np.median(secs):.2f} s, "
           f"p90 {np.percentile(secs, 90):.2f} s")
 
 
+def gate_report(rows_by) -> None:
+    """Part 2: the gate's AUC with and without the likelihood, on the fit halves, the evaluation halves and held
+    out (nothing is fitted here)."""
+    print("\n2. Gate: AUC of answerable against near-miss / off-topic / unanswerable (mean over domains; nan: no such "
+          "question in the group)")  # fmt: skip
+    feats = {"gate score (shipped)": lambda r: r["gate"],
+             "PMI of the best sentence": lambda r: float(pmi(r)[0]),
+             "max PMI over the K": lambda r: float(pmi(r).max()),
+             "gate + 1 x max PMI": lambda r: r["gate"] + float(pmi(r).max()),
+             "gate + 2 x max PMI": lambda r: r["gate"] + 2 * float(pmi(r).max())}  # fmt: skip
+    for other in OTHERS:
+        for label, f in feats.items():
+            print(f"  {other:<12} {label:<26} fit {gate_auc(rows_by, qa_sets.FIT, other, f):.3f}  "
+                  f"eval half {gate_auc(rows_by, EVAL, other, f):.3f}  "
+                  f"held out {gate_auc(rows_by, qa_sets.HELD_OUT, other, f):.3f}")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--questions", type=int, default=60, help="answerable questions per domain (a third as many "
-                    "near-miss and off-topic)")  # fmt: skip
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"),
+                    help="cache folder: the rows (ql-rows-*.pkl) and the libraries")  # fmt: skip
+    qa.add_argument(ap)
+    ap.add_argument("--questions", type=int, default=60, help="answerable questions per domain and half (a third as "
+                    "many near-miss, off-topic and unanswerable)")  # fmt: skip
     ap.add_argument("--k", type=int, default=K, help="sentences read by the model per question")
     ap.add_argument("--refresh", action="store_true")
     args = ap.parse_args()
-    rows_by = collect(args.data_dir, args.questions, args.k, args.refresh)
+    rows_by = collect(args.data_dir, args.qa_data, args.questions, args.k, args.refresh)
     report(rows_by, args.k)
 
 

@@ -19,9 +19,13 @@ which phrase it leads with, under four runs:
 
 A shown phrase is right when its token F1 with a gold short answer is at least 0.5 and the lead statement holds
 the answer (bench/tune/reader.py's phrase_utility counts the same); every share is of the answerable questions
-asked. The calibration domains are bench/tune/reader.py's (school exams and science texts, fit halves: neither
-reader trained on them); reported: those, the evaluation half of every fit domain and the five held-out kinds
-of text (news, reddit, product reviews, CNN and reddit stories), which no choice here saw.
+asked, but off-topic and unanswerable (the share stopped: SQuAD 2.0's unanswerable questions, asked about a
+paragraph that is in the library; squad-dev only). The questions are bench/data/qa_sets.py's, read from the
+shared SQuAD-format files (``--qa-data``, bench/data/qa.py). The calibration domain is bench/tune/reader.py's
+(new_wiki, its fit half: **in-sample for the shipped readers**, which were trained on most of new_wiki and on
+SQuAD dev paragraphs; clean once they are retrained without it, see bench/tune/reader.py); reported: that, the
+evaluation half of every fit domain (squad-dev, new_wiki) and the two held-out kinds of text (reddit posts,
+Amazon reviews), which no reader was trained on and no choice here saw.
 
     python -m bench.tune.passage --held-out 60 --fit-eval 21        # the packaged readers (docs/benchmarks.md)
     python -m bench.tune.passage --sentence-reader DIR --passage DIR  # others (bench.train.*, bench.train.compress)
@@ -43,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import ROOT
-from bench.data import qa_sets
+from bench.data import qa, qa_sets
 from bench.tune import reader as T
 
 TARGET_PRECISION = 0.90
@@ -116,7 +120,7 @@ def passage_read(recs: list[dict], reader, k: int, signal: str = "mass", into: s
                        "beforeMargin": None, "noAnswer": None}  # fmt: skip
 
 
-def collect(data_dir: Path, embedder, sentence_reader, plan: dict, cached_only: bool = False) -> dict:
+def collect(data_dir: Path, qa_data, embedder, sentence_reader, plan: dict, cached_only: bool = False) -> dict:
     """{(domain, half): records}, cached under data_dir/passage-records keyed by the code that ranks and the
     sentence reader's weights."""
     key = hashlib.sha256()
@@ -128,14 +132,15 @@ def collect(data_dir: Path, embedder, sentence_reader, plan: dict, cached_only: 
     cache = data_dir / "passage-records"
     cache.mkdir(parents=True, exist_ok=True)
     out = {}
-    for name, (half, a, nm, off) in plan.items():
-        path = cache / f"{name}-{half}-{a}-{nm}-{off}-{key}-v{RECORDS}.json"
+    for name, counts in plan.items():
+        half = counts[0]
+        path = cache / f"{name}-{'-'.join(map(str, counts))}-{key}-v{RECORDS}.json"
         if path.is_file():
             out[(name, half)] = json.loads(path.read_text())
             continue
         if cached_only:
             continue
-        out[(name, half)] = T.recorded(data_dir, embedder, name, (half, a, nm, off),
+        out[(name, half)] = T.recorded((data_dir, qa_data), embedder, name, counts,
                                        lambda lib, qs: records(lib, sentence_reader, qs), path)  # fmt: skip
     return out
 
@@ -213,12 +218,13 @@ def outcomes(recs: list[dict], cfg: dict) -> list[dict]:
     return out
 
 
-COLUMNS = ("shown", "right", "wrong", "precision", "first", "support", "off-topic", "refused")
+COLUMNS = ("shown", "right", "wrong", "precision", "first", "support", "off-topic", "unanswerable", "refused")
 
 
 def figures(outs: list[dict]) -> dict:
     """The table's columns for one domain's outcomes: shares of the answerable questions, but precision (right
-    among shown) and off-topic stopped (share of off-topic questions given the no-evidence answer)."""
+    among shown), and off-topic and unanswerable stopped (the share of those questions given the no-evidence
+    answer; nan where a domain has none)."""
     s = T.summary(outs)
     a = [o for o in outs if o["kind"] == "answerable"]
     shown = [o for o in a if o.get("phrase")]
@@ -226,7 +232,7 @@ def figures(outs: list[dict]) -> dict:
     n = len(a) or 1
     return {"shown": len(shown) / n, "right": right / n, "wrong": (len(shown) - right) / n,
             "precision": right / len(shown) if shown else float("nan"), "first": s["first"], "support": s["support"],
-            "off-topic": s["off-topic"], "refused": s["refused"], "n": len(a), "nshown": len(shown)}  # fmt: skip
+            "off-topic": s["off-topic"], "unanswerable": s["unanswerable"], "refused": s["refused"], "n": len(a), "nshown": len(shown)}  # fmt: skip
 
 
 def pooled(data: dict, names, half: str, cfg: dict) -> dict:
@@ -289,12 +295,12 @@ def today_cfg() -> dict:
 def report(views: dict[str, dict], runs: dict[str, tuple[str, dict]]) -> None:
     """One table per domain (then the group means): a row per run, COLUMNS."""
     keys = sorted({k for v in views.values() for k in v}, key=lambda k: (k[0] not in qa_sets.HELD_OUT, k))
-    groups = {"[held out, mean of the five]": (qa_sets.HELD_OUT, "eval"), "[fit domains, eval half]": (qa_sets.FIT, "eval"),
-              "[calibration, fit half]": (T.CALIBRATION, "fit")}  # fmt: skip
+    groups = {"[held out, mean of the two]": (qa_sets.HELD_OUT, "eval"),
+              "[fit domains, eval half]": (qa_sets.FIT, "eval"), "[calibration, fit half]": (T.CALIBRATION, "fit")}
     for key in keys + list(groups):
         label = key if isinstance(key, str) else f"{key[0]} ({key[1]} half)"
         print(f"\n{label}")
-        print(f"{'run':<34}" + "".join(f"{c:>10}" for c in COLUMNS))
+        print(f"{'run':<34}" + "".join(f"{c:>13}" for c in COLUMNS))
         for run, (which, cfg) in runs.items():
             data = views[which]
             if isinstance(key, str):
@@ -303,10 +309,10 @@ def report(views: dict[str, dict], runs: dict[str, tuple[str, dict]]) -> None:
                 f = figures(outcomes(data[key], cfg))
             else:
                 continue
-            print(f"{run:<34}" + "".join(f"{f[c]:>10.3f}" for c in COLUMNS))
+            print(f"{run:<34}" + "".join(f"{f[c]:>13.3f}" for c in COLUMNS))
 
 
-def ranking_study(data_dir: Path, embedder, plan: dict) -> None:
+def ranking_study(where: tuple[Path, Path | None], embedder, plan: dict) -> None:
     """Each sentence embedded once (the pair's vector from its two sentences', ranking.cosines) against every pair
     embedded again as one text, on the same packets in one run: top-1 and top-3 of the ranking holding the answer
     (shipped ranking weights) and the milliseconds of the cosines per question, per domain."""
@@ -317,9 +323,9 @@ def ranking_study(data_dir: Path, embedder, plan: dict) -> None:
 
     print(f"\n{'domain':<26}{'top1 twice':>12}{'top1 once':>12}{'top3 twice':>12}{'top3 once':>12}"
           f"{'ms twice':>10}{'ms once':>10}")  # fmt: skip
-    for name, (half, a, _, _) in plan.items():
-        domain = qa_sets.load(data_dir, name)
-        lib = qa_sets.build_library(domain, data_dir, embedder)
+    for name, (half, a, *_) in plan.items():
+        domain = qa_sets.load(name, where[1])
+        lib = qa_sets.build_library(domain, where[0], embedder)
         rows = []
         for q in qa_sets.sample(domain, "answerable", a, half):
             req = P.check_request(lib, q.text, None, {"document_id": search.UNSET, "collection_id": search.UNSET},
@@ -344,14 +350,18 @@ def ranking_study(data_dir: Path, embedder, plan: dict) -> None:
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
+    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad",
+                    help="cache folder: the records (passage-records/) and the libraries")  # fmt: skip
+    qa.add_argument(ap)
     ap.add_argument("--sentence-reader", type=Path, help="the sentence reader (format 2); default: the packaged one")
     ap.add_argument("--passage", type=Path, help="the passage reader (format 3); default: the packaged one "
                     "(models.PASSAGE_DIR)")
     ap.add_argument("--answerable", type=int, default=100)
     ap.add_argument("--near-miss", type=int, default=40)
-    ap.add_argument("--off-topic", type=int, default=40)
-    ap.add_argument("--fit-eval", type=int, default=21)
+    ap.add_argument("--off-topic", type=int, default=40, help="off-topic (and unanswerable, where a domain has them) "
+                    "questions of the calibration fit half")  # fmt: skip
+    ap.add_argument("--fit-eval", type=int, default=21, help="answerable questions per fit domain's evaluation half "
+                    "(a third as many near-miss, off-topic and unanswerable)")  # fmt: skip
     ap.add_argument("--held-out", type=int, default=40)
     ap.add_argument("--cached-only", action="store_true")
     ap.add_argument("--ranking", action="store_true", help="only the ranking's cosines, embedded once against twice")
@@ -370,14 +380,12 @@ def main() -> None:
     sentence = Reader(args.sentence_reader or READER_DIR)
     passage = Reader(args.passage or PASSAGE_DIR)
     assert sentence.format == 2 and passage.format == 3, (sentence.format, passage.format)
-    plan = {n: ("fit", args.answerable, args.near_miss, args.off_topic) for n in T.CALIBRATION}
-    plan.update({n: ("eval", args.held_out, args.held_out * 2 // 5, args.held_out * 2 // 5) for n in qa_sets.HELD_OUT})
-    fit_plan = {n: ("eval", args.fit_eval, args.fit_eval // 3, args.fit_eval // 3) for n in qa_sets.FIT}
+    plan, fit_plan = T.plans(args)
     if args.ranking:
-        ranking_study(args.data_dir, embedder, plan)
+        ranking_study((args.data_dir, args.qa_data), embedder, plan)
         return
-    data = collect(args.data_dir, embedder, sentence, plan, args.cached_only)
-    data.update(collect(args.data_dir, embedder, sentence, fit_plan, args.cached_only))
+    data = collect(args.data_dir, args.qa_data, embedder, sentence, plan, args.cached_only)
+    data.update(collect(args.data_dir, args.qa_data, embedder, sentence, fit_plan, args.cached_only))
     for recs in data.values():
         passage_read(recs, passage, 8, "mass", "p3")
         passage_read(recs, passage, 8, "probability", "p3p")

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The calibrations behind `reason`'s defaults, fitted on several kinds of text and checked on others.
 
-Questions: the fit half of each fit domain of bench/data/qa_sets.py (Wikipedia from SQuAD and CoQA,
-school exams, science, children's stories, literature). The evaluation (bench/quality/reason.py) asks the
-other half, and the held-out domains (news, reddit, product reviews) are used by no fit here; this
-script prints their figures beside the in-sample ones so that a fit that does not travel shows.
+Questions: bench/data/qa_sets.py's sets, read from the shared SQuAD-format files (``--qa-data``, bench/data/qa.py).
+Every constant is fitted on the fit half of the fit domains (squad-dev: SQuAD 1.1 + 2.0 dev; new_wiki); the
+evaluation half of the same domains (other articles) and the held-out domains (reddit posts, Amazon reviews) are
+used by no fit here: this script prints their figures beside the in-sample ones so that a fit that does not
+travel shows.
 
 1. The quotable-sentence ranking (quotes.WEIGHTS): for each answerable question, the features of
    every sentence of its packet and whether it holds the answer; weights fitted so that a softmax
@@ -12,13 +13,15 @@ script prints their figures beside the in-sample ones so that a fit that does no
    in sample, leaving one fit domain out at a time, and on the held-out domains.
 2. How many quotations lead an answer (quotes.lead_count): support, first-statement and statement
    precision for each rule.
-3. The relevance gate (reason/gate.py): the question-level features of answerable, near-miss and
-   off-topic questions, and for each guard the share refused / stopped / marked.
+3. The relevance gate (reason/gate.py): the question-level features of answerable, near-miss, off-topic and
+   unanswerable questions (SQuAD 2.0's, asked about a paragraph that is in the library; squad-dev only), and
+   for each guard the share refused / stopped / marked.
 
 The rows are cached in DATA_DIR/tune-rows-<domain>-<half>-<n>.pkl with what they were computed from
-(library, questions, budget, feature code); a cache computed from anything else is recomputed.
+(library, questions, budget, feature code); a cache computed from anything else is recomputed. DATA_DIR also
+holds the libraries (qa_sets.build_library).
 
-    python -m bench.tune.reason --data-dir /tmp/squad-cache
+    python -m bench.tune.reason --data-dir /tmp/squad-cache [--qa-data FOLDER]
 
 The sentence-guard weight is the gate's; the table shows, for each guard, the share of each kind of
 question that falls below it. The ranking's features are computed with the shipped code, so the gate
@@ -34,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.data import qa_sets
+from bench.data import qa, qa_sets
 
 BUDGET = 1000
 
@@ -71,26 +74,48 @@ def rows_key(domain, asked) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def collect(data_dir: Path, embedder, half: str, n: int, refresh: bool) -> dict[str, list[dict]]:
-    """Rows of every domain (fit domains: the given half; held-out domains: their evaluation questions)."""
+EVAL = [f"{n} (eval)" for n in qa_sets.FIT]
+"""The rows of the fit domains' evaluation halves are kept under these names (reported, never fitted on)."""
+OTHERS = ("off-topic", "near-miss", "unanswerable")
+"""The kinds of question the gate should stop or mark, each against the answerable ones."""
+
+
+def asked_questions(domain, half: str, n: int) -> list:
+    """``n`` answerable and near-miss questions of one half, half as many off-topic and unanswerable ones (only
+    squad-dev has unanswerable questions)."""
+    return (qa_sets.sample(domain, "answerable", n, half) + qa_sets.sample(domain, "near-miss", n, half)
+            + qa_sets.sample(domain, "off-topic", n // 2, half) + qa_sets.sample(domain, "unanswerable", n // 2, half))
+
+
+def collect(data_dir: Path, qa_data, embedder, n: int, refresh: bool) -> dict[str, list[dict]]:
+    """Rows of every domain: a fit domain's fit half under its name and its evaluation half under ``"<name>
+    (eval)"`` (EVAL); a held-out domain's (evaluation) questions under its name."""
     out = {}
     for name in qa_sets.DOMAINS:
-        domain = qa_sets.load(data_dir, name)
-        use = half if domain.role == "fit" else "eval"
-        asked = (qa_sets.sample(domain, "answerable", n, use) + qa_sets.sample(domain, "near-miss", n, use)
-                 + qa_sets.sample(domain, "off-topic", n // 2, use))  # fmt: skip
-        key = rows_key(domain, asked)
-        cache = data_dir / f"tune-rows-{name}-{half}-{n}.pkl"
-        if cache.is_file() and not refresh:
-            cached = pickle.loads(cache.read_bytes())
-            if isinstance(cached, dict) and cached.get("key") == key:
-                out[name] = cached["rows"]
-                continue
-        lib = qa_sets.build_library(domain, data_dir, embedder)
-        out[name] = question_rows(lib, asked)
-        cache.write_bytes(pickle.dumps({"key": key, "rows": out[name]}))
-        print(f"  {name}: {len(asked)} questions", flush=True)
+        domain = qa_sets.load(name, qa_data)
+        halves = ("fit", "eval") if domain.role == "fit" else ("eval",)
+        for half in halves:
+            key = name if half == "fit" or domain.role != "fit" else f"{name} (eval)"
+            out[key] = domain_rows(domain, half, n, data_dir, embedder, refresh)
     return out
+
+
+def domain_rows(domain, half: str, n: int, data_dir: Path, embedder, refresh: bool) -> list[dict]:
+    """One half's rows, from DATA_DIR/tune-rows-<domain>-<half>-<n>.pkl when it was computed from the same."""
+    asked = asked_questions(domain, half, n)
+    key = rows_key(domain, asked)
+    cache = data_dir / f"tune-rows-{domain.name}-{half}-{n}.pkl"
+    if cache.is_file() and not refresh:
+        cached = pickle.loads(cache.read_bytes())
+        if isinstance(cached, dict) and cached.get("key") == key:
+            return cached["rows"]
+    lib = qa_sets.build_library(domain, data_dir, embedder)
+    rows = question_rows(lib, asked)
+    lib.close()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(pickle.dumps({"key": key, "rows": rows}))
+    print(f"  {domain.name} ({half} half): {len(asked)} questions", flush=True)
+    return rows
 
 
 def fit_weights(rows, l2: float = 1e-4) -> np.ndarray:
@@ -130,27 +155,32 @@ def pooled(rows_by_domain, names):
     return [r for n in names for r in rows_by_domain[n]]
 
 
+def triple(v) -> str:
+    return " ".join(f"{x:.3f}" for x in v)
+
+
 def ranking_study(rows_by_domain) -> np.ndarray:
+    """Top-1/2/3 of the cosine alone, the shipped weights and weights fitted on the fit halves: in sample, each fit
+    domain left out of the fit, on the fit domains' evaluation halves and on the held-out domains."""
     from localreason.reason import ranking as Q
     from localreason.reason.calibration import DEFAULT
 
     fit, held = qa_sets.FIT, qa_sets.HELD_OUT
     w = fit_weights(pooled(rows_by_domain, fit))
     print("\n1. Sentence ranking: share of answerable questions with an answering sentence in the top 1 / 2 / 3")
-    print(f"{'weights':<44} {'fit (in sample)':>20} {'fit (domain left out)':>24} {'held out':>20}")
+    print(f"{'weights':<30} {'fit (in sample)':>18} {'fit (domain out)':>18} {'fit, eval half':>18} {'held out':>18}")
 
     def cells(weights, loo=None):
-        ins = np.mean([top_k(rows_by_domain[n], weights) for n in fit], axis=0)
-        out = np.mean([top_k(rows_by_domain[n], weights) for n in held], axis=0)
-        return ins, (loo if loo is not None else ins), out
+        ins, ev, out = (np.mean([top_k(rows_by_domain[n], weights) for n in names], axis=0)
+                        for names in (fit, EVAL, held))  # fmt: skip
+        return ins, (loo if loo is not None else ins), ev, out
 
     loo = np.mean([top_k(rows_by_domain[n], fit_weights(pooled(rows_by_domain, [m for m in fit if m != n])))
                    for n in fit], axis=0)  # fmt: skip
-    for label, (a, b, c) in (("cosine alone", cells(np.eye(len(Q.FEATURES))[0])),
-                             ("ranking_weights (as shipped)", cells(np.array(DEFAULT.ranking_weights))),
-                             ("fitted on the fit domains", cells(w, loo))):  # fmt: skip
-        print(f"{label:<44} {' '.join(f'{v:.3f}' for v in a):>20} {' '.join(f'{v:.3f}' for v in b):>24} "
-              f"{' '.join(f'{v:.3f}' for v in c):>20}")  # fmt: skip
+    for label, cs in (("cosine alone", cells(np.eye(len(Q.FEATURES))[0])),
+                      ("ranking_weights (as shipped)", cells(np.array(DEFAULT.ranking_weights))),
+                      ("fitted on the fit halves", cells(w, loo))):  # fmt: skip
+        print(f"{label:<30} " + " ".join(f"{triple(c):>18}" for c in cs))
     print("   fitted weights: " + ", ".join(f"{n} {v:.2f}" for n, v in zip(Q.FEATURES, w)))
     return w
 
@@ -191,11 +221,11 @@ def lead_outcomes(rows, w, rule) -> np.ndarray:
 
 def lead_study(rows_by_domain, w) -> None:
     print("\n2. How many quotations lead: support / first / precision / statements (mean over domains)")
-    print(f"{'rule':<34} {'fit (in sample)':>30} {'held out':>30}")
+    print(f"{'rule':<34} {'fit (in sample)':>24} {'fit, eval half':>24} {'held out':>24}")
     for label, rule in lead_rules():
         cells = [np.mean([lead_outcomes(rows_by_domain[n], w, rule) for n in names], axis=0)
-                 for names in (qa_sets.FIT, qa_sets.HELD_OUT)]  # fmt: skip
-        print(f"{label:<34} " + " ".join(f"{' '.join(f'{v:.3f}' for v in c[:3])} {c[3]:.2f}".rjust(30) for c in cells))
+                 for names in (qa_sets.FIT, EVAL, qa_sets.HELD_OUT)]  # fmt: skip
+        print(f"{label:<34} " + " ".join(f"{triple(c[:3])} {c[3]:.2f}".rjust(24) for c in cells))
 
 
 GATE_FEATURES = ("relevance", "best score", "best probability", "best cosine", "best lexical", "best word pairs",
@@ -214,74 +244,82 @@ def gate_features(r, w) -> np.ndarray:
                      r["x"][top, 6], r["x"][:, 2].max()])  # fmt: skip
 
 
-def gate_study(rows_by_domain, w) -> None:
-    """For each decision (stop off-topic questions, mark near-miss ones) and feature set: AUC in sample,
-    leaving a fit domain out, and on the held-out domains; then the chosen rule's rates."""
+GATE_SETS = {"relevance + 0.2 x best score (the earlier gate)": None, "relevance, best score": [0, 1],
+             "all gate features": list(range(len(GATE_FEATURES)))}  # fmt: skip
+"""The gate's feature sets compared (None: the earlier fixed rule, nothing fitted)."""
+
+
+def gate_xy(rows_by_domain, w, names, other: str) -> tuple[np.ndarray, np.ndarray]:
+    """(gate features, is answerable) of the answerable and ``other`` questions of ``names``."""
+    rows = [r for n in names for r in rows_by_domain[n] if r["kind"] in ("answerable", other)]
+    x = np.array([gate_features(r, w) for r in rows]).reshape(len(rows), len(GATE_FEATURES))
+    return x, np.array([r["kind"] == "answerable" for r in rows], dtype=bool)
+
+
+def gate_auc(rows_by_domain, w, train, test, other: str, cols) -> float:
+    """AUC on ``test`` of the gate fitted on ``train`` (``cols`` None: the earlier rule); nan when either side
+    lacks one of the two kinds (unanswerable questions are squad-dev's only)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
-    def xy(names, other):
-        rows = [r for n in names for r in rows_by_domain[n] if r["kind"] in ("answerable", other)]
-        return np.array([gate_features(r, w) for r in rows]), np.array([r["kind"] == "answerable" for r in rows])
+    xb, yb = gate_xy(rows_by_domain, w, test, other)
+    if len(set(yb)) < 2:
+        return float("nan")
+    if cols is None:
+        return float(roc_auc_score(yb, xb[:, 0] + 0.2 * xb[:, 1]))
+    xa, ya = gate_xy(rows_by_domain, w, train, other)
+    if len(set(ya)) < 2:
+        return float("nan")
+    m = LogisticRegression(max_iter=2000).fit(xa[:, cols], ya)
+    return float(roc_auc_score(yb, m.decision_function(xb[:, cols])))
 
-    print("\n3. Relevance gate: AUC of answerable vs off-topic / near-miss (logistic regression on the features)")
-    sets = {"relevance + 0.2 x best score (the earlier gate)": None, "relevance, best score": [0, 1],
-            "all gate features": list(range(len(GATE_FEATURES)))}
-    for other in ("off-topic", "near-miss"):
-        for label, cols in sets.items():
-            cells = []
-            for train, test in ((qa_sets.FIT, qa_sets.FIT), ("loo", None), (qa_sets.FIT, qa_sets.HELD_OUT)):
-                if cols is None:
-                    if train == "loo":
-                        cells.append(float("nan"))
-                        continue
-                    x, y = xy(test, other)
-                    cells.append(roc_auc_score(y, x[:, 0] + 0.2 * x[:, 1]))
-                    continue
-                if train == "loo":
-                    aucs = []
-                    for n in qa_sets.FIT:
-                        xa, ya = xy([m for m in qa_sets.FIT if m != n], other)
-                        xb, yb = xy([n], other)
-                        if len(set(yb)) > 1:
-                            m = LogisticRegression(max_iter=2000).fit(xa[:, cols], ya)
-                            aucs.append(roc_auc_score(yb, m.decision_function(xb[:, cols])))
-                    cells.append(float(np.mean(aucs)))
-                    continue
-                xa, ya = xy(train, other)
-                xb, yb = xy(test, other)
-                m = LogisticRegression(max_iter=2000).fit(xa[:, cols], ya)
-                cells.append(roc_auc_score(yb, m.decision_function(xb[:, cols])))
-            print(f"   {other:<10} {label:<42} in sample {cells[0]:.3f}  domain left out {cells[1]:.3f}  "
-                  f"held out {cells[2]:.3f}")
+
+def gate_study(rows_by_domain, w) -> None:
+    """For each decision (stop off-topic and unanswerable questions, mark near-miss ones) and feature set: AUC
+    in sample (fit halves), leaving a fit domain out, on the fit domains' evaluation halves and on the held-out
+    domains (nan where a group has no question of that kind)."""
+    fit = qa_sets.FIT
+    print("\n3. Relevance gate: AUC of answerable vs off-topic / near-miss / unanswerable (logistic regression on "
+          "the features, fitted on the fit halves)")  # fmt: skip
+    for other in OTHERS:
+        for label, cols in GATE_SETS.items():
+            loo = [gate_auc(rows_by_domain, w, [m for m in fit if m != n], [n], other, cols) for n in fit]
+            loo = [v for v in loo if v == v]
+            cells = [gate_auc(rows_by_domain, w, fit, fit, other, cols),
+                     float(np.mean(loo)) if loo and cols is not None else float("nan"),
+                     gate_auc(rows_by_domain, w, fit, EVAL, other, cols),
+                     gate_auc(rows_by_domain, w, fit, qa_sets.HELD_OUT, other, cols)]  # fmt: skip
+            print(f"   {other:<12} {label:<42} in sample {cells[0]:.3f}  domain left out {cells[1]:.3f}  "
+                  f"eval half {cells[2]:.3f}  held out {cells[3]:.3f}")
 
 
 def guard_table(rows_by_domain, w, weight: float, guards) -> None:
-    """For each guard on relevance + weight x best score: answerable below it, near-miss and off-topic
-    below it (mean over domains), fit and held out."""
+    """For each guard on relevance + weight x best score: the share of each kind of question below it (mean
+    over domains), on the fit halves, the evaluation halves and the held-out domains ("-": no such question)."""
     def below(names, kind, guard):
         shares = []
         for n in names:
             xs = [gate_features(r, w) for r in rows_by_domain[n] if r["kind"] == kind]
             if xs:
                 shares.append(np.mean([x[0] + weight * x[1] < guard for x in xs]))
-        return float(np.mean(shares))
+        return f"{np.mean(shares):.3f}" if shares else "-"
 
-    print(f"\n   guard on relevance + {weight} x best score: share below it (mean over domains)")
-    print(f"{'guard':>7} {'answerable fit':>15} {'near-miss fit':>14} {'off-topic fit':>14}  {'answerable held':>16} "
-          f"{'near-miss held':>15} {'off-topic held':>15}")  # fmt: skip
+    kinds = ("answerable",) + OTHERS
+    groups = (("fit", qa_sets.FIT), ("eval", EVAL), ("held", qa_sets.HELD_OUT))
+    print(f"\n   guard on relevance + {weight} x best score: share below it (mean over domains); columns: "
+          f"{', '.join(kinds)} on the fit halves | eval halves | held out")  # fmt: skip
+    print(f"{'guard':>7} " + " | ".join(" ".join(f"{k[:6] + ' ' + g:>11}" for k in kinds) for g, _ in groups))
     for g in guards:
-        print(f"{g:>7.2f} " + " ".join(f"{below(names, k, g):>{wd}.3f}" for names, k, wd in (
-            (qa_sets.FIT, "answerable", 15), (qa_sets.FIT, "near-miss", 14), (qa_sets.FIT, "off-topic", 14),
-            (qa_sets.HELD_OUT, "answerable", 17), (qa_sets.HELD_OUT, "near-miss", 15),
-            (qa_sets.HELD_OUT, "off-topic", 15))))  # fmt: skip
+        print(f"{g:>7.2f} " + " | ".join(" ".join(f"{below(names, k, g):>11}" for k in kinds) for _, names in groups))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"))
-    ap.add_argument("--questions", type=int, default=70,
-                    help="answerable (and at most near-miss; half as many off-topic) questions per domain")
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"),
+                    help="cache folder: the feature rows and the libraries")  # fmt: skip
+    qa.add_argument(ap)
+    ap.add_argument("--questions", type=int, default=70, help="answerable (and at most near-miss; half as many "
+                    "off-topic and unanswerable) questions per domain and half")  # fmt: skip
     ap.add_argument("--refresh", action="store_true", help="recompute the cached feature rows")
     args = ap.parse_args()
     from localreason.config import load_settings
@@ -289,7 +327,7 @@ def main() -> None:
     from localreason.models import resolve_embedding_model
 
     embedder = SentenceTransformerEmbedder(resolve_embedding_model(load_settings(args.data_dir / "libs")))
-    rows = collect(args.data_dir, embedder, "fit", args.questions, args.refresh)
+    rows = collect(args.data_dir, args.qa_data, embedder, args.questions, args.refresh)
     w = ranking_study(rows)
     lead_study(rows, w)
     gate_study(rows, w)
