@@ -275,7 +275,8 @@ class Settings:
         at_least(0, "0 (every core) or a positive number"), details="On a machine shared with other busy "
         'programs, fewer threads than cores is faster (docs/benchmarks.md, "Threads").')  # fmt: skip
     cache_dir: Path | None = setting(
-        None, "Where derived files are kept (the OpenVINO export of the embedding model, made once).",
+        None, "Where derived files are kept (the OpenVINO export of the embedding model, made once, and the models "
+        "OpenVINO compiled, so that a new process loads them instead of compiling again).",
         shown_default="the per-user cache folder (~/.cache/localreason on Linux)")  # fmt: skip
     store: str = setting(
         "local", "Where the library lives: local (SQLite and FAISS in the library folder) or a postgresql:// URL "

@@ -30,7 +30,7 @@ import numpy as np
 from .config import set_own_environment
 from .errors import ModelError
 from .models import EmbeddingModelInfo
-from .openvino_runtime import load_openvino
+from .openvino_runtime import compile_model, load_openvino
 
 EXPORT_FORMAT = 1
 """Bumped when the export or the pooling here changes: older exports are then made again."""
@@ -325,10 +325,7 @@ class OpenVINOEmbedder:
                 try:
                     from tokenizers import Tokenizer
 
-                    ov = load_openvino()
-
-                    config = {"INFERENCE_NUM_THREADS": self.threads} if self.threads > 0 else {}
-                    compiled = ov.Core().compile_model(str(folder / "model.xml"), "CPU", config)
+                    compiled = compile_model(folder / "model.xml", self.threads, folder.parent)
                     tokenizer = Tokenizer.from_file(str(self.info.path / "tokenizer.json"))
                 except Exception as exc:
                     raise ModelError(f"Could not load the OpenVINO export of {self.name} from {folder}: "

@@ -23,8 +23,6 @@ from pathlib import Path
 from .config import Settings, load_settings
 from .errors import LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
 from .ids import LISTED_BY, check_id, id_kind, random_id
-from .ingest.chunk import ChunkParams
-from .ingest.pipeline import Ingestor, Progress, ProgressCallback, chunking_keys  # noqa: F401 - Progress is part of the API
 from .store.db import Store, now
 from .store.vectors import VectorIndex
 from . import search
@@ -395,7 +393,7 @@ class Library:
                                               "localreason, or set reader = \"off\")."))
                 return None
             try:
-                self._reader = packaged_reader(self.settings.threads)
+                self._reader = packaged_reader(self.settings.threads, self.settings.cache_path / "openvino")
             except ModelError as exc:
                 self.reader_failed(exc)
                 return None
@@ -454,7 +452,9 @@ class Library:
 
     # ------------------------------------------------------------ ingest (see ingest/pipeline.py)
 
-    def _ingestor(self) -> Ingestor:
+    def _ingestor(self) -> "Ingestor":
+        from .ingest.pipeline import Ingestor  # the ingest modules load only when something is written
+
         return Ingestor(self, self.settings, self._save_vectors_if_dirty, self.turn)
 
     def ingest(self, paths: Iterable[str | Path], collection: str = DEFAULT_COLLECTION, *,
@@ -547,6 +547,9 @@ class Library:
     def stale_chunking(self) -> int:
         """How many documents were read or cut otherwise than the current reader and chunking settings do (sync
         re-chunks them)."""
+        from .ingest.chunk import ChunkParams
+        from .ingest.pipeline import chunking_keys
+
         return self.store.documents_chunked_otherwise(chunking_keys(ChunkParams.from_settings(self.settings)))
 
     # ------------------------------------------------------------ remove and reindex
@@ -597,3 +600,13 @@ def _check_collection_name(name: str) -> str:
         raise ValidationError(f"{name!r} looks like an id; a collection name cannot start with col_, doc_ or chk_.")
     return name
 
+
+
+def __getattr__(name: str):
+    """``Progress`` and ``ProgressCallback`` (the ingest's progress values) are part of this module's API; they are
+    read from ingest/pipeline.py when asked for, so that opening a library to search loads no ingest module."""
+    if name in ("Progress", "ProgressCallback"):
+        from .ingest import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

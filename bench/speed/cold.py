@@ -13,8 +13,15 @@ wall time from spawn to exit (the page cache is warm: the files were read before
   same process, is subtracted). Target: overhead < 3 s. The CLI's `localreason ask` wall time is shown
   beside it, and the time with a running `serve`.
 
+- ``--part search --against CHECKOUT``: `localreason search` from a new process, this checkout against another
+  (the code before a change), alternating, on the same library; then where a search's time goes in each, phase by
+  phase, in a child that times itself (importing the CLI, opening the library, loading the embedding model,
+  embedding the question, searching, printing). Python writes its bytecode caches in these runs (as on a user's
+  machine), whatever PYTHONDONTWRITEBYTECODE says here. Target: the median under 0.6 s.
+
     python -m bench.speed.cold
     python -m bench.speed.cold --runs 7
+    python -m bench.speed.cold --part search --against /tmp/base --runs 15
 """
 
 from __future__ import annotations
@@ -53,6 +60,32 @@ print(json.dumps({"import": t_import - t0, "library_and_embedder": t_embedder - 
 """
 
 
+SEARCH_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+from localreason.cli import main
+t_cli = time.perf_counter()
+from localreason.library import Library
+lib = Library(sys.argv[1])
+t_open = time.perf_counter()
+embedder = lib.embedder
+embedder.embed([])  # the model loaded, nothing embedded
+t_model = time.perf_counter()
+vec = embedder.embed([sys.argv[2]])
+t_embed = time.perf_counter()
+hits = lib.deep_search(sys.argv[2])
+t_search = time.perf_counter()
+json.dumps([h.to_dict() for h in hits])
+lib.close()
+t_end = time.perf_counter()
+print(json.dumps({"import the CLI": t_cli - t0, "open the library": t_open - t_cli, "load the embedding model":
+                  t_model - t_open, "embed the question": t_embed - t_model, "search": t_search - t_embed,
+                  "print and close": t_end - t_search}))
+"""
+"""Where a search's time goes, measured inside a new process (its interpreter's own start is not in it). Runs on
+both checkouts: it uses only what both have."""
+
+
 def run(args: list[str], env: dict) -> tuple[float, str]:
     t = time.perf_counter()
     out = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
@@ -84,7 +117,12 @@ def start_server(env: dict) -> tuple[subprocess.Popen, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--part", choices=("all", "search"), default="all")
+    ap.add_argument("--against", type=Path, default=None, metavar="CHECKOUT",
+                    help="--part search: another checkout of localreason to compare with (the code before a change)")
     args = ap.parse_args()
+    if args.part == "search":
+        return search_against(args.against, args.runs)
     samples = ROOT / "localreason" / "samples"
     home = Path(tempfile.mkdtemp(prefix="lr-cold-"))
     base = {**os.environ, "LOCALREASON_HOME": str(home), "TOKENIZERS_PARALLELISM": "false"}
@@ -160,6 +198,44 @@ def report_ask(ask: dict, cli_ask: list, handed_ask: list, runs: int) -> None:
     over = [w - a for w, a in handed_ask]
     print(f"  {'handed to serve':<22} wall {median([w for w, _ in handed_ask]):5.2f} s, answer "
           f"{median([a for _, a in handed_ask]):.2f} s, the rest {median(over):.2f} s")  # fmt: skip
+
+
+def search_against(other: Path | None, runs: int) -> None:
+    """`localreason search` from new processes, this checkout against ``other`` (alternating), then each one's phases."""
+    from bench import cpu_name
+
+    home = Path(tempfile.mkdtemp(prefix="lr-cold-"))
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {**base, "LOCALREASON_HOME": str(home), "LOCALREASON_HANDOFF": "0", "TOKENIZERS_PARALLELISM": "false"}
+    sides = {"this checkout": (ROOT, env)}
+    if other is not None:
+        sides[f"{other}"] = (other.resolve(), {**env, "PYTHONPATH": str(other.resolve())})
+    cli = [sys.executable, "-P", "-m", "localreason"]
+    run([*cli, "ingest", str(ROOT / "localreason" / "samples"), "-q"], {**env, "PYTHONPATH": str(ROOT)})
+    for _, (root, side_env) in sides.items():  # bytecode written, the OpenVINO export and its compiled model kept
+        for _ in range(2):
+            run([*cli, "search", QUESTION, "--json"], {**side_env, "PYTHONPATH": str(root)})
+    walls: dict[str, list[float]] = {name: [] for name in sides}
+    phases: dict[str, list[dict]] = {name: [] for name in sides}
+    for _ in range(runs):
+        for name, (root, side_env) in sides.items():
+            side_env = {**side_env, "PYTHONPATH": str(root)}
+            walls[name].append(run([*cli, "search", QUESTION, "--json"], side_env)[0])
+            out = run([sys.executable, "-P", "-c", SEARCH_CHILD, str(home), QUESTION], side_env)[1]
+            phases[name].append(json.loads(out.strip().splitlines()[-1]))
+    print(f"\nCold `localreason search --json` on the bundled samples, {runs} new processes each, alternating "
+          f"({cpu_name()}); target: median < 0.6 s")
+    for name, xs in walls.items():
+        print(f"  {name:<40} median {median(xs):5.2f} s  min {min(xs):.2f}  max {max(xs):.2f}")
+    if other is not None:
+        first, second = list(walls)
+        print(f"  ratio, this checkout / the other: {median(walls[first]) / median(walls[second]):.2f}")
+    print("\nWhere the time goes (median seconds in the child; the interpreter's start is not counted):")
+    names = list(next(iter(phases.values()))[0])
+    print(f"  {'phase':<26}" + "".join(f"{n[-30:]:>32}" for n in phases))
+    for key in names:
+        print(f"  {key:<26}" + "".join(f"{median([p[key] for p in rows]):>32.3f}" for rows in phases.values()))
+    shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import models
 from ..errors import ModelError
-from ..openvino_runtime import load_openvino
+from ..openvino_runtime import compile_model
 
 MAX_LENGTH = 128
 """Tokens of question + sentence + context read together; the context is cut first."""
@@ -184,10 +184,13 @@ class Reader:
     needs_second_reading = False
     """Whether a phrase needs ``passage``'s agreement (packaged_reader: yes; without it no phrase is shown)."""
 
-    def __init__(self, folder: Path | None = None, threads: int = 0, batch_size: int = 8) -> None:
+    def __init__(self, folder: Path | None = None, threads: int = 0, batch_size: int = 8,
+                 cache: Path | None = None) -> None:  # fmt: skip
         self.info = models.read_reader_info(folder)
         self.threads = threads
         self.batch_size = batch_size
+        self.cache = cache
+        """Where OpenVINO keeps the compiled model for the next process (openvino_runtime.compile_model), or None."""
         self._parts = None
         self._lock = threading.Lock()
 
@@ -203,9 +206,7 @@ class Reader:
         with self._lock:
             if self._parts is None:
                 try:
-                    ov = load_openvino()
-                    config = {"INFERENCE_NUM_THREADS": self.threads} if self.threads > 0 else {}
-                    compiled = ov.Core().compile_model(str(self.info.folder / "model.xml"), "CPU", config)
+                    compiled = compile_model(self.info.folder / "model.xml", self.threads, self.cache)
                     tok = load_tokenizer(self.info.folder, int(self.info.meta.get("max_length", MAX_LENGTH)))
                 except Exception as exc:
                     raise ModelError(f"Could not load the reader from {self.info.folder}: "
@@ -396,19 +397,19 @@ _SHARED: dict[tuple[str, int], Reader] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def packaged_reader(threads: int = 0) -> Reader:
-    """The packaged reader, one per process and thread count (compiled on first use), with the packaged passage
-    reader as its ``passage`` (None when that is missing or damaged: then no phrase is shown); ModelError if the
-    reader itself cannot be read."""
+def packaged_reader(threads: int = 0, cache: Path | None = None) -> Reader:
+    """The packaged reader, one per process and thread count (compiled on first use, or loaded from what OpenVINO
+    kept in ``cache``), with the packaged passage reader as its ``passage`` (None when that is missing or damaged:
+    then no phrase is shown); ModelError if the reader itself cannot be read."""
     folder = models.READER_DIR
     key = (str(folder), threads)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            reader = Reader(folder, threads)
+            reader = Reader(folder, threads, cache=cache)
             reader.needs_second_reading = True
             if models.reader_shipped(models.PASSAGE_DIR):
                 try:
-                    reader.passage = Reader(models.PASSAGE_DIR, threads)
+                    reader.passage = Reader(models.PASSAGE_DIR, threads, cache=cache)
                 except ModelError:  # a damaged passage reader: answers lead with sentences, never with a phrase
                     reader.passage = None
             _SHARED[key] = reader

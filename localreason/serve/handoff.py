@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
 import json
 import os
 import re
@@ -273,6 +272,8 @@ class Remote:
         GET /v1/instance with a fresh nonce and no key; the answer must be ``proof`` of it. Only then, on the
         same connection, is the key sent: /v1/instance again, with a new nonce, must be answered and proven too.
         """
+        import http.client  # here, not at the top: a command with no server to ask never loads it
+
         deadline = time.monotonic() + CONNECT_TIMEOUT
         conn = http.client.HTTPConnection(self.host, self.port, timeout=CONNECT_TIMEOUT)
         try:
@@ -304,6 +305,8 @@ class Remote:
         ``timeout`` bounds the connection and the answer together; None: the connection must open within
         CONNECT_TIMEOUT and the answer may take as long as the work takes (as it would here).
         """
+        import http.client
+
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
