@@ -7,11 +7,18 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from localreason.config import ENV_PREFIX, HOME_ENV, Settings, load_settings
 from localreason.library import Library
 
 from fakes import FakeEmbedder
+
+# Hypothesis times each example (200 ms by default) and how long drawing the examples takes: on a loaded machine
+# both fail tests that are right. Only what a test finds counts here; a test naming its own settings keeps these
+# unless it names the same ones (so one that suppresses health checks lists too_slow again).
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from localreason import cli  # noqa: E402
 from localreason.cli.common import Ctx  # noqa: E402
+from localreason.serve import handoff  # noqa: E402 - standard library only: a handed-off command imports it anyway
+from waiting import PATIENCE  # noqa: E402
+
+handoff.CONNECT_TIMEOUT = PATIENCE
+"""A running server is given PATIENCE, not 3 s, to prove itself: on a loaded machine the tests' server may well
+answer later than a user's, and a command that ran here instead would fail a test that the server answers. The
+timeout itself is tested in process (test_handoff.py: a server that does not answer, a stopped one)."""
 
 _installed = False
 

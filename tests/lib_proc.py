@@ -1,6 +1,6 @@
 """A library in a separate process, for crash and concurrency tests (fake embedder: fast and deterministic).
 
-    python tests/lib_proc.py HOME [--stall-in POINT] ingest PATH COLLECTION [--prune]
+    python tests/lib_proc.py HOME [--stall-in POINT | --pause-in POINT] ingest PATH COLLECTION [--prune]
     python tests/lib_proc.py HOME [--stall-in POINT] remove TARGET
     python tests/lib_proc.py HOME [--stall-in POINT] sync
     python tests/lib_proc.py HOME [--stall-in POINT] reindex
@@ -11,7 +11,9 @@
 
 Progress is printed one line per finished file (``file STATUS PATH``) and flushed. With ``--stall-in``,
 the process announces itself from inside the chosen write and then waits there to be killed (stall_in),
-so a test kills it while that write is in progress and can check from outside that it is.
+so a test kills it while that write is in progress and can check from outside that it is. ``--pause-in``
+(with the same POINT) announces ``paused ...`` there instead and goes on when a line comes on stdin (or
+stdin closes): a test does what it must while that write is held, however fast or slow the machine.
 """
 
 from __future__ import annotations
@@ -51,7 +53,13 @@ def _stall(*announcement) -> None:
     raise SystemExit(f"stalled for {STALL_SECONDS} s and nobody killed this process")
 
 
-def stall_in(point: str) -> None:
+def _pause(*announcement) -> None:
+    """Announce where this process stands, then wait there for a line on stdin (or its end) and go on."""
+    say("paused", *announcement)
+    sys.stdin.readline()
+
+
+def stall_in(point: str, wait=_stall) -> None:
     """Make this process stop inside its ``N``-th write of a kind (``POINT`` is ``KIND:N``) until it is killed.
 
     ``write:N``: the N-th database write that changes chunks or vectors (a document written, documents or a
@@ -60,6 +68,7 @@ def stall_in(point: str) -> None:
     the write started from. ``publish:N``: the N-th vector index file written for other processes, after the
     file is on disk and before vectors.json names it; it announces ``stalled publish N FILE_NAME``. The
     package has no hook for this: the two methods are wrapped here, in the process the test started.
+    ``wait`` is what it does there: ``_stall`` (wait to be killed) or ``_pause`` (wait to be told to go on).
     """
     kind, _, nth = point.partition(":")
     target, seen = int(nth), 0
@@ -71,7 +80,7 @@ def stall_in(point: str) -> None:
             before, after = bump(self)
             seen += 1
             if seen == target and self.db.in_transaction:
-                _stall("write", seen, before)
+                wait("write", seen, before)
             return before, after
 
         Store.bump_generation = bump_then_stall
@@ -84,7 +93,7 @@ def stall_in(point: str) -> None:
             before, after = pg_bump(self)
             seen += 1
             if seen == target and self.db.info.transaction_status.name == "INTRANS":
-                _stall("write", seen, before)
+                wait("write", seen, before)
             return before, after
 
         PgStore.bump_generation = pg_bump_then_stall
@@ -98,7 +107,7 @@ def stall_in(point: str) -> None:
             write_index(index, path)
             seen += 1
             if seen == target:
-                _stall("publish", seen, Path(path).name)
+                wait("publish", seen, Path(path).name)
 
         faiss.write_index = write_then_stall
     else:
@@ -153,8 +162,8 @@ def watch(lib: Library) -> None:
 
 def main(argv: list[str]) -> int:
     home, *rest = argv
-    if rest[0] == "--stall-in":
-        stall_in(rest[1])
+    if rest[0] in ("--stall-in", "--pause-in"):
+        stall_in(rest[1], _stall if rest[0] == "--stall-in" else _pause)
         rest = rest[2:]
     command, *args = rest
     if command == "cli":

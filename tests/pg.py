@@ -7,6 +7,8 @@ import itertools
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from waiting import PATIENCE
+
 _numbers = itertools.count(1)
 
 
@@ -18,7 +20,19 @@ def start_server(folder: Path):
     runtime.mkdir(mode=0o700, exist_ok=True)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))  # pgserver asks platformdirs for one on import
     import pgserver
+    import pgserver.postgres_server as started_by
 
+    # pgserver gives `pg_ctl start` 10 s, which a loaded machine can take (the whole run's PostgreSQL tests would
+    # then fail at once): pg_ctl waits for the server up to PGCTLTIMEOUT, and pgserver waits for pg_ctl longer.
+    os.environ["PGCTLTIMEOUT"] = str(int(PATIENCE))
+    pg_ctl = started_by.pg_ctl
+
+    def patient_pg_ctl(args, pgdata=None, **kwargs):
+        if "timeout" in kwargs:
+            kwargs["timeout"] = max(kwargs["timeout"], PATIENCE + 60)
+        return pg_ctl(args, pgdata=pgdata, **kwargs)
+
+    started_by.pg_ctl = patient_pg_ctl
     return pgserver.get_server(str(folder / "data"), cleanup_mode="stop")
 
 

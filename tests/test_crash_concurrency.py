@@ -18,16 +18,21 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from test_reliability import assert_consistent, folder_of, open_lib
+from waiting import PATIENCE
 
 pytestmark = pytest.mark.slow
 
 PROC = Path(__file__).parent / "lib_proc.py"
+PROCESS_PATIENCE = 300.0
+"""Seconds a whole command of another process (an ingest of 30 notes) may take before a test gives up on it:
+a safety deadline for a broken build, never reached by a working one however busy the machine."""
 
 
 def start(home: Path, *args: str, stdin=None) -> subprocess.Popen:
@@ -37,8 +42,28 @@ def start(home: Path, *args: str, stdin=None) -> subprocess.Popen:
 
 def run(home: Path, *args: str) -> tuple[int, str, str]:
     proc = start(home, *args)
-    out, err = proc.communicate(timeout=300)
+    out, err = proc.communicate(timeout=PROCESS_PATIENCE)
     return proc.returncode, out, err
+
+
+def first_line(proc: subprocess.Popen, prefix: str, patience: float = PROCESS_PATIENCE) -> str | None:
+    """The first line ``proc`` prints that starts with ``prefix``; None if it ended first (or was killed after
+    ``patience`` seconds: a safety deadline, so a broken build fails instead of hanging)."""
+    timer = threading.Timer(patience, proc.kill)
+    timer.start()
+    try:
+        return next((line for line in proc.stdout if line.startswith(prefix)), None)
+    finally:
+        timer.cancel()
+
+
+def save(path: Path, text: str) -> None:
+    """Write ``path`` whole at once, as an editor saving by rename does: a watch (which reads a file once it has
+    held still for its settling time) never sees it half written, however long the writing process is held up."""
+    staging = path.parent.parent / f".{path.parent.name}-staging"
+    staging.mkdir(exist_ok=True)
+    (staging / path.name).write_text(text)
+    os.replace(staging / path.name, path)
 
 
 def corpus(tmp_path: Path, n: int = 30) -> Path:
@@ -82,8 +107,8 @@ def kill_in_write(proc: subprocess.Popen, home: Path) -> tuple[str, int, str]:
     """SIGKILL ``proc`` (started with --stall-in) once it says it stands inside its write and the library shows
     that write in progress; returns what it announced: (kind, which one, generation or file name)."""
     try:
-        line = next((line for line in proc.stdout if line.startswith("stalled ")), None)
-        assert line is not None, f"the process ended before the write: {proc.stderr.read()[-3000:]}"
+        line = first_line(proc, "stalled ")
+        assert line is not None, f"the process ended (or was stopped) before the write: {proc.stderr.read()[-3000:]}"
         _, kind, nth, what = line.split()
         if kind == "write":
             assert_writing(home, int(what))
@@ -91,7 +116,7 @@ def kill_in_write(proc: subprocess.Popen, home: Path) -> tuple[str, int, str]:
             assert_publishing(home, what)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
+        proc.wait(PATIENCE)
     assert proc.returncode == -signal.SIGKILL, "killed, not ended of its own accord"
     return kind, int(nth), what
 
@@ -186,10 +211,10 @@ def test_a_watch_killed_in_a_write_it_started_leaves_a_consistent_library(tmp_pa
     lib.ingest([root], "work")
     lib.close()
     proc = start(home, "--stall-in", "write:3", "watch")
-    ready = next((line for line in proc.stdout if line.startswith("notice Watching")), None)
+    ready = first_line(proc, "notice Watching")
     assert ready is not None, proc.stderr.read()[-3000:]
     for f in sorted(root.iterdir())[:6]:
-        f.write_text(f.read_text().replace("Paragraph", "Changed paragraph"))
+        save(f, f.read_text().replace("Paragraph", "Changed paragraph"))
     killed = kill_in_write(proc, home)
     check_after_crash(home)
     assert_undone(home, killed)
@@ -209,16 +234,20 @@ def test_a_watch_killed_in_a_write_it_started_leaves_a_consistent_library(tmp_pa
 
 
 def test_two_ingests_at_once_take_turns_and_leave_a_consistent_library(tmp_path):
+    """The first ingest is held inside its first write (lib_proc.py --pause-in) until the second has said it
+    waits for it: they meet whichever process the machine runs first."""
     root = corpus(tmp_path, 24)
     other = folder_of(tmp_path / "other", 10, "other")
     home = tmp_path / "home"
     assert run(home, "ingest", str(other), "x")[0] == 0  # the home exists, so both start at once
-    one = start(home, "ingest", str(root), "same")
+    one = start(home, "--pause-in", "write:1", "ingest", str(root), "same", stdin=subprocess.PIPE)
+    assert first_line(one, "paused ") is not None, one.stderr.read()[-3000:]
     two = start(home, "ingest", str(other), "same")
-    out1, err1 = one.communicate(timeout=300)
-    out2, err2 = two.communicate(timeout=300)
+    waited = first_line(two, "notice ")
+    out1, err1 = one.communicate("go\n", timeout=PROCESS_PATIENCE)  # its first write goes on, then the rest
+    out2, err2 = two.communicate(timeout=PROCESS_PATIENCE)
     assert one.returncode == two.returncode == 0, (err1, err2)
-    assert "waiting for it to finish" in out1 + out2
+    assert waited and "waiting for it to finish" in waited, (waited, out2)
     lib = open_lib(home)
     assert lib.collection("same").document_count == 34
     assert_consistent(lib)
@@ -229,16 +258,30 @@ def test_readers_keep_working_while_a_writer_ingests_and_removes_and_see_its_doc
     home = tmp_path / "home"
     assert run(home, "ingest", str(folder_of(tmp_path / "base", 5, "base", "pumps")), "base")[0] == 0
     reader = start(home, "serve", stdin=subprocess.PIPE)
-    assert reader.stdout.readline().strip() == "ready"
+    assert first_line(reader, "ready", PATIENCE) is not None, reader.stderr.read()[-3000:]
 
     def ask(line: str) -> dict:
         reader.stdin.write(line + "\n")
         reader.stdin.flush()
-        return json.loads(reader.stdout.readline())
+        timer = threading.Timer(PATIENCE, reader.kill)  # a safety deadline: a reader that hangs fails the test
+        timer.start()
+        try:
+            answer = reader.stdout.readline()
+        finally:
+            timer.cancel()
+        assert answer, f"the reader did not answer {line!r} (stopped after {PATIENCE:g} s, or it died)"
+        return json.loads(answer)
 
-    writer = start(home, "ingest", str(corpus(tmp_path, 30)), "big")
-    served, slowest = 0, 0.0
-    while writer.poll() is None:
+    writer = start(home, "--pause-in", "write:3", "ingest", str(corpus(tmp_path, 30)), "big", stdin=subprocess.PIPE)
+    paused = first_line(writer, "paused ")
+    assert paused is not None, writer.stderr.read()[-3000:]
+    assert_writing(home, int(paused.split()[3]))
+    # The writer is held inside its third write (the lock taken, the transaction open): a reader that waited
+    # for writes would not answer until the test lets it go on, which it does only after these answers.
+    assert "hits" in ask("search pumps") and "hits" in ask("search pump0 valve1")
+    writer.stdin.close()
+    served, slowest = 2, 0.0
+    while writer.poll() is None:  # and while it writes the rest
         t0 = time.perf_counter()
         reply = ask("search pumps")
         slowest = max(slowest, time.perf_counter() - t0)
@@ -254,8 +297,7 @@ def test_readers_keep_working_while_a_writer_ingests_and_removes_and_see_its_doc
     assert ask("vectors") == {"held": 5, "agrees": True}
     assert "answer" in ask("ask What about pumps?")
     reader.stdin.close()
-    reader.wait(30)
-    assert served > 0 and slowest < 5.0, (served, slowest)
+    reader.wait(PATIENCE)
     print(f"reader served {served} searches while the writer ingested; slowest {slowest:.2f} s")
 
 
@@ -265,7 +307,7 @@ def test_many_processes_searching_a_stale_cache_at_once(tmp_path):
     (home / "vectors.json").unlink()
     procs = [start(home, "search", "pump3 valve1") for _ in range(6)]
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=PROCESS_PATIENCE)
         assert p.returncode == 0, err
         assert json.loads(out.splitlines()[-1])["hits"]
 
@@ -276,7 +318,7 @@ def test_a_new_home_opened_by_several_commands_at_once(tmp_path):
         procs = [subprocess.Popen([sys.executable, "-m", "localreason", "--home", str(home), "library"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
         for p in procs:
-            out, err = p.communicate(timeout=120)
+            out, err = p.communicate(timeout=PROCESS_PATIENCE)
             assert p.returncode == 0, err
 
 
@@ -293,7 +335,7 @@ def test_the_real_cli_killed_mid_ingest_reruns_cleanly(tmp_path):
     lib.close()
     env = {**os.environ, "LOCALREASON_HOME": str(home)}
     done = subprocess.run([sys.executable, "-m", "localreason", *args], env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+                          timeout=PROCESS_PATIENCE)  # fmt: skip
     assert done.returncode == 0, done.stderr
     from localreason.library import Library
 

@@ -29,7 +29,8 @@ from localreason.types import Evidence, EvidencePacket, SearchHit
 
 from fakes import FakeGenerator, grammar_statements
 
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FAST = settings(max_examples=40, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 ODD = "ab Z9 \t\n\x00\x01\x1b\x7f\x85\u200b\u200f\u202e\u05d0\u0627\ufeff\U0001f600&<>\"'\\#|*[]{}\udce9"
 """Characters that break parsers: controls, NUL, bidi marks, RTL letters, non-BMP, markup, a lone surrogate."""
@@ -307,7 +308,8 @@ def test_the_fuzzed_answers_reach_the_model_and_cite(searchable):
                                                    collection_id=searchable.collection("work").id))  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(query=st.text(SPACES, max_size=12))
 def test_a_blank_question_is_refused_before_any_work(searchable, query):
     gen = FakeGenerator()

@@ -36,6 +36,7 @@ from localreason.service import Service
 from localreason.stages import STEPS
 
 from fakes import FakeEmbedder, FakeGenerator
+from waiting import PATIENCE, wait_until
 
 TOOLS = {"find_items", "deep_search", "deep_read", "deep_expand", "reason"}
 MISSING_CHUNK = "chk_aaaaaaaaaaaaaaaa"
@@ -261,12 +262,9 @@ class BlockingGenerator(FakeGenerator):
 
     def complete(self, messages, grammar, max_output, prefix="", cancel=None):
         self.started.set()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if cancel is not None and cancel.is_set():
-                self.stopped.set()
-                raise Cancelled()
-            time.sleep(0.01)
+        if cancel is not None and cancel.wait(2 * PATIENCE):
+            self.stopped.set()
+            raise Cancelled()
         raise AssertionError("never cancelled")
 
 
@@ -279,9 +277,9 @@ def test_a_cancelled_request_stops_the_model(service):
         async with Client(server.mcp, mode="legacy") as client:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "reason", {"query": "How long is the router warranty?"})
-                await anyio.to_thread.run_sync(generator.started.wait, 10)
+                assert await anyio.to_thread.run_sync(generator.started.wait, PATIENCE), "the model never began"
                 tg.cancel_scope.cancel()  # the client gives up: it sends notifications/cancelled
-            assert await anyio.to_thread.run_sync(generator.stopped.wait, 10)
+            assert await anyio.to_thread.run_sync(generator.stopped.wait, PATIENCE), "the model was not stopped"
             after = await client.call_tool("deep_search", {"query": "reset"})  # the server goes on serving
             return after
 
@@ -312,7 +310,8 @@ def test_every_line_the_sdk_cannot_read_is_answered_and_the_server_goes_on(tmp_p
         {"jsonrpc": "2.0", "id": 2, "method": "ping"},
     ]  # fmt: skip
     stdin = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines).encode() + b"\xff\xfe{\n"
-    proc = subprocess.run([sys.executable, "-m", "localreason", "mcp"], input=stdin, capture_output=True, timeout=60,
+    proc = subprocess.run([sys.executable, "-m", "localreason", "mcp"], input=stdin, capture_output=True,
+                          timeout=PATIENCE,
                           env={**__import__("os").environ, "LOCALREASON_HOME": str(tmp_path)})  # fmt: skip
     replies = [json.loads(line) for line in proc.stdout.decode().splitlines()]
     assert proc.returncode == 0, proc.stderr
@@ -352,17 +351,21 @@ class StdioServer:
     the whole module and each test calls it with plain function calls.
     """
 
-    def __init__(self, home: Path, errlog: Path) -> None:
+    def __init__(self, home: Path, errlog: Path, prelude: str = "") -> None:
         self.home, self.errlog = home, errlog
         self.log_path = home / "logs" / "mcp.log"
+        self.prelude = prelude
+        """Python the server process runs first (to change something in it), or nothing."""
 
     @asynccontextmanager
     async def connect(self):
         from mcp import ClientSession
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(command=sys.executable, args=["-m", "localreason", "mcp"],
-                                       env={"LOCALREASON_HOME": str(self.home)})  # fmt: skip
+        args = ["-m", "localreason", "mcp"] if not self.prelude else \
+            ["-c", f"{self.prelude}\nimport runpy, sys\nsys.argv = ['localreason', 'mcp']\n"
+                   "runpy.run_module('localreason', run_name='__main__')"]  # fmt: skip
+        params = StdioServerParameters(command=sys.executable, args=args, env={"LOCALREASON_HOME": str(self.home)})
         started = time.perf_counter()
         with open(self.errlog, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -395,14 +398,35 @@ def hits_of(result) -> list[dict]:
     return result.structured_content["data"]
 
 
+NEVER_LOADS = """import sys, threading
+class NeverLoads:  # an import of these waits for ever: the library, the models and what they are made of
+    HEAVY = ("localreason.library", "localreason.service", "localreason.embed", "localreason.generate", "faiss",
+             "llama_cpp", "torch", "sentence_transformers", "openvino")
+    def find_spec(self, name, path=None, target=None):
+        if name in self.HEAVY:
+            threading.Event().wait()
+sys.meta_path.insert(0, NeverLoads())"""
+
+
+def test_the_stdio_handshake_waits_for_no_library_or_model(tmp_path):
+    """spawn + initialize + tools/list, in a server where opening the library or loading a model never ends: the
+    handshake needs neither, however slow the machine (this was a time, compared with the SDK's import)."""
+    server = StdioServer(tmp_path / "home", tmp_path / "stderr.txt", prelude=NEVER_LOADS)
+
+    async def handshake() -> set[str]:
+        with anyio.fail_after(PATIENCE):  # what waits for ever ends the test here, saying so
+            async with server.connect():
+                return {t.name for t in server.tools}
+
+    try:
+        assert anyio.run(handshake) == TOOLS
+    except TimeoutError:
+        pytest.fail(f"no handshake in {PATIENCE:g} s: it waits for the library or a model ({server.log()[-2000:]})")
+
+
 @pytest.mark.real_model
-def test_stdio_handshake_is_quick_and_lists_the_five_tools(stdio_server):
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
-    sdk = time.perf_counter() - started  # the floor: a Python that imports the SDK (slow on a busy machine)
-    print(f"handshake (spawn + initialize + tools/list): {stdio_server.handshake_seconds:.2f} s; "
-          f"python + SDK import alone: {sdk:.2f} s")
-    assert stdio_server.handshake_seconds < max(5.0, 2 * sdk), "something heavy (a model?) loads before it"
+def test_stdio_handshake_lists_the_five_tools(stdio_server):
+    print(f"handshake (spawn + initialize + tools/list): {stdio_server.handshake_seconds:.2f} s")
     tools = {t.name: t for t in stdio_server.tools}
     assert set(tools) == TOOLS
     assert "maxTokens" not in tools["reason"].input_schema["properties"]
@@ -478,13 +502,11 @@ def test_stdio_cancelled_reason_stops_and_the_server_goes_on(stdio_server):
     future = stdio_server.portal.start_task_soon(
         lambda: stdio_server.session.call_tool("reason", {"query": "When did Apollo 11 land on the Moon?"},
                                                progress_callback=progress))  # fmt: skip
-    assert first.wait(60)
+    assert first.wait(PATIENCE), "no progress from the question"
     future.cancel()  # the client abandons the call: it sends notifications/cancelled
-    deadline = time.monotonic() + 60
-    while stdio_server.log().count("reason: stopped after cancellation") == before and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: stdio_server.log().count("reason: stopped after cancellation") > before,
+               "the server to stop the question", step=0.2)  # fmt: skip
     assert "reason: cancelled by the client" in stdio_server.log()
-    assert stdio_server.log().count("reason: stopped after cancellation") > before
     assert hits_of(stdio_server.call("deep_search", {"query": "Apollo 11 Moon landing"}))
 
 

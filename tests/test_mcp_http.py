@@ -5,7 +5,6 @@ set, only loopback Host names on a loopback bind, no bind elsewhere without a ke
 from __future__ import annotations
 
 import threading
-import time
 from contextlib import contextmanager
 
 import anyio
@@ -24,6 +23,7 @@ from localreason.service import Service
 
 from fakes import FakeEmbedder, FakeGenerator
 from test_mcp import ROUTER
+from waiting import PATIENCE, finished, wait_until
 
 KEY = "a-long-enough-test-key-for-the-mcp-server"
 
@@ -39,15 +39,13 @@ def mcp_server(svc, key: str | None):
     runner = uvicorn.Server(uvicorn.Config(app, log_config=None, timeout_graceful_shutdown=1))  # logging left as it is
     thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not runner.started and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: runner.started or not thread.is_alive(), "the server to start")
     assert runner.started, "the server did not start"
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
     finally:
         runner.should_exit = True
-        thread.join(10)
+        finished(thread, "the server, told to stop")
         sock.close()
 
 
@@ -69,7 +67,7 @@ def ask(url: str, name: str, args: dict, key: str | None = KEY):
 
     async def go():
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
+        async with httpx2.AsyncClient(headers=headers, timeout=PATIENCE) as http, \
                 streamable_http_client(url, http_client=http) as (read, write), \
                 ClientSession(read, write) as session:  # fmt: skip
             await session.initialize()
@@ -92,7 +90,7 @@ def test_without_the_key_or_with_a_foreign_host_nothing_is_served(served):
     body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
             "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
     accept = {"Accept": "application/json, text/event-stream"}
-    with httpx2.Client(timeout=10) as http:
+    with httpx2.Client(timeout=PATIENCE) as http:
         assert http.post(served, json=body, headers=accept).status_code == 401
         wrong = http.post(served, json=body, headers={**accept, "Authorization": "Bearer not-the-key"})
         assert wrong.status_code == 401 and "API key" in wrong.json()["error"]["message"]

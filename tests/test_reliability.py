@@ -6,12 +6,12 @@ own SQLite connection and vector index); tests/test_crash_concurrency.py uses re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ from localreason.store import lock as write_lock
 from localreason.store.db import Store
 
 from fakes import FakeEmbedder
+from waiting import finished, wait_until
 
 
 def open_lib(home: Path, **overrides) -> Library:
@@ -174,9 +175,16 @@ def test_pipes_devices_and_loops_are_named_and_never_hang(lib, tmp_path):
     os.mkfifo(root / "pipe.txt")
     (root / "zero.txt").symlink_to("/dev/zero")
     (root / "loop.md").symlink_to(root / "loop.md")
-    started = time.perf_counter()
-    report = lib.ingest([root, Path("/dev/zero")], "work")
-    assert time.perf_counter() - started < 30
+    reports: list = []
+    ingest = threading.Thread(target=lambda: reports.append(lib.ingest([root, Path("/dev/zero")], "work")), daemon=True)
+    ingest.start()
+    try:  # nobody writes to the pipe: an ingest that opened it to read would wait there for ever
+        finished(ingest, "the ingest (it hung on a pipe or a device)")
+    finally:
+        if ingest.is_alive():  # let an open of the pipe return (the library's teardown would wait for it)
+            with contextlib.suppress(OSError):
+                os.close(os.open(root / "pipe.txt", os.O_WRONLY | os.O_NONBLOCK))
+    [report] = reports
     got = statuses(report)
     assert got["pipe.txt"][0] == "skipped" and "not a regular file" in got["pipe.txt"][1]
     assert got["zero.txt"][0] == "skipped" and "not a regular file" in got["zero.txt"][1]
@@ -234,7 +242,13 @@ def test_a_parser_that_crashes_costs_one_file_and_a_new_parser_takes_over(tmp_pa
     job = Job("big.txt", big, "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**20)
     small = Job("small.txt", b"A small text.", "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**20)
     assert worker.parse(small).text == "A small text."  # the parser is up
-    threading.Timer(0.3, lambda: os.kill(worker._proc.pid, signal.SIGSEGV)).start()
+    answer = worker._recv.poll
+
+    def crash_then_wait(timeout):  # the big file is sent: the parser crashes while it works on it
+        os.kill(worker._proc.pid, signal.SIGSEGV)
+        return answer(timeout)
+
+    worker._recv.poll = crash_then_wait
     with pytest.raises(IngestFileError, match="crashed on this file \\(SIGSEGV"):
         worker.parse(job)
     assert worker.parse(small).text == "A small text."
@@ -358,11 +372,13 @@ def test_a_writer_waits_for_another_and_says_so(tmp_path):
     lib.notice = notices.append
     worker = threading.Thread(target=lambda: (lib.ingest([folder_of(tmp_path / "a", 2)], "a"), done.set()))
     worker.start()
-    time.sleep(0.5)
-    assert not done.is_set()
-    assert notices and "a test holding the lock" in notices[0] and "waiting" in notices[0]
-    write_lock.release(held)
-    worker.join(30)
+    try:
+        wait_until(lambda: notices, "the writer to say it waits")
+        assert not done.is_set(), "wrote while the test holds the lock"  # cannot flake: the test holds it
+        assert "a test holding the lock" in notices[0] and "waiting" in notices[0]
+    finally:
+        write_lock.release(held)
+    finished(worker, "the ingest, once the lock was free")
     assert done.is_set() and lib.collection("a").document_count == 2
     lib.close()
 

@@ -32,6 +32,7 @@ from localreason.serve.rest import create_app, run
 from localreason.service import Service
 
 from fakes import FakeEmbedder, FakeGenerator
+from waiting import PATIENCE, finished, wait_until
 
 BASE = "http://127.0.0.1:8765"
 QUESTION = "Where did the Black Death originate?"
@@ -238,17 +239,10 @@ def test_retrieval_is_served_while_a_reason_waits_for_the_model(client, service)
     with service.model_lock:
         waiting = threading.Thread(target=client.post, args=("/v1/reason",), kwargs={"json": {"query": QUESTION}})
         waiting.start()
-        wait_until(lambda: client.app.state.reason_queue.in_flight == 1)
+        wait_until(lambda: client.app.state.reason_queue.in_flight == 1, "the question to queue for the model")
         r = client.post("/v1/deep_search", json={"query": "Black Death"})
         assert r.status_code == 200 and waiting.is_alive()
-    waiting.join(30)
-
-
-def wait_until(condition, timeout: float = 10.0) -> None:
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.02)
+    finished(waiting, "the question, once the model was free")
 
 
 # ---------------------------------------------------------------- health, OpenAPI, no web page
@@ -413,13 +407,13 @@ def test_429_with_retry_after_when_the_queue_is_full(service):
             waiting = [threading.Thread(target=post) for _ in range(2)]
             for t in waiting:
                 t.start()
-            wait_until(lambda: queue.in_flight == 2)
+            wait_until(lambda: queue.in_flight == 2, "both questions to queue for the model")
             r = c.post("/v1/reason", json={"query": QUESTION})
             err = assert_error(r, 429, "busy")
             assert int(r.headers["retry-after"]) >= 1 and err["details"]["retryAfter"] == int(r.headers["retry-after"])
             assert c.post("/v1/deep_search", json={"query": "plague"}).status_code == 200, "retrieval is not queued"
         for t in waiting:
-            t.join(30)
+            finished(t, "a queued question, once the model was free")
         assert [r.status_code for r in results] == [200, 200] and queue.in_flight == 0
         assert c.post("/v1/reason", json={"query": QUESTION}).status_code == 200
 
@@ -433,7 +427,7 @@ class BlockingGenerator(FakeGenerator):
 
     def complete(self, messages, grammar, max_output, prefix="", cancel=None):
         self.entered.set()
-        if cancel is not None and cancel.wait(10):
+        if cancel is not None and cancel.wait(PATIENCE):
             self.saw_cancel.set()
             raise Cancelled()
         return super().complete(messages, grammar, max_output, prefix, cancel)
@@ -459,13 +453,18 @@ async def call_and_hang_up(app, body: dict, hang_up_when) -> list[dict]:
                          (b"content-length", str(len(raw)).encode())],
              "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8765)}  # fmt: skip
     task = asyncio.create_task(app(scope, receive, send))
-    for _ in range(500):
-        if hang_up_when():
-            break
-        await asyncio.sleep(0.02)
+    await until(hang_up_when, "the moment to hang up")
     hung_up.set()
-    await asyncio.wait_for(task, 20)
+    await asyncio.wait_for(task, PATIENCE)
     return sent
+
+
+async def until(condition, what: str) -> None:
+    """Let the event loop run until ``condition()`` holds; fail saying ``what`` never came after PATIENCE."""
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {PATIENCE:g} s for {what}; it never happened"
+        await asyncio.sleep(0.02)
 
 
 async def test_a_client_that_hangs_up_while_waiting_cancels_its_question(service, generator, caplog):
@@ -475,11 +474,8 @@ async def test_a_client_that_hangs_up_while_waiting_cancels_its_question(service
     service.model_lock.acquire()
     try:
         sent = await call_and_hang_up(app, {"query": QUESTION}, lambda: queue.in_flight == 1)
-        for _ in range(100):  # the worker thread notices within 0.1 s
-            if queue.in_flight == 0:
-                break
-            await asyncio.sleep(0.02)
-        assert queue.in_flight == 0, "cancelled while the model was still busy"
+        # the model stays busy until the question is gone: one that waits for the model would never be
+        await until(lambda: queue.in_flight == 0, "the question to be cancelled while the model is busy")
     finally:
         service.model_lock.release()
     assert sent[0]["status"] == 499 and generator.calls == 0
@@ -536,7 +532,7 @@ async def test_each_connection_sends_at_once():
     server = await loop.create_server(Keep, sock=sock)
     try:
         _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
-        transport = await asyncio.wait_for(accepted, 10)
+        transport = await asyncio.wait_for(accepted, PATIENCE)
         assert transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
         writer.close()
         transport.close()
@@ -559,7 +555,7 @@ def server(tmp_path_factory, real_embedder):
         proc = subprocess.Popen([sys.executable, "-m", "localreason", "serve", "--port", "0"], env=env,
                                 stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
     try:
-        end = time.monotonic() + 90
+        end = time.monotonic() + PATIENCE
         while not (m := re.search(r"on (http://127\.0\.0\.1:\d+)", log.read_text())):
             assert proc.poll() is None and time.monotonic() < end, log.read_text()
             time.sleep(0.2)
@@ -567,13 +563,13 @@ def server(tmp_path_factory, real_embedder):
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(30)
+            proc.wait(PATIENCE)
         except subprocess.TimeoutExpired:
             proc.kill()
 
 
 def call(base: str, method: str, path: str, body: dict | None = None, key: str | None = KEY,
-         timeout: float = 120) -> tuple[int, dict, dict]:  # fmt: skip
+         timeout: float = PATIENCE) -> tuple[int, dict, dict]:  # fmt: skip
     """(status, JSON body, headers) of one HTTP request to the server."""
     headers = {"Content-Type": "application/json", **({"Authorization": f"API-Key {key}"} if key else {})}
     data = json.dumps(body).encode() if body is not None else None
@@ -609,13 +605,13 @@ def test_served_question_is_cancelled_when_the_client_hangs_up(server):
     host, port = base.removeprefix("http://").split(":")
     body = json.dumps({"query": QUESTION, "maxTokens": 400}).encode()
     in_flight = lambda: call(base, "GET", "/v1/health")[1]["data"]["reason"]["inFlight"]  # noqa: E731
-    with socket.create_connection((host, int(port)), timeout=30) as conn:
+    with socket.create_connection((host, int(port)), timeout=PATIENCE) as conn:
         conn.sendall(b"POST /v1/reason HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Authorization: Bearer " + KEY.encode() + b"\r\nContent-Length: " + str(len(body)).encode()
                      + b"\r\n\r\n" + body)  # fmt: skip
-        wait_until(lambda: in_flight() == 1, 30)
-    wait_until(lambda: in_flight() == 0, 60)
-    wait_until(lambda: "cancelled: the client disconnected" in log.read_text(), 10)  # not answered to nobody
+        wait_until(lambda: in_flight() == 1, "the question to be in flight", step=0.05)
+    wait_until(lambda: in_flight() == 0, "the question to end once the client hung up", step=0.05)
+    wait_until(lambda: "cancelled: the client disconnected" in log.read_text(), "the log to say it was cancelled")
 
 
 @pytest.mark.real_model
@@ -624,12 +620,12 @@ def test_served_key_is_required(server):
     assert call(base, "GET", "/v1/health", key=None)[0] == 401
     assert call(base, "POST", "/v1/reason", {"query": QUESTION}, key="wrong-" + KEY)[0] == 401
     headers = {"Authorization": f"Bearer {KEY}"}
-    with urllib.request.urlopen(urllib.request.Request(base + "/v1/health", headers=headers), timeout=30) as r:
+    with urllib.request.urlopen(urllib.request.Request(base + "/v1/health", headers=headers), timeout=PATIENCE) as r:
         assert r.status == 200
 
 
 def test_serve_refuses_a_non_loopback_bind_without_a_key():
     env = {k: v for k, v in os.environ.items() if k != "LOCALREASON_API_KEY"}
     out = subprocess.run([sys.executable, "-m", "localreason", "serve", "--host", "0.0.0.0", "--port", "0"], env=env,
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+                         capture_output=True, text=True, timeout=PATIENCE)  # fmt: skip
     assert out.returncode != 0 and "without an API key" in out.stderr and "LOCALREASON_API_KEY" in out.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ from localreason.service import Service
 from localreason.stages import STEPS, Stage
 
 from fakes import FakeEmbedder, FakeGenerator
+from waiting import PATIENCE, finished, wait_until
 
 
 def write_note(folder, name: str, text: str):
@@ -94,23 +94,27 @@ def test_catching_up_never_waits_for_a_long_answer(isolated_home, tmp_path):
     class SlowModel(FakeGenerator):
         def complete(self, *args, **kwargs):
             writing.set()
-            release.wait(10)
+            release.wait(2 * PATIENCE)  # the answer goes on until the test lets it end
             return super().complete(*args, **kwargs)
 
     svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=SlowModel()))
     svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
     asker = threading.Thread(target=svc.reason, args=("How long is the router warranty?",))
     asker.start()
-    assert writing.wait(10)
+    assert writing.wait(PATIENCE), "the answer never began"
     other = other_program(isolated_home)
     other.ingest([write_note(tmp_path / "b", "m.md", "# Boiler\n\nBleed the radiators each autumn.\n")], "b")
     other.close()
-    started = time.perf_counter()
-    hits = svc.deep_search("radiators autumn", limit=3)
-    assert time.perf_counter() - started < 2.0, "the read did not wait for the answer"
-    assert hits and hits[0].document_title == "Boiler"
-    release.set()
-    asker.join(10)
+    found: list = []
+    searcher = threading.Thread(target=lambda: found.extend(svc.deep_search("radiators autumn", limit=3)))
+    searcher.start()
+    try:  # the answer is held until the search is back: a search that waited for it would never come back
+        finished(searcher, "the search (it waited for the answer being written)")
+        assert asker.is_alive() and not release.is_set()
+    finally:
+        release.set()
+    assert found and found[0].document_title == "Boiler"
+    finished(asker, "the answer")
     svc.close()
 
 
@@ -127,7 +131,7 @@ class GatedEmbedder(FakeEmbedder):
             self.ingest_calls += 1
             if self.ingest_calls == self.stop_at:
                 self.reached.set()
-                assert self.release.wait(30), "the test never let the ingest go on"
+                assert self.release.wait(2 * PATIENCE), "the test never let the ingest go on"
         return super().embed(texts)
 
 
@@ -147,22 +151,22 @@ def test_searches_and_answers_go_on_while_a_long_ingest_embeds(isolated_home, tm
     ingest = threading.Thread(target=svc.ingest, args=([folder], "work"), name="ingest")
     ingest.start()
     try:
-        assert embedder.reached.wait(20), "the ingest never reached its second file"
+        assert embedder.reached.wait(PATIENCE), "the ingest never reached its second file"
         seen: dict = {}
         searcher = threading.Thread(target=lambda: seen.update(hits=svc.deep_search("gauge boiler pressure", limit=10)))
         asker = threading.Thread(target=lambda: seen.update(answer=svc.reason("What does the gauge read?")))
         searcher.start()
         asker.start()
-        searcher.join(10)
-        asker.join(10)
-        assert not searcher.is_alive() and not asker.is_alive(), "a search waited for the whole ingest"
+        # the ingest is held in its embedding until both are back: waiting for the whole ingest, they never are
+        finished(searcher, "a search during the ingest (it waited for the whole ingest)")
+        finished(asker, "a question during the ingest (it waited for the whole ingest)")
         titles = {h.document_title for h in seen["hits"]} - {"Pump"}
         assert len(titles) == 1, f"the one document of the three written so far: {titles}"
         assert seen["answer"].statements, "answered from what is written so far"
         assert svc.lock.writing is False, "no write lock held while the ingest embeds"
     finally:
         embedder.release.set()
-        ingest.join(30)
+        finished(ingest, "the ingest, once let go on")
     assert {h.document_title for h in svc.deep_search("gauge", limit=10)} == {"Pump", "Alpha", "Bravo", "Charlie"}
     svc.close()
 
@@ -176,15 +180,14 @@ def test_closing_the_service_waits_for_an_ingest_between_its_turns(isolated_home
     svc = Service(Library(settings=load_settings(isolated_home), embedder=embedder, generator=FakeGenerator()))
     ingest = threading.Thread(target=svc.ingest, args=([folder], "work"), name="ingest")
     ingest.start()
-    assert embedder.reached.wait(20)
+    assert embedder.reached.wait(PATIENCE), "the ingest never reached its second file"
     closer = threading.Thread(target=svc.close)
     closer.start()
-    closer.join(0.5)
+    closer.join(0.5)  # cannot flake: the ingest is held until the test lets it go, so a right close still waits
     assert closer.is_alive(), "closed under a running ingest"
     embedder.release.set()
-    ingest.join(30)
-    closer.join(30)
-    assert not closer.is_alive()
+    finished(ingest, "the ingest, once let go on")
+    finished(closer, "closing the service after the ingest")
     with Library(settings=load_settings(isolated_home), embedder=FakeEmbedder()) as after:
         assert {d.title for d in after.documents("work")} == {"Alpha", "Bravo"}
 
@@ -196,18 +199,27 @@ def test_a_question_waiting_behind_a_writer_says_so_and_can_be_cancelled(service
         t = threading.Thread(target=lambda: result.append(_cancelled(
             lambda: service.reason("How long?", cancel=cancel, stage=lambda s, **i: seen.append(s)))))
         t.start()
-        time.sleep(0.3)
-        assert seen == [Stage.WAITING]
-        started = time.perf_counter()
+        wait_until(lambda: seen, "the question to say what it does")
+        assert seen == [Stage.WAITING] and t.is_alive()
         cancel.set()
-        t.join(5)
-        assert result == [True] and time.perf_counter() - started < 1.0, "cancelled while the write goes on"
+        finished(t, "the cancelled question (while the write goes on)")  # the write lock is still held here
+        assert result == [True], "cancelled while the write goes on"
 
 
 def _cancelled(call) -> bool:
     try:
         call()
     except Cancelled:
+        return True
+    return False
+
+
+def _refused(call) -> bool:
+    from localreason.errors import ValidationError
+
+    try:
+        call()
+    except ValidationError:
         return True
     return False
 
@@ -227,11 +239,12 @@ def test_searches_from_many_threads_beside_a_writer_all_succeed(service, tmp_pat
     readers = [threading.Thread(target=read) for _ in range(4)]
     for t in readers:
         t.start()
+    wait_until(lambda: len(counts) + len(errors) >= 4, "the readers to be searching")  # before the writes begin
     for i in range(1, 6):
         service.ingest([write_note(tmp_path / "a", f"n{i}.md", f"# N{i}\n\nMore boilers, number {i}.\n")], "a")
     stop.set()
     for t in readers:
-        t.join(10)
+        finished(t, "a reader, told to stop")
     assert errors == [] and counts and max(counts) <= 6
     assert len(service.deep_search("boilers", limit=20)) == 6
 
@@ -279,51 +292,63 @@ def test_a_question_waiting_for_the_model_can_be_cancelled(service, tmp_path):
 
     t = threading.Thread(target=ask)
     t.start()
-    time.sleep(0.3)
-    assert seen == [Stage.WAITING] and t.is_alive()
-    started = time.perf_counter()
-    cancel.set()
-    t.join(5)
-    service.model_lock.release()
-    assert result and time.perf_counter() - started < 1.0
+    try:
+        wait_until(lambda: seen, "the question to say what it does")
+        assert seen == [Stage.WAITING] and t.is_alive()
+        cancel.set()
+        finished(t, "the cancelled question (while the model is busy)")  # the model lock is still held here
+    finally:
+        service.model_lock.release()
+    assert result, "cancelled while another question holds the model"
 
 
 def test_warm_loads_the_models_in_the_background(isolated_home):
-    class SlowEmbedder(FakeEmbedder):
+    release = threading.Event()
+
+    class HeldEmbedder(FakeEmbedder):
+        """Loads only when the test lets it: a ``warm`` that waited for the load would not return before."""
+
         loaded = False
 
         def embed(self, texts):
-            time.sleep(0.2)
+            release.wait(PATIENCE)
             self.loaded = True
             return super().embed(texts)
 
-    svc = Service(Library(settings=load_settings(isolated_home), embedder=SlowEmbedder(), generator=FakeGenerator()))
-    started = time.perf_counter()
+    svc = Service(Library(settings=load_settings(isolated_home), embedder=HeldEmbedder(), generator=FakeGenerator()))
     svc.warm()
-    assert time.perf_counter() - started < 0.1, "warm returns at once"
-    assert not svc.ready
-    svc._warming.join(5)
+    assert not release.is_set() and not svc.ready, "warm returns at once, the models still loading"
+    release.set()
+    finished(svc._warming, "loading the models")
     assert svc.ready and svc.warm_error is None
     svc.close()
 
 
 def test_a_question_asked_while_the_models_load_says_so_and_can_be_cancelled(isolated_home, tmp_path):
+    loading, release = threading.Event(), threading.Event()
+
+    def held_load() -> None:  # the model loads until the test lets it finish
+        loading.set()
+        release.wait(PATIENCE)
+
     svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(),
-                          generator=LazyGenerator(lambda: time.sleep(3))))  # fmt: skip
+                          generator=LazyGenerator(held_load)))  # fmt: skip
     svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
     svc.warm()
+    assert loading.wait(PATIENCE), "the background load never began"
     cancel = threading.Event()
     seen, result = [], []
     t = threading.Thread(target=lambda: result.append(_cancelled(
         lambda: svc.reason("How long?", cancel=cancel, stage=lambda s, **i: seen.append(s)))))
     t.start()
-    time.sleep(0.5)
-    assert Stage.LOADING_GENERATOR in seen
-    started = time.perf_counter()
-    cancel.set()
-    t.join(5)
-    assert result == [True] and time.perf_counter() - started < 1.0
-    svc._warming.join(5)
+    try:
+        wait_until(lambda: Stage.LOADING_GENERATOR in seen, "the question to say the model is loading")
+        cancel.set()
+        finished(t, "the cancelled question (while the model loads)")
+        assert result == [True], "cancelled while the model was still loading"
+    finally:
+        release.set()
+    finished(svc._warming, "loading the models")
     svc.close()
 
 
@@ -334,7 +359,7 @@ def test_a_model_that_fails_to_load_in_the_background_fails_the_first_request_wi
     svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(),
                           generator=LazyGenerator(damaged)))  # fmt: skip
     svc.warm()
-    svc._warming.join(5)
+    finished(svc._warming, "the failing load")
     assert isinstance(svc.warm_error, ModelError)
     with pytest.raises(ModelError, match="damaged"):
         svc.reason("anything at all?")
@@ -344,13 +369,15 @@ def test_a_model_that_fails_to_load_in_the_background_fails_the_first_request_wi
 def test_a_malformed_question_is_refused_at_once_even_while_the_model_is_busy(service, tmp_path):
     from localreason.errors import ValidationError
 
-    service.model_lock.acquire()  # another question holds the model
+    service.model_lock.acquire()  # another question holds the model, until each refusal is back
     try:
         for bad in ({"document_id": "doc_nope"}, {"collection_id": ""}, {"limit": "many"}, {"max_tokens": "lots"}):
-            started = time.perf_counter()
-            with pytest.raises(ValidationError):
-                service.reason("How long is the warranty?", **bad)
-            assert time.perf_counter() - started < 0.5
+            raised: list = []
+            asker = threading.Thread(target=lambda bad=bad: raised.append(_refused(
+                lambda: service.reason("How long is the warranty?", **bad))))
+            asker.start()
+            finished(asker, f"the malformed question {bad} (it waited for the model)")
+            assert raised == [True], bad
         with pytest.raises(ValidationError, match="blank"):
             service.reason("   ")
     finally:
@@ -369,7 +396,7 @@ def test_a_model_that_loads_on_a_later_try_clears_the_earlier_failure(isolated_h
                           generator=LazyGenerator(busy_the_first_time)))  # fmt: skip
     svc.ingest([write_note(tmp_path / "a", "r.md", "# Router\n\nThe router warranty lasts two years.\n")], "a")
     svc.warm()
-    svc._warming.join(5)
+    finished(svc._warming, "the failing load")
     assert isinstance(svc.warm_error, ModelError)
     assert "two years" in svc.reason("How long is the router warranty?").answer
     assert svc.warm_error is None and svc.ready
@@ -389,8 +416,7 @@ def test_a_progress_callback_may_search_through_the_same_service(isolated_home, 
     write_note(folder, "b.md", "# B\n\nThe gauge reads six bar.\n")
     worker = threading.Thread(target=svc.ingest, args=([folder], "work"), kwargs={"progress": progress}, daemon=True)
     worker.start()
-    worker.join(20)
-    assert not worker.is_alive(), "the ingest waited on its own progress callback"  # (left hanging, not closed)
+    finished(worker, "the ingest (it waited on its own progress callback)")  # (left hanging, not closed)
     assert seen and seen[-1] == 2
     svc.close()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -12,36 +11,54 @@ from localreason.service import ReadWriteLock
 from localreason.session import Session
 
 from fakes import FakeGenerator
+from waiting import PATIENCE, finished, wait_until
+
+
+class SeenWaiting(ReadWriteLock):
+    """A ReadWriteLock that notes, by thread name, who found it taken and had to wait."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waited: set[str] = set()
+
+    def _wait(self, blocked, cancel) -> None:
+        if blocked():
+            self.waited.add(threading.current_thread().name)
+        super()._wait(blocked, cancel)
 
 
 def test_writer_waits_for_readers_and_blocks_new_ones():
-    lock = ReadWriteLock()
+    """r1 reads until the test lets it go; the writer comes while it reads, r2 while the writer waits: the order
+    is the lock's, not the machine's."""
+    lock = SeenWaiting()
     events = []
-    reader_in = threading.Event()
+    r1_in, r1_go = threading.Event(), threading.Event()
 
-    def reader(name, hold):
+    def reader(name, go=None):
         with lock.read():
             events.append(f"{name} in")
-            reader_in.set()
-            time.sleep(hold)
+            if go is not None:
+                r1_in.set()
+                go.wait(PATIENCE)
             events.append(f"{name} out")
 
     def writer():
         with lock.write():
             events.append("writer in")
-            time.sleep(0.05)
             events.append("writer out")
 
-    r1 = threading.Thread(target=reader, args=("r1", 0.15))
+    r1 = threading.Thread(target=reader, args=("r1", r1_go), name="r1")
     r1.start()
-    reader_in.wait()
-    w = threading.Thread(target=writer)
+    assert r1_in.wait(PATIENCE), "the first reader never got in"
+    w = threading.Thread(target=writer, name="writer")
     w.start()
-    time.sleep(0.03)
-    r2 = threading.Thread(target=reader, args=("r2", 0))
+    wait_until(lambda: "writer" in lock.waited, "the writer to wait for the reader")
+    r2 = threading.Thread(target=reader, args=("r2",), name="r2")
     r2.start()
+    wait_until(lambda: "r2" in lock.waited or "r2 in" in events, "the second reader to wait or get in")
+    r1_go.set()
     for t in (r1, w, r2):
-        t.join(5)
+        finished(t, t.name)
     assert events == ["r1 in", "r1 out", "writer in", "writer out", "r2 in", "r2 out"]
 
 

@@ -29,6 +29,7 @@ from localreason.watch import Listener, Root, Watcher, limit_reached, stat_key
 
 from fakes import FakeEmbedder, FakeGenerator
 from files import make_pdf
+from waiting import PATIENCE, finished, wait_until
 
 SETTLE = 0.5
 """The settling period the test's watchers use, on the test's clock."""
@@ -46,14 +47,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
-
-
-def wait_until(condition, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 class Watch:
@@ -83,8 +76,8 @@ class Watch:
     def close(self) -> None:
         self.stop.set()
         self.watcher.wake()
-        self.thread.join(30)
-        assert not self.thread.is_alive() and self.error is None, self.error
+        finished(self.thread, "the watch, told to stop")
+        assert self.error is None, self.error
 
     def turns(self, n: int = 2) -> None:
         """Wake the loop and wait until it has gone round, ``n`` times (each turn applies what has settled; the
@@ -387,7 +380,7 @@ def test_sync_keeps_a_vanished_folder_and_prune_removes_it(lib, folder):
 
     def cli(*args) -> str:
         done = subprocess.run([sys.executable, str(FAKE_CLI), "--home", str(home), *args], capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+                              text=True, timeout=PATIENCE)  # fmt: skip
         return done.stdout + done.stderr
 
     assert f"The folder {folder} is gone: its 2 documents in 'work' are kept" in " ".join(cli("sync").split())
@@ -541,9 +534,10 @@ def test_searches_during_changes_see_one_version_of_a_document_never_a_mix(servi
             manual.write_text(version(v))
             w.seen(manual)
             w.drain()
+            wait_until(lambda v=v: str(v) in seen_versions, f"a search to see edition {v}")
     finally:
         stop.set()
-        searcher.join(30)
+        finished(searcher, "the searches, told to stop")
     assert mixed == [], "a search saw parts of two editions"
     assert len(seen_versions) >= 2, "the searches ran while the editions changed"
     assert {m for h in service.deep_search("gauges edition", limit=20) for m in re.findall(r"\bed(\d)\b", h.content)} \
@@ -624,7 +618,7 @@ def test_what_counts_as_the_limit():
 def _unshare_works() -> bool:
     try:
         return subprocess.run(["unshare", "-U", "-r", "sh", "-c", "echo 9 > /proc/sys/user/max_inotify_watches"],
-                              capture_output=True, timeout=10).returncode == 0  # fmt: skip
+                              capture_output=True, timeout=PATIENCE).returncode == 0  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -649,7 +643,7 @@ def start_cli(home: Path, *args: str, limit: int | None = None, env: dict | None
                             env={**os.environ, **(env or {})})  # fmt: skip
 
 
-def read_until(proc: subprocess.Popen, pattern: str, seen: list[str], timeout: float = 60.0) -> str:
+def read_until(proc: subprocess.Popen, pattern: str, seen: list[str], timeout: float = PATIENCE) -> str:
     """The first line of ``proc``'s output matching ``pattern`` (every line read goes to ``seen``)."""
     timer = threading.Timer(timeout, proc.kill)
     timer.start()
@@ -665,7 +659,7 @@ def read_until(proc: subprocess.Popen, pattern: str, seen: list[str], timeout: f
 
 def stop_with_ctrl_c(proc: subprocess.Popen, seen: list[str]) -> int:
     proc.send_signal(signal.SIGINT)
-    rest, _ = proc.communicate(timeout=60)
+    rest, _ = proc.communicate(timeout=PATIENCE)
     seen.append(rest)
     return proc.returncode
 
@@ -729,7 +723,7 @@ def test_serve_watch_answers_from_the_new_text(tmp_path, folder):
     def search(query: str) -> list[str]:
         request = urllib.request.Request(base + "/v1/deep_search", data=json.dumps({"query": query}).encode(),
                                          headers={"Content-Type": "application/json"}, method="POST")  # fmt: skip
-        with urllib.request.urlopen(request, timeout=30) as r:
+        with urllib.request.urlopen(request, timeout=PATIENCE) as r:
             return [h["content"] for h in json.loads(r.read())["data"]]
 
     try:
@@ -832,7 +826,7 @@ def test_a_root_given_by_path_need_not_be_a_source(service, watch, tmp_path):
 # ---------------------------------------------------------------- the TUI
 
 
-async def _until(pilot, condition, what: str, timeout: float = 20.0) -> None:
+async def _until(pilot, condition, what: str, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
