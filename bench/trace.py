@@ -107,7 +107,7 @@ def build(home: Path, corpus: Path, articles: list[dict]):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"), help="cache folder: the corpora and "
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"), help="cache folder: the corpora and "
                     "libraries built when --lib-all / --lib-part are not given")  # fmt: skip
     qa.add_argument(ap)
     ap.add_argument("--lib-all", type=Path, default=None, help="default: DATA_DIR/trace-all (built here)")

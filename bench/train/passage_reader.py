@@ -30,7 +30,7 @@ and reader.json into --out, checked against torch. The windows are cached in --d
 that builds them and of the data files.
 
     python -m bench.train.passage_reader --pilot      # a few steps: speed, loss, validation; nothing written
-    python -m bench.train.passage_reader --minutes 55 --out .cache/squad/reader/passage   # then bench.train.compress
+    python -m bench.train.passage_reader --minutes 55 --out .cache/qa/reader/passage   # then bench.train.compress
 
 The shipped weights (localreason/models/passage, its README) were trained on the evaluation archive's sets before
 they were replaced; this script no longer reads those.
@@ -388,7 +388,7 @@ def export(model, base: Path, out: Path, examples: list[dict], figures: dict, ar
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
+    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "qa")
     ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "qa" / "reader" / "passage",
                     help="where the fp16 export goes (bench.train.compress makes the shipped 8-bit weights from it)")
     qa.add_argument(ap)

@@ -30,7 +30,7 @@ phrases). The examples are cached in --data-dir under a hash of the code that bu
 
     python -m bench.train.reader --pilot                   # a few hundred steps: speed and loss; nothing written
     python -m bench.train.reader                           # the full run (70 min), writes .cache/qa/reader/sentence
-    python -m bench.train.reader --export-only .cache/squad/reader/checkpoint/reader.pt     # export a saved run
+    python -m bench.train.reader --export-only .cache/qa/reader/checkpoint/reader.pt     # export a saved run
 
 The shipped weights (localreason/models/reader, its README) were trained on the evaluation archive's sets before
 they were replaced (``--steps 1914``); this script no longer reads those.
@@ -402,7 +402,7 @@ def main() -> None:
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad")
+    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "qa")
     ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "qa" / "reader" / "sentence",
                     help="where the fp16 export goes (bench.train.compress makes the shipped 8-bit weights from it)")
     qa.add_argument(ap)
@@ -418,7 +418,7 @@ def arguments() -> argparse.Namespace:
                     "that fit (measured on the first 40), then export")
     ap.add_argument("--steps", type=int, help="train exactly this many steps, however long they take")
     ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="no training: validate and export a "
-                    "checkpoint this script saved (.cache/squad/reader/checkpoint/reader.pt)")
+                    "checkpoint this script saved (.cache/qa/reader/checkpoint/reader.pt)")
     return ap.parse_args()
 
 

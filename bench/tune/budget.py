@@ -44,7 +44,7 @@ def measure(lib, embed, questions, budget: int) -> tuple[float, float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"), help="cache folder: the libraries")
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"), help="cache folder: the libraries")
     qa.add_argument(ap)
     ap.add_argument("--questions", type=int, default=60, help="answerable questions per domain and half")
     ap.add_argument("--budgets", type=int, nargs="+", default=[1000, 2000, 4000])

@@ -229,7 +229,7 @@ def gate_report(rows_by) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"),
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"),
                     help="cache folder: the rows (ql-rows-*.pkl) and the libraries")  # fmt: skip
     qa.add_argument(ap)
     ap.add_argument("--questions", type=int, default=60, help="answerable questions per domain and half (a third as "

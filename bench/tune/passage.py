@@ -350,7 +350,7 @@ def ranking_study(where: tuple[Path, Path | None], embedder, plan: dict) -> None
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad",
+    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "qa",
                     help="cache folder: the records (passage-records/) and the libraries")  # fmt: skip
     qa.add_argument(ap)
     ap.add_argument("--sentence-reader", type=Path, help="the sentence reader (format 2); default: the packaged one")

@@ -646,7 +646,7 @@ def table(data: dict, configs: dict[str, dict]) -> None:
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "squad",
+    ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "qa",
                     help="cache folder: the records (reader-records/) and the libraries")  # fmt: skip
     qa.add_argument(ap)
     ap.add_argument("--reader", type=Path, default=ROOT / "localreason" / "models" / "reader")

@@ -315,7 +315,7 @@ def guard_table(rows_by_domain, w, weight: float, guards) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/squad"),
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"),
                     help="cache folder: the feature rows and the libraries")  # fmt: skip
     qa.add_argument(ap)
     ap.add_argument("--questions", type=int, default=70, help="answerable (and at most near-miss; half as many "
