@@ -52,7 +52,7 @@ import numpy as np
 from bench import ROOT
 from bench.data import qa, qa_sets
 from bench.train.reader import FROZEN_LAYERS, IGNORE, batches, frozen_model, optimiser, padded
-from bench.train.sources import (SEED, SOURCES, add_sources, cached_examples, examples_key, overlap,
+from bench.train.sources import (SEED, SOURCES, add_sources, cached_examples, examples_key, held_apart, overlap,
                                  squad_answers)  # fmt: skip
 
 from localreason.reason.passage import around
@@ -306,10 +306,16 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
     windows from others, how often the answering sentence has the best sentence logit, the best phrase's token F1
     and exact match, the precision of the best phrase at a few probability thresholds, and the mean window
     probability of answering windows and of an unanswerable question's windows."""
-    val = [e for e in examples if e["split"] == "val"]
+    val = held_apart(examples)
     if not val:
         return {}
-    reads = run_model(model, encode(tok, val), val, torch)
+    return validation_figures(val, run_model(model, encode(tok, val), val, torch))
+
+
+def validation_figures(val: list[dict], reads: list) -> dict:
+    """``validation``'s figures from what was read in each held-apart window (reader.WindowRead), in order,
+    however it was read: by the torch model here, or by an exported reader through the runtime
+    (bench/quality/readers.py)."""
     y = np.array([e["y"] for e in val])
     logit = np.array([r.logit for r in reads])
     null = np.array([r.null for r in reads])

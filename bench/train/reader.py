@@ -54,7 +54,7 @@ import numpy as np
 from bench import ROOT
 from bench.data import qa, qa_sets
 from bench.train.sources import (SEED, SOURCES, UNANSWERABLE, add_sources, cached_examples, examples_key,
-                                 first_without, overlap, squad_answers)  # fmt: skip
+                                 first_without, held_apart, overlap, squad_answers)  # fmt: skip
 
 from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
                                       best_phrase, sigmoid, span_tokens, squeezed)
@@ -291,11 +291,19 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
     """On held-apart articles: AUC of answering vs other sentences, the share of questions whose answering
     sentence scores highest among the question's candidates, and how near-miss candidates and the sentences of
     an unanswerable question's paragraph score."""
-    val = [e for e in examples if e["split"] == "val"]
+    val = held_apart(examples)
     if not val:
         return {}
     phrases: list = []
     logits = score(model, tok, [(e["q"], e["s"], e["p"]) for e in val], torch, phrases=phrases)
+    return validation_figures(val, logits, phrases)
+
+
+def validation_figures(val: list[dict], logits: np.ndarray, phrases: list) -> dict:
+    """``validation``'s figures from each held-apart example's sentence logit and best phrase (reader.Phrase or
+    None), in order, however they were read: by the torch model here, or by an exported reader through the
+    runtime (bench/quality/readers.py)."""
+    logits = np.asarray(logits, dtype=np.float64)
     y = np.array([e["y"] for e in val])
     pos, neg = logits[y == 1], logits[y == 0]
     auc = float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())

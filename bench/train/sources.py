@@ -170,6 +170,12 @@ def squad_answers(articles: list[dict], val_titles: set[str], counts: Counter):
                        flat[other][1] if other is not None else None)  # fmt: skip
 
 
+def held_apart(examples: list[dict]) -> list[dict]:
+    """The validation examples (those of kept_apart's articles), in order: what both trainers validate on, and
+    bench/quality/readers.py the exported readers."""
+    return [e for e in examples if e["split"] == "val"]
+
+
 def unanswerable(qa_data: Path | str | None) -> list[tuple[str, str, str]]:
     """(article, question, paragraph) of SQuAD 2.0 dev's unanswerable questions on the articles of the squad-dev
     pool's fit half, as bench/data/qa_sets.py splits it (an article on both sides would be left out)."""
