@@ -254,3 +254,30 @@ def test_a_rival_phrase_takes_its_share_of_the_mass_and_a_near_copy_does_not():
     rival = best_phrase(s, enc, starts, ends)
     assert rival.mass < 0.5 * alone.mass and rival.margin == pytest.approx(alone.margin)
 
+
+
+@pytest.mark.parametrize("span, shown", [
+    ('"manual', "manual"), ('manual"', "manual"), ('"manual"', "manual"), ('"manual",', "manual"),
+    ("(the default", "the default"), ("ABORT.", "ABORT"), ("e.g.", "e.g."), ("“ort”", "ort"), (" 30 days ", "30 days"),
+    ('"a" or "b"', '"a" or "b"'), ("(a) and (b)", "(a) and (b)"), ("don't", "don't"),
+])  # fmt: skip
+def test_a_phrase_is_cut_where_its_words_are_not_where_a_token_ended(span, shown):
+    """The span head's tokens can end on a quotation mark or a bracket whose partner is outside the phrase, or on
+    the clause's punctuation (git-notes: the phrase was shown as `manual"`); the phrase shown is the words."""
+    from localreason.reason.phrase import sure_phrase
+
+    sentence = f"The default notes merge strategy is {span} unless notes.mergeStrategy is set."
+    lo = sentence.index(span)
+    got = sure_phrase(sentence, (lo, lo + len(span)), margin=9.0, threshold=4.0)
+    assert got is not None and sentence[got[0]:got[1]] == shown
+
+
+def test_the_answer_shows_the_phrase_without_a_stray_quotation_mark(library_of):
+    lib = library_of({"notes.md": "# git notes\n\nThe default notes merge strategy is \"manual\", unless "
+                                  "notes.mergeStrategy is configured.\n"})
+    reader = SpanReader(likes=("default",), points=('manual"',))
+    a = reason(lib, "What is the default notes merge strategy?", generator=FakeGenerator(), reader=reader)
+    first = a.statements[0]
+    assert first.phrase is not None and first.phrase.text == "manual", first.phrase
+    text = lib.document_text(first.references[0].document_id)
+    assert text[first.phrase.start:first.phrase.end] == "manual"

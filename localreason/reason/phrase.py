@@ -85,10 +85,72 @@ def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | N
             return None
     elif margin is None or margin < threshold:
         return None
-    text = sentence[phrase[0]:phrase[1]]
+    lo, hi = tidy(sentence, *phrase)
+    text = sentence[lo:hi]
     if not text.strip() or len(text.split()) > MAX_PHRASE_SHARE * len(sentence.split()):
         return None
-    return phrase
+    return lo, hi
+
+
+_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "(": ")", "[": "]", "{": "}",
+          "`": "`", "<": ">"}  # fmt: skip
+_CLOSERS = {v: k for k, v in _PAIRS.items()}
+_EDGE_PUNCTUATION = ",;:!?"
+
+
+def tidy(sentence: str, lo: int, hi: int) -> tuple[int, int]:
+    """The span [lo, hi) of ``sentence`` without what a token boundary leaves at its edges: spaces; a quotation
+    mark or bracket whose partner is outside the span (``manual"`` -> ``manual``, ``(default`` -> ``default``); a
+    pair of them around the whole span (``"manual"`` -> ``manual``: the answer is the word quoted); punctuation
+    that ends a clause (``,;:!?``); a full stop that ends the sentence after a word (``ABORT.`` -> ``ABORT``; not
+    the dots of ``e.g.`` or ``2.4``)."""
+    while True:
+        before = (lo, hi)
+        while lo < hi and (sentence[lo].isspace() or sentence[lo] in _EDGE_PUNCTUATION):
+            lo += 1
+        while lo < hi and (sentence[hi - 1].isspace() or sentence[hi - 1] in _EDGE_PUNCTUATION):
+            hi -= 1
+        text = sentence[lo:hi]
+        if len(text) >= 2 and _PAIRS.get(text[0]) == text[-1] and _balanced(text[1:-1], text[0]):
+            lo, hi = lo + 1, hi - 1
+        elif text and text[0] in _PAIRS and not _closes(text, text[0]):
+            lo += 1
+        elif text and text[-1] in _CLOSERS and not _opens(text, _CLOSERS[text[-1]], text[-1]):
+            hi -= 1
+        elif text.endswith(".") and _word_then_stop(text):
+            hi -= 1
+        if (lo, hi) == before:
+            return lo, hi
+
+
+def _word_then_stop(text: str) -> bool:
+    """Whether ``text`` ends with a word and the full stop after it (not the last dot of ``e.g.`` or ``2.4.``)."""
+    words = text[:-1].split()
+    return bool(words) and "." not in words[-1] and words[-1][-1].isalnum()
+
+
+def _balanced(inner: str, opener: str) -> bool:
+    """Whether ``inner`` leaves no ``opener`` (or its partner) unmatched: the outer pair is then its own."""
+    closer = _PAIRS[opener]
+    if opener == closer:  # a straight quote pairs with the next one: around the whole span only if none is inside
+        return opener not in inner
+    depth = 0
+    for ch in inner:
+        depth += (ch == opener) - (ch == closer)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _closes(text: str, opener: str) -> bool:
+    """Whether the ``opener`` at the start of ``text`` has its partner inside ``text``."""
+    closer = _PAIRS[opener]
+    return closer in text[1:] if opener != closer else text.count(opener) % 2 == 0
+
+
+def _opens(text: str, opener: str, closer: str) -> bool:
+    """Whether the ``closer`` at the end of ``text`` has its partner inside ``text``."""
+    return opener in text[:-1] if opener != closer else text.count(closer) % 2 == 0
 
 
 def _inside(refs: tuple[Reference, ...], chunk_id: str, start: int, end: int, text: str) -> AnswerPhrase | None:
