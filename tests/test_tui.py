@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import re
 import shutil
@@ -24,8 +23,13 @@ from localreason.tui.widgets import AnswerView, LibraryTree, RefItem
 
 from fakes import FakeEmbedder, FakeGenerator, WaitsForCancel
 from files import make_pdf
+from tui_waiting import (ask, closed, first_turn_shown, loaded, on_screen, scoped, searched, settle, under_click, until,
+                         viewer_shows, wait_for_screen, where)  # fmt: skip
+from waiting import PATIENCE
 
 SIZE = (100, 32)
+REAL_MODEL_PATIENCE = 5 * PATIENCE
+"""The real models answer in seconds on an idle machine, in minutes on a busy one: five times the usual patience."""
 
 
 @pytest.fixture
@@ -39,20 +43,6 @@ def tui_lib(isolated_home, tmp_path):
     lib.ingest([notes], "notes")
     yield lib
     lib.close()
-
-
-async def settle(pilot, rounds: int = 3) -> None:
-    """Let workers finish and their results reach the screen."""
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-
-async def ask(pilot, question: str) -> None:
-    pilot.app.query_one("#ask").value = question
-    pilot.app.query_one("#ask").focus()
-    await pilot.press("enter")
-    await settle(pilot)
 
 
 def texts(app, selector) -> list[str]:
@@ -90,7 +80,7 @@ async def test_a_library_of_one_document_is_counted_in_the_singular(isolated_hom
     try:
         app = LocalReasonApp(lib)
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
+            await loaded(pilot)
             status = str(app.query_one("#status").render())
             assert "1 document, 1 passage." in status, status
     finally:
@@ -100,7 +90,7 @@ async def test_a_library_of_one_document_is_counted_in_the_singular(isolated_hom
 async def test_first_screen_shows_the_library_tree_with_counts_and_scope(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await loaded(pilot)
         tree = app.query_one(LibraryTree)
         cols = {str(n.label).split()[0]: n for n in tree.root.children}
         assert set(cols) == {"samples", "notes"}
@@ -130,9 +120,12 @@ async def test_ask_shows_statements_markers_sources_gaps_and_meta(tui_lib):
         assert "Answered in" in str(app.query_one("#status").render())
         # typing while the answer has focus starts the next question, digits and spaces included
         app.query_one(AnswerView).focus()
-        await pilot.pause()
+        await until(pilot, lambda: app.focused is app.query_one(AnswerView), "the answer to have focus")
         await pilot.press("W", "h", "o", "space", "1", "9", "question_mark")
-        assert app.focused is app.query_one("#ask") and app.query_one("#ask").value == "Who 19?"
+        box = app.query_one("#ask")
+        await until(pilot, lambda: box.value == "Who 19?", "the keys typed into the question box",
+                    now=lambda: repr(box.value))  # fmt: skip
+        assert app.focused is box
         assert not isinstance(app.screen, (SourceScreen, HelpScreen))
 
 
@@ -142,31 +135,28 @@ async def test_citation_opens_the_source_with_the_quotation_highlighted_and_tree
         await ask(pilot, "Where did the Black Death originate?")
         ref = app.turn.answer.statements[0].references[0]
         await pilot.press("1")
-        await settle(pilot)
+        await viewer_shows(pilot, "(cited passage)")
         screen = app.screen
-        assert isinstance(screen, SourceScreen)
         assert highlighted(screen.query_one("#source-text")) == [ref.quotation], "by its stored offsets"
         assert str(screen.query_one("#crumbs").render()).startswith("Black Death")
         cited = screen.current
         await pilot.press("n")
-        await settle(pilot)
-        assert screen.current != cited and "(next)" in str(screen.query_one("#where").render())
+        await viewer_shows(pilot, "(next)")
+        assert screen.current != cited
         await pilot.press("p")
-        await settle(pilot)
+        await viewer_shows(pilot, "(previous)")
         assert screen.current == cited
         await pilot.press("u")
-        await settle(pilot)
-        assert str(screen.query_one("#where").render()).startswith("section")
+        await viewer_shows(pilot, "(up)")
+        assert where(app).startswith("section")
         assert highlighted(screen.query_one("#source-text")) == [ref.quotation], "also within the section"
         await pilot.press("d")
-        await settle(pilot)
-        assert str(screen.query_one("#where").render()).startswith("paragraph")
+        await viewer_shows(pilot, "(down)")
+        assert where(app).startswith("paragraph")
         await pilot.press("s")
-        await settle(pilot)
-        assert "(around)" in str(screen.query_one("#where").render())
+        await viewer_shows(pilot, "(around)")
         await pilot.press("escape")
-        await settle(pilot)
-        assert not isinstance(app.screen, SourceScreen)
+        await closed(pilot, SourceScreen)
 
 
 def with_a_phrase(answer, word: int = 2):
@@ -191,7 +181,7 @@ async def test_the_answer_phrase_is_bold_in_its_source_row_and_marked_in_the_vie
     phrase, ref = answer.statements[0].phrase, answer.statements[0].references[0]
     app = LocalReasonApp(tui_lib, first_turn=Turn(question, Scope(), answer))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await first_turn_shown(pilot)
         rows = [item.query_one("Static") for item in app.query_one(AnswerView).children]
         texts = [str(r.render()) for r in rows]
         row = rows[texts.index("Sources") + 1]
@@ -201,9 +191,9 @@ async def test_the_answer_phrase_is_bold_in_its_source_row_and_marked_in_the_vie
         assert styled(row, "bold", "italic") == [phrase.text], "the phrase, bold inside the italic quotation"
         assert [t for r in rows if r is not row for t in styled(r, "bold", "italic")] == [], "only there"
         await pilot.press("1")
-        await settle(pilot)
+        await viewer_shows(pilot, "(cited passage)")
         screen = app.screen
-        assert isinstance(screen, SourceScreen) and screen.phrase == (phrase.start, phrase.end)
+        assert screen.phrase == (phrase.start, phrase.end)
         text = screen.query_one("#source-text")
         assert highlighted(text) == [ref.quotation], "the quotation highlighted as before"
         assert styled(text, "bold", "underline") == [phrase.text], "the phrase marked more strongly within it"
@@ -227,50 +217,80 @@ async def test_the_sides_of_a_disagreement_are_marked_and_named_in_limitations(t
         assert any("The sources disagree" in g for g in gaps), rows
 
 
+class HeldLoad:
+    """The library's document read, the first one after ``clear()`` held until ``release`` is set (never by
+    itself: the test sets it on its way out, whatever happened); what deep_expand found, and which moves the
+    viewers reached painting with, as (screen, move number)."""
+
+    def __init__(self, lib, monkeypatch) -> None:
+        self.release, self.calls, self.expanded, self.painted = threading.Event(), [], [], []
+        document, expand, paint = lib.document, lib.deep_expand, SourceScreen._paint
+
+        def held_document(doc_id):
+            self.calls.append(doc_id)
+            if len(self.calls) == 1:
+                self.release.wait()
+            return document(doc_id)
+
+        def recorded_expand(*args, **kwargs):
+            self.expanded.append(expand(*args, **kwargs))
+            return self.expanded[-1]
+
+        def recorded_paint(screen, chunks, doc, focus, how, request):
+            paint(screen, chunks, doc, focus, how, request)
+            self.painted.append((screen, request))
+
+        monkeypatch.setattr(lib, "document", held_document)
+        monkeypatch.setattr(lib, "deep_expand", recorded_expand)
+        monkeypatch.setattr(SourceScreen, "_paint", recorded_paint)
+
+    def clear(self) -> None:
+        self.release.clear()
+        self.calls.clear()
+        self.expanded.clear()
+
+    async def open_viewer(self, pilot) -> SourceScreen:
+        """Open citation 1; the viewer's first load (move 1) begins and is held."""
+        await pilot.press("1")
+        await until(pilot, lambda: len(self.calls) == 1, "the viewer's first load to begin")
+        await wait_for_screen(pilot, SourceScreen, "#where")
+        return pilot.app.screen
+
+    async def let_go(self, pilot, screen) -> None:
+        """Release the held load and wait until it has reached the viewer's painting (which may draw nothing)."""
+        self.release.set()
+        await until(pilot, lambda: (screen, 1) in self.painted, "the held first load to reach the painting")
+
+
 async def test_a_move_before_the_first_paint_works_and_a_slow_earlier_move_is_not_painted_last(tui_lib, monkeypatch):
     """The viewer's first load is held back: 'n' pressed meanwhile moves from the cited passage (it
     used to raise: nothing was in focus yet), and when the held load ends it does not paint over."""
     app = LocalReasonApp(tui_lib)
-    release, calls = threading.Event(), []
-    document = tui_lib.document
-
-    def held_document(doc_id):
-        calls.append(doc_id)
-        if len(calls) == 1:
-            release.wait(10)
-        return document(doc_id)
-
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, "Where did the Black Death originate?")
-        monkeypatch.setattr(tui_lib, "document", held_document)
-        await pilot.press("1")
-        await wait_for_screen(pilot, SourceScreen, "#where")
-        screen = app.screen
-        cited = screen.cited
-        await pilot.press("n")
-        for _ in range(200):
-            if "(next)" in str(screen.query_one("#where").render()):
-                break
-            await pilot.pause(0.05)
-        assert not isinstance(app.screen, ErrorScreen), "a move before the first paint is not an error"
-        assert screen.current != cited and "(next)" in str(screen.query_one("#where").render())
-        release.set()
-        await settle(pilot)
-        assert len(calls) == 2, "the held first load did finish"
-        assert screen.current != cited and "(next)" in str(screen.query_one("#where").render()), \
-            "the older load, finishing last, was not painted over the newer move"
-        await pilot.press("q")
-        await settle(pilot)
-        # a move that finds nothing ('d' on a paragraph) while the first load is held: the load still paints
-        calls.clear()
-        release.clear()
-        await pilot.press("1")
-        await wait_for_screen(pilot, SourceScreen, "#where")
-        await pilot.press("d")
-        await pilot.pause(0.3)
-        release.set()
-        await settle(pilot)
-        assert "(cited passage)" in str(app.screen.query_one("#where").render()), "not left blank"
+        held = HeldLoad(tui_lib, monkeypatch)
+        try:
+            screen = await held.open_viewer(pilot)
+            cited = screen.cited
+            await pilot.press("n")
+            await viewer_shows(pilot, "(next)")  # a move before the first paint is not an error
+            assert screen.current != cited
+            await held.let_go(pilot, screen)
+            assert len(held.calls) == 2, "the held first load did finish"
+            assert screen.current != cited and "(next)" in where(app), \
+                "the older load, finishing last, was not painted over the newer move"
+            await pilot.press("q")
+            await closed(pilot, SourceScreen)
+            # a move that finds nothing ('d' on a paragraph) while the first load is held: the load still paints
+            held.clear()
+            screen = await held.open_viewer(pilot)
+            await pilot.press("d")
+            await until(pilot, lambda: held.expanded, "the move down to be looked up")
+            assert not held.expanded[0].items, "a paragraph has nothing inside it"
+            await held.let_go(pilot, screen)
+            assert "(cited passage)" in where(app), "not left blank"
+        finally:
+            held.release.set()
 
 
 async def test_enter_on_a_source_row_and_mouse_click_open_the_viewer(tui_lib):
@@ -278,34 +298,31 @@ async def test_enter_on_a_source_row_and_mouse_click_open_the_viewer(tui_lib):
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, "Where did the Black Death originate?")
         await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, SourceScreen)
+        await viewer_shows(pilot, "(cited passage)")
         await pilot.press("q")
-        await settle(pilot)
+        await closed(pilot, SourceScreen)
         source_row = list(app.query(RefItem))[-1]
         source_row.scroll_visible(animate=False)
-        await pilot.pause()
+        await until(pilot, lambda: under_click(app, source_row), "the last source row to scroll into view")
         await pilot.click(source_row)
-        await settle(pilot)
-        assert isinstance(app.screen, SourceScreen)
+        await viewer_shows(pilot, "(cited passage)")
 
 
 async def test_scoping_by_collection_limits_the_evidence_and_can_be_cleared(tui_lib):
     gen = tui_lib.generator
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await loaded(pilot)
         point_tree_at(app, "notes")
         await pilot.press("enter")
-        await settle(pilot)
-        assert app.session.scope.kind == "collection" and app.session.scope.label == "notes"
+        await scoped(pilot, "collection")
+        assert app.session.scope.label == "notes"
         assert "notes" in str(app.query_one("#scope").render())
         await ask(pilot, "How long is the warranty?")
         assert {c.document_title for c in app.turn.answer.citations} == {"Router"}
         assert "Router" in gen.last[0][1]["content"] and "Black Death" not in gen.last[0][1]["content"]
         await pilot.press("ctrl+x")
-        await pilot.pause()
-        assert app.session.scope.kind == "all"
+        await scoped(pilot, "all")
         assert "the whole library" in str(app.query_one("#scope").render())
 
 
@@ -324,45 +341,52 @@ async def test_the_no_evidence_answer_is_shown_as_an_answer(isolated_home):
 async def test_scoping_to_a_document(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await loaded(pilot)
         point_tree_at(app, "samples", "Black Death")
         await pilot.press("enter")
-        await settle(pilot)
-        assert app.session.scope.kind == "document" and app.session.scope.label == "Black Death"
+        await scoped(pilot, "document")
+        assert app.session.scope.label == "Black Death"
 
 
 async def test_search_as_you_type_drops_stale_results_and_opens_hits(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3")
-        assert app.focused is app.query_one("#search")
+        await until(pilot, lambda: app.focused is app.query_one("#search"), "the search box to have focus")
         await pilot.press(*"plague")
-        await asyncio.sleep(0.4)
-        await settle(pilot)
+        await searched(pilot, "plague")
         results = app.query_one("#results")
-        assert "plague" in results.border_title
         rows = [str(i.query_one("Static").render()) for i in results.children]
         assert any(r.startswith("Black Death") for r in rows)
         # a stale search (an older sequence number) is dropped even if it finishes last
         await app.show_results(app.search_seq - 1, "stale", [], [], None)
         assert "plague" in results.border_title
         await pilot.press("enter")  # focus the results
+        await until(pilot, lambda: app.focused is results, "Enter to move to the results")
         passage = next(i for i, item in enumerate(results.children) if getattr(item, "hit", ("",))[0] == "passage")
         results.index = passage
         await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, SourceScreen)
+        await viewer_shows(pilot, "(cited passage)")
 
 
 async def test_search_debounce_runs_one_search_for_a_burst_of_keys(tui_lib):
+    """Keys that come while the search box waits for the next one start no search; the key after which it waits
+    in vain starts one, for the whole text. The wait is made long for the burst, so that every key lands inside it
+    however slow the machine, and a millisecond for the last key, so that its search comes at once."""
     calls = []
     app = LocalReasonApp(tui_lib)
     real = app.session.search
     app.session.search = lambda q, **k: calls.append(q) or real(q, **k)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("f3", *"amazon river")
-        await asyncio.sleep(0.4)
+        app.search_debounce = PATIENCE
+        await pilot.press("f3", *"amazon rive")
+        box = app.query_one("#search")
+        await until(pilot, lambda: box.value == "amazon rive", "the burst to be typed", now=lambda: repr(box.value))
         await settle(pilot)
+        assert calls == [], "no search while the keys keep coming"
+        app.search_debounce = 0.001
+        await pilot.press("r")
+        await searched(pilot, "amazon river")
         assert calls == ["amazon river"]
 
 
@@ -370,18 +394,19 @@ async def test_find_items_jumps_to_a_document_and_scopes_to_it(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3", *"Apollo program")
-        await asyncio.sleep(0.4)
-        await settle(pilot)
+        await searched(pilot, "Apollo program")
         results = app.query_one("#results")
         docs = [i for i, item in enumerate(results.children) if getattr(item, "hit", ("",))[0] == "document"]
         assert docs
         results.focus()
+        await until(pilot, lambda: app.focused is results, "the results to have focus")
         results.index = docs[0]
         await pilot.press("enter")
-        await settle(pilot)
-        assert app.session.scope.kind == "document" and app.session.scope.label.startswith("Apollo")
+        await scoped(pilot, "document")
+        assert app.session.scope.label.startswith("Apollo")
         tree = app.query_one(LibraryTree)
-        assert tree.cursor_node.data[2].startswith("Apollo")
+        await until(pilot, lambda: tree.cursor_node is not None and tree.cursor_node.data
+                    and tree.cursor_node.data[2].startswith("Apollo"), "the tree's cursor on the document")  # fmt: skip
 
 
 async def test_add_a_folder_with_progress_and_a_per_file_summary_including_failures(tui_lib, tmp_path):
@@ -392,45 +417,59 @@ async def test_add_a_folder_with_progress_and_a_per_file_summary_including_failu
     (new / "broken.pdf").write_bytes((new / "broken.pdf").read_bytes()[:100])
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await loaded(pilot)
         await pilot.press("f6")
-        await pilot.pause()
-        assert isinstance(app.screen, AddScreen)
+        await wait_for_screen(pilot, AddScreen, "#add-collection")
         app.screen.query_one("#add-path").value = str(new)
         app.screen.query_one("#add-collection").value = "manuals"
         app.screen.query_one("#add-path").focus()
         await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ReportScreen)
+        await wait_for_screen(pilot, ReportScreen, "VerticalScroll Static")
         report = str(app.screen.query_one("VerticalScroll Static").render())
         assert "failed" in report and "broken.pdf" in report and "added" in report and "inverter.md" in report
         assert "1 failed" in str(app.screen.query_one("#report-title").render())
         await pilot.press("enter")
-        await settle(pilot)
+        await closed(pilot, ReportScreen)
         tree = app.query_one(LibraryTree)
-        assert any(str(n.label).startswith("manuals") for n in tree.root.children)
+        await until(pilot, lambda: any(str(n.label).startswith("manuals") for n in tree.root.children),
+                    "the new collection in the tree")  # fmt: skip
         assert app.query_one("#progress").has_class("hidden")
 
 
-async def test_escape_stops_an_ingest_after_the_current_file_and_keeps_what_was_done(tui_lib, tmp_path):
+async def test_escape_stops_an_ingest_after_the_current_file_and_keeps_what_was_done(tui_lib, tmp_path, monkeypatch):
     many = tmp_path / "many"
     many.mkdir()
     for i in range(300):
         (many / f"note{i:03}.md").write_text(f"# Note {i}\n\nThis is note number {i} about topic {i % 7}.\n")
+    started, release, embed = threading.Event(), threading.Event(), tui_lib.embedder.embed
+
+    def held_embed(texts):
+        """The ingest's first embedding waits for the test: Escape comes while the first files are in hand."""
+        if not started.is_set():
+            started.set()
+            release.wait()
+        return embed(texts)
+
+    monkeypatch.setattr(tui_lib.embedder, "embed", held_embed)
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.library_work.add_chosen((str(many), "many"))
-        await pilot.press("escape")
-        await settle(pilot)
-        assert isinstance(app.screen, ReportScreen)
+        await loaded(pilot)
+        try:
+            app.library_work.add_chosen((str(many), "many"))
+            await until(pilot, started.is_set, "the ingest to embed its first files")
+            await pilot.press("escape")
+            await until(pilot, app.library_work.cancel.is_set, "Escape to ask the ingest to stop")
+        finally:
+            release.set()
+        await wait_for_screen(pilot, ReportScreen, "#report-title")
         assert "cancelled" in str(app.screen.query_one("#report-title").render())
         kept = len(tui_lib.documents("many"))
         assert kept < 300, "stopped before the end"
         assert tui_lib.collection("many").document_count == kept, "the library stays consistent"
         await pilot.press("enter")
+        await closed(pilot, ReportScreen)
         await pilot.press("f5")  # re-sync picks up the rest
-        await settle(pilot)
+        await wait_for_screen(pilot, ReportScreen, "#report-title")
         assert len(tui_lib.documents("many")) == 300
 
 
@@ -438,58 +477,57 @@ async def test_add_refuses_a_missing_path_inside_the_dialog(tui_lib, tmp_path):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f6")
-        await pilot.pause()
+        await wait_for_screen(pilot, AddScreen, "#add-problem")
         app.screen.query_one("#add-path").value = str(tmp_path / "nope")
         await pilot.press("enter")
-        await pilot.pause()
+        problem = app.screen.query_one("#add-problem")
+        await until(pilot, lambda: "does not exist" in str(problem.render()), "the dialog to name the problem",
+                    now=lambda: on_screen(app))  # fmt: skip
         assert isinstance(app.screen, AddScreen)
-        assert "does not exist" in str(app.screen.query_one("#add-problem").render())
         await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, AddScreen)
+        await closed(pilot, AddScreen)
 
 
 async def test_remove_a_document_after_confirming_and_resync_restores_it(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await loaded(pilot)
         point_tree_at(app, "notes", "Router")
         await pilot.press("delete")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
+        await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("y")
+        await until(pilot, lambda: tui_lib.documents("notes") == [], "the document to be removed")
         await settle(pilot)
-        assert [d.title for d in tui_lib.documents("notes")] == []
         await pilot.press("f5")
-        await settle(pilot)
-        assert isinstance(app.screen, ReportScreen)
+        await wait_for_screen(pilot, ReportScreen)
         assert [d.title for d in tui_lib.documents("notes")] == ["Router"]
 
 
 async def test_escape_cancels_a_running_question_and_stages_are_shown(tui_lib):
-    gen = WaitsForCancel(hold=5.0)  # writes until cancelled, like a long generation
-    tui_lib._generator = gen
+    gen = WaitsForCancel(hold=PATIENCE)  # writes until cancelled, like a long generation; not cancelled, it answers
+    tui_lib._generator = gen  # (after PATIENCE, and the status then says "Answered": the test fails)
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=SIZE) as pilot:
         app.query_one("#ask").value = "Where did the Black Death originate?"
         await pilot.press("enter")
+        await until(pilot, lambda: app.stages_seen, "the question to start")
         assert app.stages_seen[0] == "searching", "progress is set before the worker starts"
-        for _ in range(200):
-            await pilot.pause(0.01)
-            if gen.started.is_set():
-                break
-        await pilot.pause(0.15)
+        await until(pilot, gen.started.is_set, "the model to start writing")
+        await until(pilot, lambda: "writing" in app.stages_seen, "the writing stage", now=lambda: app.stages_seen)
         assert app.stages_seen == ["searching", "searching", "reading", "writing"]
-        assert "Writing the answer" in str(app.query_one("#status").render())
-        assert "Esc cancels" in str(app.query_one("#status").render())
+        status = app.query_one("#status")
+        await until(pilot, lambda: "Writing the answer" in str(status.render()), "the status to say it writes",
+                    now=lambda: status.render())  # fmt: skip
+        assert "Esc cancels" in str(status.render())
+        asked = len(app.session.history)
         await pilot.press("escape")
+        await until(pilot, lambda: len(app.session.history) > asked and app.busy is None, "the question to end")
         await settle(pilot)
-        assert "Cancelled after" in str(app.query_one("#status").render())
+        assert gen.cancelled.is_set(), "the model saw the cancel"
+        assert "Cancelled after" in str(status.render())
         assert app.busy is None and app.turn is None
-        app.query_one("#ask").value = "Where did the Black Death originate?"
         tui_lib._generator = FakeGenerator()
-        await pilot.press("enter")
-        await settle(pilot)
+        await ask(pilot, "Where did the Black Death originate?")
         assert app.turn is not None and app.turn.answer.statements, "the app carries on after a cancel"
 
 
@@ -497,35 +535,30 @@ async def test_errors_appear_in_a_modal_and_the_app_carries_on(tui_lib):
     tui_lib._generator = FakeGenerator(error=ModelError("Could not load the GGUF model /x.gguf: bad magic",
                                                         hint="Replace the file."))  # fmt: skip
     app = LocalReasonApp(tui_lib)
+    said = []
+    notify = app.notify
+    app.notify = lambda message, **kwargs: said.append(message) or notify(message, **kwargs)
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, "Where did the Black Death originate?")
-        assert isinstance(app.screen, ErrorScreen)
+        await wait_for_screen(pilot, ErrorScreen, "#error-hint")
         assert "bad magic" in str(app.screen.query_one("#error-message").render())
         assert "Replace the file." in str(app.screen.query_one("#error-hint").render())
         await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, ErrorScreen)
+        await closed(pilot, ErrorScreen)
         tui_lib._generator = FakeGenerator(error=RuntimeError("boom"))
         await ask(pilot, "Where did the Black Death originate?")
-        assert isinstance(app.screen, ErrorScreen)
+        await wait_for_screen(pilot, ErrorScreen, "#error-message")
         assert "RuntimeError: boom" in str(app.screen.query_one("#error-message").render())
         assert (tui_lib.home / "logs" / "tui.log").read_text().count("boom") >= 1
         await pilot.press("enter")
-        await pilot.pause()
-        await ask(pilot, "   ")
+        await closed(pilot, ErrorScreen)
+        app.query_one("#ask").value = "   "
+        app.query_one("#ask").focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: "Type a question first." in said, "the notice that the question is blank",
+                    now=lambda: said)  # fmt: skip
         assert not isinstance(app.screen, ErrorScreen), "a blank question is a notice, not a failure"
         assert app.turn is None
-
-
-async def wait_for_screen(pilot, kind, ready: str = "", tries: int = 200) -> None:
-    """Pause until a screen of ``kind`` is on top and, when ``ready`` names a selector, has composed a
-    widget matching it (without waiting on workers, one of which failed). A pushed screen is the app's
-    screen before its children are mounted: under load a query straight after the push found nothing."""
-    for _ in range(tries):
-        screen = pilot.app.screen
-        if isinstance(screen, kind) and (not ready or screen.query(ready)):
-            return
-        await pilot.pause(0.05)
 
 
 async def test_an_unexpected_exception_in_a_worker_shows_the_error_dialog_and_the_app_goes_on(tui_lib, monkeypatch):
@@ -536,36 +569,31 @@ async def test_an_unexpected_exception_in_a_worker_shows_the_error_dialog_and_th
 
     monkeypatch.setattr(app.session, "search", exploding)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await loaded(pilot)
         await pilot.press("f3", *"plague")
-        await wait_for_screen(pilot, ErrorScreen, "#error-hint")
-        assert isinstance(app.screen, ErrorScreen), "the search worker's exception reached the catch-all"
+        await wait_for_screen(pilot, ErrorScreen, "#error-hint")  # the search worker's exception reached the catch-all
         assert "RuntimeError: search exploded" in str(app.screen.query_one("#error-message").render())
         assert "tui.log" in str(app.screen.query_one("#error-hint").render())
         log = (tui_lib.home / "logs" / "tui.log").read_text()
         assert "Traceback" in log and "search exploded" in log
         await pilot.press("escape")
-        await pilot.pause()
-        assert app.is_running and not isinstance(app.screen, ErrorScreen)
+        await closed(pilot, ErrorScreen)
+        assert app.is_running
         await pilot.press("f2")  # the app still answers keys
-        await pilot.pause()
-        assert app.mode == "ask" and app.focused is app.query_one("#ask")
+        await until(pilot, lambda: app.mode == "ask" and app.focused is app.query_one("#ask"), "the ask mode")
         # a screen's worker: the source viewer forwards its failure to the App
         await ask(pilot, "Where did the Black Death originate?")
         await pilot.press("1")
-        await settle(pilot)
-        assert isinstance(app.screen, SourceScreen)
+        await viewer_shows(pilot, "(cited passage)")
         monkeypatch.setattr(tui_lib, "deep_expand", lambda *a, **k: exploding(what="viewer"))
         await pilot.press("n")
         await wait_for_screen(pilot, ErrorScreen, "#error-hint")
-        assert isinstance(app.screen, ErrorScreen)
         assert "RuntimeError: viewer exploded" in str(app.screen.query_one("#error-message").render())
         await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, SourceScreen)
+        await wait_for_screen(pilot, SourceScreen)
         await pilot.press("q")
-        await pilot.pause()
-        assert app.is_running and not isinstance(app.screen, SourceScreen)
+        await closed(pilot, SourceScreen)
+        assert app.is_running
 
 
 async def test_ids_typed_in_search_open_their_item_and_bad_ids_explain_themselves(tui_lib):
@@ -578,12 +606,12 @@ async def test_ids_typed_in_search_open_their_item_and_bad_ids_explain_themselve
             app.query_one("#search").value = value
             app.query_one("#search").focus()
             await pilot.press("enter")
-            await settle(pilot)
-            assert isinstance(app.screen, expected), value
+            await wait_for_screen(pilot, expected, "#where" if expected is SourceScreen else "#error-message")
             if expected is ErrorScreen:
                 message = str(app.screen.query_one("#error-message").render())
                 assert ("not a valid" in message or "No document" in message), message
             await pilot.press("escape")
+            await closed(pilot, expected)
             await settle(pilot)
 
 
@@ -594,7 +622,7 @@ async def test_missing_model_file_names_the_fix(isolated_home, tmp_path, monkeyp
     app = LocalReasonApp(lib)
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, "Where did the Black Death originate?")
-        assert isinstance(app.screen, ErrorScreen)
+        await wait_for_screen(pilot, ErrorScreen, "#error-message")
         message = str(app.screen.query_one("#error-message").render())
         assert "missing.gguf" in message
     lib.close()
@@ -606,21 +634,22 @@ async def test_history_revisits_answers_and_export_writes_markdown(tui_lib, tmp_
         await ask(pilot, "Where did the Black Death originate?")
         await ask(pilot, "How long is the router warranty?")
         await pilot.press("f4")
-        await pilot.pause()
-        assert isinstance(app.screen, HistoryScreen)
+        await wait_for_screen(pilot, HistoryScreen, "#history-list")
         history = app.screen.query_one("#history-list")
-        assert len(history.children) == 2
+        await until(pilot, lambda: len(history.children) == 2, "both questions in the history",
+                    now=lambda: f"{len(history.children)} rows")  # fmt: skip
         history.index = 1  # newest first: the Black Death question
         await pilot.press("enter")
+        await closed(pilot, HistoryScreen)
+        await until(pilot, lambda: app.turn.question == "Where did the Black Death originate?", "the older answer")
         await settle(pilot)
-        assert app.turn.question == "Where did the Black Death originate?"
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert isinstance(app.screen, ExportScreen)
+        await wait_for_screen(pilot, ExportScreen, "#export-path")
         target = tmp_path / "out" / "answer.md"
         app.screen.query_one("#export-path").value = str(target)
         await pilot.press("enter")
-        await pilot.pause()
+        await closed(pilot, ExportScreen)
+        await until(pilot, target.exists, f"the answer saved to {target}")
         text = target.read_text()
         assert text.startswith("# Where did the Black Death originate?")
         unmarked = text.replace("**", "")  # the answer phrase is bold inside its quotation
@@ -634,10 +663,9 @@ async def test_help_screen_and_footer_bindings(tui_lib):
     app = LocalReasonApp(tui_lib)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f1")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
+        await wait_for_screen(pilot, HelpScreen)
         await pilot.press("escape")
-        await pilot.pause()
+        await closed(pilot, HelpScreen)
         keys = {b.key for b in app.BINDINGS if b.show}
         assert {"f1", "f2", "f3", "f4", "f5", "f6", "ctrl+s", "ctrl+q"} <= keys
 
@@ -671,19 +699,14 @@ async def test_end_to_end_with_the_real_default_models(isolated_home, real_embed
     lib.ingest([tmp_path / "samples"], "samples", exclude=["LICENSES*"])
     app = LocalReasonApp(lib)
     async with app.run_test(size=SIZE) as pilot:
-        app.query_one("#ask").value = "Where did the Black Death originate?"
-        await pilot.press("enter")
-        for _ in range(600):
-            await pilot.pause(0.1)
-            if app.busy is None:
-                break
-        await settle(pilot)
+        await ask(pilot, "Where did the Black Death originate?", patience=REAL_MODEL_PATIENCE)
+        assert app.turn is not None, on_screen(app)
         answer = app.turn.answer
         assert answer.citations_dropped == 0
         quotes = [r.quotation for s in answer.statements for r in s.references]
         assert any("Central Asia" in q for q in quotes)
         await pilot.press("1")
-        await settle(pilot)
+        await viewer_shows(pilot, "(cited passage)")
         assert highlighted(app.screen.query_one("#source-text")) == [quotes[0]]
     lib.close()
 
@@ -711,10 +734,8 @@ async def test_the_viewer_marks_a_passage_read_by_text_recognition(tui_lib):
         app.query_one("#search").value = chunks[3].id
         app.query_one("#search").focus()
         await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, SourceScreen)
-        assert RECOGNIZED_WHERE in str(app.screen.query_one("#where").render())
+        await viewer_shows(pilot, "(cited passage)")
+        assert RECOGNIZED_WHERE in where(app)
         await pilot.press("n")
-        await settle(pilot)
-        where = str(app.screen.query_one("#where").render())
-        assert "(next)" in where and RECOGNIZED_WHERE not in where, "a passage read from a text layer is not marked"
+        await viewer_shows(pilot, "(next)")
+        assert RECOGNIZED_WHERE not in where(app), "a passage read from a text layer is not marked"

@@ -9,7 +9,6 @@ and look at the SVGs in tests/__snapshots__/ before committing them.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import shutil
 from pathlib import Path
@@ -21,8 +20,10 @@ from localreason.demo import samples_dir
 from localreason.library import Library
 from localreason.session import Scope, Turn
 from localreason.tui.app import LocalReasonApp
+from localreason.tui.screens import HelpScreen
 
 from fakes import FakeEmbedder, FakeGenerator
+from tui_waiting import first_turn_shown, searched, viewer_shows, wait_for_screen
 
 BASE = Path("/tmp/localreason-snapshots")
 QUESTION = "Where did the Black Death originate?"
@@ -42,45 +43,35 @@ def snap_app(monkeypatch):
     lib.close()
 
 
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-
 @pytest.mark.parametrize("size", [(80, 24), (120, 36)])
 def test_answer_screen(snap_compare, snap_app, size):
-    assert snap_compare(snap_app, terminal_size=size, run_before=settle)
+    assert snap_compare(snap_app, terminal_size=size, run_before=first_turn_shown)
 
 
 def test_source_viewer(snap_compare, snap_app):
     async def open_citation(pilot):
-        await settle(pilot)
+        await first_turn_shown(pilot)
         await pilot.press("1")
-        await settle(pilot)
+        await viewer_shows(pilot, "(cited passage)")
 
     assert snap_compare(snap_app, terminal_size=(80, 24), run_before=open_citation)
 
 
 def test_search_results(snap_compare, snap_app):
     async def search(pilot):
-        await settle(pilot)
+        await first_turn_shown(pilot)
         await pilot.press("f3")
         pilot.app.query_one("#search").cursor_blink = False  # the picture must not depend on the blink phase
         await pilot.press(*"plague in venice")
-        for _ in range(100):  # the debounced search, however slow the machine
-            await asyncio.sleep(0.1)
-            await settle(pilot)
-            if pilot.app.shown_seq == pilot.app.search_seq:
-                break
+        await searched(pilot, "plague in venice")  # the debounced search, however slow the machine
 
     assert snap_compare(snap_app, terminal_size=(80, 24), run_before=search)
 
 
 def test_help_screen(snap_compare, snap_app):
     async def help_(pilot):
-        await settle(pilot)
+        await first_turn_shown(pilot)
         await pilot.press("f1")
-        await pilot.pause()
+        await wait_for_screen(pilot, HelpScreen, "#help Static")
 
     assert snap_compare(snap_app, terminal_size=(80, 24), run_before=help_)

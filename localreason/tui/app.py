@@ -90,6 +90,9 @@ class LocalReasonApp(App):
         self.search_seq = 0
         self.shown_seq = 0
         """The search whose results are on screen (equal to search_seq once the last one is shown)."""
+        self.search_debounce = SEARCH_DEBOUNCE
+        """Seconds the search box waits after a key for the next one before it searches: a burst of keys runs one
+        search (a test makes it long, so that a burst lands inside it however slow the machine)."""
         self._search_timer = None
         self._tick = None
         self._trace_path = trace or os.environ.get(TUI_TRACE_ENV)
@@ -330,7 +333,7 @@ class LocalReasonApp(App):
         if not query:
             self.main(SearchResults).clear()
             return
-        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self._start_search(query, seq))
+        self._search_timer = self.set_timer(self.search_debounce, lambda: self._start_search(query, seq))
 
     def _start_search(self, query: str, seq: int) -> None:
         if not self.busy:
