@@ -21,6 +21,8 @@ from localreason.tui.app import LocalReasonApp
 from localreason.tui.widgets import LibraryTree
 from localreason.watch import BackgroundWatch, logged, stat_key
 
+from waiting import PATIENCE
+
 from fakes import FakeEmbedder, FakeGenerator
 
 SETTLE = 0.5
@@ -69,7 +71,7 @@ def watching_app(service, clock: Clock) -> tuple[LocalReasonApp, list[tuple]]:
     return app, said
 
 
-async def until(pilot, condition, what: str, timeout: float = 30.0) -> None:
+async def until(pilot, condition, what: str, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -90,7 +92,7 @@ async def applied(pilot, clock: Clock, paths, condition, what: str) -> None:
     watcher = pilot.app.watcher.watcher
     await until(pilot, lambda: all(watcher.pending.snapshot().get(str(p), "absent") == stat_key(str(p))
                                    for p in paths), "the watch to see the changes")  # fmt: skip
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         clock.now += SETTLE + 0.01
@@ -188,7 +190,7 @@ def test_a_servers_log_lists_a_skipped_file_when_it_changes_not_on_every_start(s
     clock = Clock()
     watch = BackgroundWatch(service, logged(lines.append), clock=clock, settle=SETTLE, recheck=0.2).start()
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while not any(line.startswith("Watching") for line in lines):
             assert time.monotonic() < deadline, "timed out waiting for the watch to start"
             time.sleep(0.01)
