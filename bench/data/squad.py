@@ -49,9 +49,11 @@ def write_corpus(articles: list[dict], folder: Path) -> None:
     (folder / ".complete").write_text("ok")
 
 
-def paragraph_library(kind: str, data_dir: Path, qa_data: Path | str | None = None, embedder=None):
+def paragraph_library(kind: str, data_dir: Path, qa_data: Path | str | None = None, embedder=None,
+                      store: str = "local"):  # fmt: skip
     """(library, embedder, settings, articles, corpus folder): each paragraph of ``kind`` a document, one collection
-    per article, ingested into a new temporary library; the corpus is written once under ``data_dir``."""
+    per article, ingested into a new temporary library (``store``: local, or an empty PostgreSQL database's URL);
+    the corpus is written once under ``data_dir``."""
     from localreason.config import load_settings
     from localreason.library import Library
 
@@ -59,7 +61,7 @@ def paragraph_library(kind: str, data_dir: Path, qa_data: Path | str | None = No
     corpus = (data_dir / "corpus" / kind).resolve()  # documents are stored by absolute path
     write_corpus(articles, corpus)
     home = Path(tempfile.mkdtemp(prefix=f"lr-{kind}-"))
-    settings = load_settings(home)
+    settings = load_settings(home, store=store)
     lib = Library(settings=settings, embedder=embedder)
     embedder = lib.embedder
     t = time.perf_counter()

