@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from ...errors import IngestFileError
-from ..document import ParsedDocument, TextBuilder, finish, normalize
+from ..document import ParsedDocument, finish, normalize
 from . import html_tags as tags
 
 _HTML_DROPPED = "localreason-dropped"
@@ -46,9 +46,9 @@ def parse_html(data: bytes, path: Path) -> ParsedDocument:
     # One pass in C; lxml's drop_tree() per element is quadratic in the text its tails pile up.
     etree.strip_elements(root, _HTML_DROPPED, *tags.DROP, with_tail=False)
     main = root.xpath('//main | //*[@role="main"] | //article')
-    builder = TextBuilder()
-    _html_walk(main[0] if main else (root.find("body") if root.find("body") is not None else root), builder)
-    parsed = finish(builder, path, "html", [])
+    out = tags.Blocks()
+    _html_walk(main[0] if main else (root.find("body") if root.find("body") is not None else root), out)
+    parsed = finish(out.builder, path, "html", [])
     if page_title:
         parsed.title = page_title
     return parsed
@@ -64,42 +64,139 @@ def _html_resource_limit(error_log) -> str:
     return ""
 
 
-def _html_is_block(el) -> bool:
-    return isinstance(el.tag, str) and (el.tag in tags.BLOCKS or el.tag in tags.HEADINGS)
-
-
-def _html_walk(top, builder: TextBuilder) -> None:
+def _html_walk(top, out: tags.Blocks) -> None:
     """Add the headings and text blocks under ``top`` in document order; a loop, so any depth is fine."""
-    stack: list[tuple] = []  # (children left, loose text) of each open element with block children
-    _html_enter(top, builder, stack)
+    holders = _html_holders(top)
+    stack: list[tuple] = []  # (element, children left, loose text) of each open element that holds blocks
+    _html_enter(top, out, stack, holders)
     while stack:
-        children, loose = stack[-1]
+        el, children, loose = stack[-1]
         child = next(children, None)
         if child is None:
-            builder.add("".join(loose), keep_lines=False)
             stack.pop()
-            continue
-        if _html_is_block(child):
-            # Loose text between block children forms blocks of its own.
-            builder.add("".join(loose), keep_lines=False)
+            if el.tag in _BREAKS or not stack:  # a block ends: so does its text, and the box its label names
+                out.add("".join(loose))
+                out.close_label(el)
+                out.heading = 0 if el.tag in tags.HEADINGS else out.heading
+            if stack:
+                stack[-1][2].append(_one_line(el.tail))
+        elif not _holds_blocks(child, holders):
+            if isinstance(child.tag, str):
+                loose.append(_html_flow(child))
+            loose.append(_one_line(child.tail))
+        elif child.tag in _BREAKS:
+            out.add("".join(loose))  # loose text between block children forms blocks of its own
             loose.clear()
-            _html_enter(child, builder, stack)
-        elif isinstance(child.tag, str):
-            loose.append(child.text_content())
-        loose.append(child.tail or "")
+            if not _html_enter(child, out, stack, holders):
+                loose.append(_one_line(child.tail))
+        else:  # an inline element around blocks (a link, <font>, a tag left open): its text runs on
+            loose.append(_one_line(child.text))
+            stack.append((child, iter(child), loose))
 
 
-def _html_enter(el, builder: TextBuilder, stack: list) -> None:
-    """Add ``el`` whole if it is a heading, row, ``pre`` or has no block children; else open it on ``stack``."""
+def _html_holders(top) -> set:
+    """The inline elements under ``top`` that hold a block, however deep (a link or ``<font>`` around paragraphs,
+    an unknown ``<file>`` tag left open): their blocks are read as blocks, not glued into one run."""
+    holders: set = set()
+    for el in top.iter(*_BREAKS):
+        el = el.getparent()
+        while el is not None and el.tag not in _BREAKS and el not in holders:
+            holders.add(el)
+            el = el.getparent()
+    return holders
+
+
+def _holds_blocks(el, holders: set) -> bool:
+    """Whether ``el`` is a block or holds one (``holders``: see _html_holders)."""
+    return isinstance(el.tag, str) and (el.tag in _BREAKS or el in holders)
+
+
+def _html_enter(el, out: tags.Blocks, stack: list, holders: set) -> bool:
+    """Add ``el`` whole if it is a heading, a row of a data table, ``pre`` or holds no block; else open it
+    on ``stack`` (and say so)."""
     tag = el.tag if isinstance(el.tag, str) else ""
-    if tag in tags.HEADINGS:
-        builder.add(el.text_content(), "heading", depth=tags.HEADINGS[tag], keep_lines=False)
+    if tag in tags.HEADINGS and not any(_holds_blocks(c, holders) for c in el):
+        out.add(_html_flow(el), "heading", depth=tags.HEADINGS[tag])
     elif tag == "pre":
-        builder.add(el.text_content())
-    elif tag == "tr":
-        cells = [" ".join(c.text_content().split()) for c in el if c.tag in ("td", "th")]
-        builder.add(" | ".join(c for c in cells if c), keep_lines=False)
-    elif not any(_html_is_block(c) for c in el):
-        builder.add(el.text_content(), keep_lines=False)
+        out.add(_html_flow(el), code=True)
+    elif tag == "tr" and not _html_layout_row(el):
+        cells = [tags.cell(_html_flow(c, items=True)) for c in el if c.tag in tags.CELLS]
+        out.add(" | ".join(c for c in cells if c))
+    elif not any(_holds_blocks(c, holders) for c in el):
+        out.add(_html_flow(el))
     else:
-        stack.append((iter(el), [el.text or ""]))
+        label = _html_admonition_label(el)
+        if label:
+            out.open_label(label, el)
+        out.heading = tags.HEADINGS.get(tag, out.heading)  # a heading left open around blocks: its first text
+        stack.append((el, iter(el), [_one_line(el.text)]))
+        return True
+    return False
+
+
+_LAYOUT = ("pre", "table", *tags.HEADINGS)
+
+
+def _html_layout_row(tr) -> bool:
+    """Whether a table row lays out blocks rather than holding data: one cell with text (a box, a one-column
+    table), or a cell with code, a heading or a table of its own. Its cells are read as blocks, not one line."""
+    cells = [c for c in tr if c.tag in tags.CELLS]
+    if sum(1 for c in cells if c.text_content().strip()) <= 1:
+        return True
+    return any(next(c.iterdescendants(*_LAYOUT), None) is not None for c in cells)
+
+
+def _html_admonition_label(el) -> str:
+    """The label of a DocBook admonition drawn as a table (an icon and "Tip" in its first row), taken out of
+    the table; "" for any other element."""
+    if el.tag != "div" or not tags.ADMONITIONS.intersection(el.get("class", "").split()):
+        return ""
+    table = next((c for c in el if isinstance(c.tag, str)), None)
+    first = table.xpath("(tr | tbody/tr)[1]") if table is not None and table.tag == "table" else []
+    th = first[0].xpath("th") if first and first[0].xpath("boolean(td//img)") else []
+    if not th:
+        return ""
+    label = " ".join(th[0].text_content().split())
+    th[0].drop_tree()
+    return label
+
+
+_BREAKS = tags.BLOCKS.union(tags.HEADINGS)
+"""Where a table cell's items part."""
+_ITEM_EDGES = ("br", *_BREAKS)
+
+
+def _one_line(text: str | None) -> str:
+    """Text outside ``pre``: its line breaks are the source's, which a browser shows as spaces."""
+    return text.replace("\n", " ") if text else ""
+
+
+def _html_flow(top, *, items: bool = False) -> str:
+    """The text under ``top`` with a newline for each ``<br>`` (and with ``items``, around each block: the items
+    of a table cell), the source's line breaks as spaces except inside ``pre``; comments left out."""
+    if top.tag == "br":
+        return "\n"
+    if not len(top) or next(top.iterdescendants(*_ITEM_EDGES if items else ("br", "pre")), None) is None:
+        return top.text_content() if top.tag == "pre" else _one_line(top.text_content())
+    parts: list[str] = []
+    pre = top.tag == "pre"
+    parts.append(top.text or "" if pre else _one_line(top.text))
+    stack = [(top, iter(top))]
+    while stack:
+        el, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            pre -= el.tag == "pre"
+            if stack:
+                parts.append("\n" if items and el.tag in _BREAKS else "")
+                parts.append(el.tail or "" if pre else _one_line(el.tail))
+            continue
+        if not isinstance(child.tag, str):  # a comment: only its tail is shown
+            parts.append(child.tail or "" if pre else _one_line(child.tail))
+            continue
+        pre += child.tag == "pre"
+        parts.append("\n" if child.tag == "br" or (items and child.tag in _BREAKS) else "")
+        parts.append(child.text or "" if pre else _one_line(child.text))
+        stack.append((child, iter(child)))
+    return "".join(parts)

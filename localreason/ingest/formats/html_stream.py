@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from ..document import ParsedDocument, TextBuilder, decode_text, finish, normalize
+from ..document import ParsedDocument, decode_text, finish, normalize
 from . import html_tags as tags
 
 _HTML_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
@@ -36,14 +36,20 @@ def parse_html_stream(data: bytes, path: Path, reason: str) -> ParsedDocument:
         else:
             reader.end(value)
     reader.finish()
-    builder = TextBuilder()
+    out = tags.Blocks()
     in_main = any(b[4] for b in reader.blocks)
-    for kind, text, depth, keep_lines, main in reader.blocks:
-        if main or not in_main:
-            builder.add(text, kind, depth=depth, keep_lines=keep_lines)
+    for kind, text, depth, code, main in reader.blocks:
+        if not main and in_main:
+            continue
+        if kind == "label":
+            out.open_label(text, depth)
+        elif kind == "box end":
+            out.close_label(depth)
+        else:
+            out.add(text, kind, depth=depth, code=code)
     notes.append(f"too deeply nested or too large for a full HTML parse ({reason}): read by a simpler "
                  "streaming reader, which keeps all the text but may group paragraphs differently")  # fmt: skip
-    parsed = finish(builder, path, "html", notes)
+    parsed = finish(out.builder, path, "html", notes)
     title = normalize("".join(reader.title), keep_lines=False)
     if title:
         parsed.title = title
@@ -123,29 +129,58 @@ def _html_drops(tag: str, attrs: dict[str, str], in_main: bool) -> bool:
     return tag == "div" and ("sphinxsidebar" in cls or "related" in cls)
 
 
+_BOX_OPEN, _BOX_LABELLED, _BOX_PLAIN = range(3)
+"""A DocBook admonition before its first row is read, after a first row with its label, after another one."""
+
+
+class _Row:
+    """A table row being read: its cells' text (items apart), and what makes it a layout row rather than data."""
+
+    __slots__ = ("at", "mark", "tables", "cells", "layout", "icon", "label_cell")
+
+    def __init__(self, at: int, mark: int, tables: int) -> None:
+        self.at, self.mark = at, mark  # its place among the open elements; the first block read inside it
+        self.tables = tables  # tables open around it
+        self.cells: list[list[str]] = []
+        self.layout = self.icon = False  # a cell holds code, a heading or a table; a cell holds an image
+        self.label_cell = -1  # the first th
+
+
 class _HtmlStream:
-    """Collects headings, text blocks and table rows from start, end and text events."""
+    """Collects headings, text blocks and table rows from start, end and text events.
+
+    Inside a table row the blocks are read as anywhere else and the cells' text is kept beside; when the row
+    ends it is one line of cells (a data row), or its blocks stay (a layout row: see html._html_layout_row)."""
 
     def __init__(self) -> None:
-        self.blocks: list[tuple[str, str, int, bool, bool]] = []  # kind, text, depth, keep lines, in main
+        self.blocks: list[tuple[str, str, int, bool, bool]] = []  # kind, text, depth (box id), code, in main
         self.title: list[str] = []
         self._open: list[tuple[str, bool, bool, int]] = []  # tag, dropped, main, heading depth
         self._counts: Counter = Counter()
         self._dropped = self._main = self._pre = self._in_title = 0
-        self._headings: list[int] = []
+        self._headings: list[list] = []  # [depth, before its first text] of each open heading
         self._parts: list[str] = []
-        self._row: list[list[str]] | None = None
-        self._row_at = -1
+        self._rows: list[_Row] = []
+        self._boxes: list[tuple[int, int, int]] = []  # DocBook admonitions open: place, id, _BOX_ state
+        self._box_ids = 0
 
     def start(self, tag: str, attr_text: str) -> None:
         if tag in _HTML_VOID:
+            if tag == "br":
+                self.text("\n", source=False)  # a line break the reader sees
+            elif tag in tags.BLOCKS:
+                self._block_edge()
+            elif tag == "img" and self._rows and not self._dropped:
+                self._rows[-1].icon = True
             return
+        if self._rows and (tag == "tr" or tag in tags.CELLS):
+            self._implied_end(tag, self._rows[-1])
         attrs = _html_attrs(attr_text) if attr_text.strip() else {}
         main = tag in ("main", "article") or attrs.get("role") == "main"
         dropped = _html_drops(tag, attrs, self._main > 0 or main)
         depth = tags.HEADINGS.get(tag, 0)
-        if self._row is None and (tag in tags.BLOCKS or depth or main or tag in ("pre", "title")):
-            self._flush()
+        if tag in tags.BLOCKS or depth or main or tag in ("pre", "title"):
+            self._block_edge()
         self._open.append((tag, dropped, main, depth))
         self._counts[tag] += 1
         self._dropped += dropped
@@ -153,13 +188,35 @@ class _HtmlStream:
         self._pre += tag == "pre"
         self._in_title += tag == "title"
         if depth:
-            self._headings.append(depth)
-        if self._dropped:
-            return
-        if tag == "tr" and self._row is None:
-            self._row, self._row_at = [], len(self._open) - 1
-        elif tag in ("td", "th") and self._row is not None and len(self._open) - 2 == self._row_at:
-            self._row.append([])
+            self._headings.append([depth, True])
+        if not self._dropped:
+            self._table_start(tag, attrs, depth)
+
+    def _implied_end(self, tag: str, row: _Row) -> None:
+        """A row starting in a row of the same table ends it, as a cell starting in a cell ends it (HTML's
+        optional end tags)."""
+        if self._counts["table"] != row.tables:
+            return  # a table of its own, inside a cell
+        stop = row.at if tag == "tr" else row.at + 1
+        if tag == "tr" or (len(self._open) > stop and self._open[stop][0] in tags.CELLS):
+            while len(self._open) > stop:
+                self._close()
+
+    def _table_start(self, tag: str, attrs: dict[str, str], depth: int) -> None:
+        """Keep track of rows, cells, what lays a row out, and admonition boxes."""
+        at = len(self._open) - 1
+        row = self._rows[-1] if self._rows else None
+        if row is not None and row.cells and (depth or tag in ("pre", "table")):
+            row.layout = True
+        if tag == "tr":
+            self._rows.append(_Row(at, len(self.blocks), self._counts["table"]))
+        elif tag in tags.CELLS and row is not None and at - 1 == row.at:
+            if tag == "th" and row.label_cell < 0:
+                row.label_cell = len(row.cells)
+            row.cells.append([])
+        elif tag == "div" and tags.ADMONITIONS.intersection(attrs.get("class", "").split()):
+            self._box_ids += 1
+            self._boxes.append((at, self._box_ids, _BOX_OPEN))
 
     def end(self, tag: str) -> None:
         if not self._counts[tag]:
@@ -169,16 +226,17 @@ class _HtmlStream:
             if closed == tag:
                 return
 
-    def text(self, text: str) -> None:
+    def text(self, text: str, *, source: bool = True) -> None:
         if self._dropped:
             return
+        if source and not self._pre:
+            text = text.replace("\n", " ")  # the source's line breaks: a browser shows spaces
         if self._in_title:
             self.title.append(text)
-        elif self._row is not None:
-            if self._row:
-                self._row[-1].append(text)
-        else:
-            self._parts.append(text)
+            return
+        self._parts.append(text)
+        if self._rows and self._rows[-1].cells:
+            self._rows[-1].cells[-1].append(text)
 
     def finish(self) -> None:
         while self._open:
@@ -189,12 +247,14 @@ class _HtmlStream:
         """Close the innermost open element and return its tag."""
         tag, dropped, main, depth = self._open.pop()
         self._counts[tag] -= 1
-        if self._row is not None and len(self._open) == self._row_at:
-            cells = (" ".join("".join(cell).split()) for cell in self._row)
-            self.blocks.append(("text", " | ".join(c for c in cells if c), 0, False, self._main > 0))
-            self._row = None
-        elif self._row is None and (tag in tags.BLOCKS or depth or main or tag in ("pre", "title")):
-            self._flush()
+        if tag in tags.BLOCKS or depth or main or tag in ("pre", "title"):
+            self._block_edge()
+        if self._rows and len(self._open) == self._rows[-1].at:
+            self._row_end(self._rows.pop())
+        if self._boxes and len(self._open) == self._boxes[-1][0]:
+            _, box, state = self._boxes.pop()
+            if state == _BOX_LABELLED:
+                self.blocks.append(("box end", "", box, False, self._main > 0))
         self._dropped -= dropped
         self._main -= main
         self._pre -= tag == "pre"
@@ -203,12 +263,38 @@ class _HtmlStream:
             self._headings.pop()
         return tag
 
+    def _row_end(self, row: _Row) -> None:
+        """A data row becomes one line of cells in place of its blocks; a layout row keeps its blocks."""
+        cells = [tags.cell("".join(cell)) for cell in row.cells]
+        full = [i for i, c in enumerate(cells) if c]
+        if self._rows and self._rows[-1].cells:
+            self._rows[-1].layout = True  # a table in a cell lays its row out
+        if self._boxes and self._boxes[-1][2] == _BOX_OPEN and row.at - self._boxes[-1][0] in (2, 3):
+            at, box, _ = self._boxes[-1]  # the first row of a DocBook admonition: an icon and the label?
+            labelled = row.icon and full == [row.label_cell]
+            self._boxes[-1] = (at, box, _BOX_LABELLED if labelled else _BOX_PLAIN)
+            if labelled:
+                del self.blocks[row.mark:]
+                self.blocks.append(("label", cells[row.label_cell], box, False, self._main > 0))
+                return
+        if len(full) > 1 and not row.layout:
+            del self.blocks[row.mark:]
+            self.blocks.append(("text", " | ".join(cells[i] for i in full), 0, False, self._main > 0))
+
+    def _block_edge(self) -> None:
+        """A block starts or ends: the text so far is a block of its own (and in a table row, an item of its cell)."""
+        self._flush()
+        if self._rows and self._rows[-1].cells and not self._dropped:
+            self._rows[-1].cells[-1].append("\n")
+
     def _flush(self) -> None:
         text = "".join(self._parts)
         self._parts.clear()
         if not text.strip():
             return
-        if self._headings:
-            self.blocks.append(("heading", text, self._headings[-1], False, self._main > 0))
+        heading = self._headings[-1] if self._headings and self._headings[-1][1] and not self._pre else None
+        if heading:
+            heading[1] = False  # a heading that holds blocks (left open): its first text is the heading
+            self.blocks.append(("heading", text, heading[0], False, self._main > 0))
         else:
             self.blocks.append(("text", text, 0, self._pre > 0, self._main > 0))
