@@ -21,8 +21,10 @@ _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
 
 
 def pages(root: Path = ROOT) -> list[Path]:
-    """The pages this check covers: the README and the pages directly under docs/."""
-    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    """The pages this check covers: the README, the pages under docs/ (the history too), bench/README.md and the
+    model cards."""
+    return [root / "README.md", *sorted((root / "docs").rglob("*.md")), *sorted((root / "bench").glob("README.md")),
+            *sorted((root / "localreason" / "models").glob("*/README.md"))]
 
 
 def _prose(text: str) -> str:
