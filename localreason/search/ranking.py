@@ -20,6 +20,7 @@ import numpy as np
 from ..textquery import TextQuery
 from ..text import STOPWORDS, WORD, collapse, query_terms
 from ..types import Elsewhere, SearchHit
+from .copies import same_words, words
 from .index import Index
 from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
@@ -325,17 +326,25 @@ def distinct_search(index: Index, query: str, k: int, scope: ResolvedScope,
 
 
 def distinct(hits: list[SearchHit], k: int) -> list[SearchHit]:
-    """The first ``k`` hits with different text (whitespace aside), in order; each with the later hits of
-    the same text (the same passage in a copied file, another version of it) in ``also_in``."""
+    """The first ``k`` different passages of ``hits``, in order; each with the later hits that are copies of it
+    in ``also_in``: the same text (whitespace aside: a copied file, another version of it), or the same words
+    with what another rendering of the page adds or drops (copies.same_words: a reST or AsciiDoc source beside
+    its HTML), never a passage that says something else."""
     first: dict[str, int] = {}
     out: list[SearchHit] = []
+    kept_words: list[list[str]] = []
     elsewhere: list[list[Elsewhere]] = []
     for hit in hits:
         key = collapse(hit.content)
-        if key in first:
-            elsewhere[first[key]].append(Elsewhere(hit.chunk_id, hit.document_id, hit.document_title))
+        at = first.get(key)
+        if at is None:
+            mine = words(hit.content)
+            at = next((i for i, theirs in enumerate(kept_words) if same_words(mine, theirs)), None)
+        if at is not None:
+            elsewhere[at].append(Elsewhere(hit.chunk_id, hit.document_id, hit.document_title))
         elif len(out) < k:
             first[key] = len(out)
             out.append(hit)
+            kept_words.append(mine)
             elsewhere.append([])
     return [replace(hit, also_in=tuple(more)) if more else hit for hit, more in zip(out, elsewhere)]

@@ -1,0 +1,60 @@
+"""One page, one voice: two renderings of a page (its source beside its HTML, or a copy) are one passage in the
+evidence, the other kept in ``alsoIn`` (search/copies.py); two passages that say different things never are."""
+
+from __future__ import annotations
+
+import pytest
+
+from localreason.reason import reason
+from localreason.search.copies import same_words, words
+
+from fakes import FakeGenerator
+
+SOURCE = ("= git-log(1)\n\n== OPTIONS\n\n--graph::\n\tDraw a text-based graphical representation of the commit history "
+          "on the left hand side of the output. This may cause extra lines to be printed in between commits, in order "
+          "for the graph history to be drawn properly. See linkgit:git-rev-list[1] for the details.\n")
+RENDERED = ("<html><body><h1>git-log(1)</h1><h2>OPTIONS</h2><dl><dt>--graph</dt><dd><p>Draw a text-based graphical "
+            "representation of the commit history on the left hand side of the output. This may cause extra lines to "
+            "be printed in between commits, in order for the graph history to be drawn properly. See "
+            "<a href='git-rev-list.html'>git-rev-list(1)</a> for the details.</p></dd></dl></body></html>")
+
+
+@pytest.mark.parametrize("a, b, copies", [
+    ("The warranty lasts two years from the date of purchase and covers parts and labour.",
+     "The warranty lasts two years from the date of purchase and covers parts and labour.", True),
+    ("See :meth:`~agen.aclose` to close the generator early and free what it holds, as described below.",
+     "See aclose() to close the generator early and free what it holds, as described below.", True),
+    ("The warranty lasts two years from the date of purchase and covers parts and labour.",
+     "The warranty lasts three years from the date of purchase and covers parts and labour.", False),
+    ("The warranty lasts two years from the date of purchase and covers parts and labour.",
+     "The warranty does not last two years from the date of purchase and covers parts and labour.", False),
+    ("The default limit is 30 days for entries that are unreachable from any reference.",
+     "The default limit is 90 days for entries that are unreachable from any reference.", False),
+    ("Reflog entries older than this are pruned when the reflog is expired by a garbage collection.",
+     "Reflog entries older than this are pruned when the reflog is expired by a garbage collection. Entries that "
+     "are still reachable are kept for ninety days, unreachable ones for thirty, and both limits can be set.", False),
+    ("Short line.", "Short line!", True), ("Short line.", "Short lines.", False),
+])  # fmt: skip
+def test_copies_are_the_same_words_less_what_a_rendering_adds(a, b, copies):
+    assert same_words(words(a), words(b)) is copies
+    assert same_words(words(b), words(a)) is copies
+
+
+def test_a_page_and_its_rendering_are_one_passage_and_one_statement(library_of):
+    lib = library_of({"git-log.txt": SOURCE, "git-log.html": RENDERED})
+    hits = lib.deep_search("Which option of git log draws the commit history as a graph?")
+    graph = [h for h in hits if "graphical representation" in h.content]
+    assert len(graph) == 1, [h.document_title for h in graph]
+    assert len(graph[0].also_in) == 1 and graph[0].also_in[0].document_id != graph[0].document_id
+    a = reason(lib, "Which option of git log draws the commit history as a graph?", generator=FakeGenerator())
+    quoted = [" ".join(r.quotation for r in s.references) for s in a.statements]
+    assert sum("graphical representation" in q for q in quoted) <= 1, "the same sentence is not said twice"
+
+
+def test_two_passages_that_differ_in_a_value_stay_apart(library_of):
+    lib = library_of({"reflog-a.md": "# Reflog\n\nReflog entries are kept for 90 days by default, unless the "
+                                     "gc.reflogExpire setting says otherwise for this repository.\n",
+                      "reflog-b.md": "# Reflog\n\nReflog entries are kept for 30 days by default, unless the "
+                                     "gc.reflogExpire setting says otherwise for this repository.\n"})  # fmt: skip
+    hits = [h for h in lib.deep_search("How long are reflog entries kept?") if "kept for" in h.content]
+    assert len(hits) == 2 and not any(h.also_in for h in hits)
