@@ -20,6 +20,7 @@ DOCS = {"router.md": "# Router manual\n\n## Reset\n\nPress the reset button for 
 _MASKS = [
     (re.compile(r"\b(col|doc|chk)_[a-z0-9]{16}\b"), r"\1_<id>"),
     (re.compile(r"(\"(?:latencyMs|seconds|[a-z]+Ms)\": )[0-9.e-]+"), r"\1<n>"),
+    (re.compile(r"(\"stagesMs\": )\{[^}]*\}"), r"\1{<stages>}"),
     (re.compile(r"\b\d+(?:\.\d+)? (s|ms)\b"), r"<n> \1"),
     (re.compile(r"\b\d+\.\d files/s"), "<n> files/s"),
     (re.compile(r"\b\d+/(\d+) tokens"), r"<n>/\1 tokens"),  # a packet's tokens count its random chunk ids

@@ -92,7 +92,11 @@ def test_reason_answers_with_the_spec_shape(client):
     assert set(data) == {"answer", "citations", "gaps", "meta"}
     assert data["citations"] and set(data["citations"][0]) == {"chunkId", "documentId", "documentTitle"}
     assert all(f"[[{c['chunkId']}]]" in data["answer"] for c in data["citations"])
-    assert set(data["meta"]) == {"chunksGathered", "citationsDropped", "latencyMs"}
+    assert set(data["meta"]) == {"chunksGathered", "citationsDropped", "latencyMs", "stagesMs"}  # the spec's three
+    stages = data["meta"]["stagesMs"]  # ... and where the time went
+    assert set(stages) == {"search", "packet", "read", "rerank", "prompt", "generate", "verify", "phrase"}
+    ours = sum(v for k, v in stages.items() if k not in ("prompt", "generate"))  # the fake model's own are made up
+    assert all(v >= 0 for v in stages.values()) and ours <= data["meta"]["latencyMs"] + 1, "no stage inside another"
 
 
 @pytest.mark.parametrize("extra, limit, max_tokens", [

@@ -129,7 +129,7 @@ def against_today(lib, gen, today_reader: Path, qs, budget: int) -> None:
                 pipeline.rank_quotes = rank_quotes
             if a.timings.read_ms:
                 read_ms[name].append(a.timings.read_ms)
-            before_model[name].append(a.timings.packet_ms)
+            before_model[name].append(a.timings.packet_ms + a.timings.read_ms)
     cpu = cpu_name()
     p_old, p_new = statistics.median(times["today"]), statistics.median(times["now"])
     print(f"\nagainst today's checkout at budget {budget} on {cpu} ({len(qs)} questions, alternating order):")
@@ -198,8 +198,9 @@ def budget_table(lib, gen, reader, qs, budgets: list[int]) -> None:
     """At each evidence budget: support, end-to-end latency split by stage, against the pure llama.cpp cost."""
     from localreason.reason import reason
 
-    print(f"\n{'budget':>6} {'support':>8} {'e2e p50':>8} {'e2e p95':>8} {'search':>7} {'packet':>7} {'prompt':>7} "
-          f"{'gen':>6} {'verify':>7} {'pure':>7} {'ratio':>6} {'prompt tok':>10} {'out tok':>7}")  # fmt: skip
+    print(f"\n{'budget':>6} {'support':>8} {'e2e p50':>8} {'e2e p95':>8} {'search':>7} {'packet':>7} {'read':>6} "
+          f"{'prompt':>7} {'gen':>6} {'verify':>7} {'phrase':>7} {'pure':>7} {'ratio':>6} {'prompt tok':>10} "
+          f"{'out tok':>7}")  # fmt: skip
     for budget in budgets:
         rows = []
         support = 0
@@ -215,13 +216,13 @@ def budget_table(lib, gen, reader, qs, budgets: list[int]) -> None:
             p_s, g_s = pure_cost(gen.llm, tm.prompt_tokens, tm.completion_tokens)
             rows.append((total, tm.search_ms / 1000, tm.packet_ms / 1000, tm.prompt_ms / 1000,
                          tm.generate_ms / 1000, tm.verify_ms / 1000, p_s + g_s, tm.prompt_tokens,
-                         tm.completion_tokens))  # fmt: skip
+                         tm.completion_tokens, tm.read_ms / 1000, tm.phrase_ms / 1000))  # fmt: skip
         cols = list(zip(*rows))
         med = [statistics.median(c) for c in cols]
         ratio = statistics.median([r[0] / r[6] for r in rows])
         print(f"{budget:>6} {support / len(qs):>8.3f} {med[0]:>7.2f}s {pct(list(cols[0]), 95):>7.2f}s "
-              f"{med[1]:>6.2f}s {med[2]:>6.2f}s {med[3]:>6.2f}s {med[4]:>5.2f}s {med[5]:>6.3f}s {med[6]:>6.2f}s "
-              f"{ratio:>6.2f} {med[7]:>10.0f} {med[8]:>7.0f}", flush=True)  # fmt: skip
+              f"{med[1]:>6.2f}s {med[2]:>6.2f}s {med[9]:>5.2f}s {med[3]:>6.2f}s {med[4]:>5.2f}s {med[5]:>6.3f}s "
+              f"{med[10]:>6.3f}s {med[6]:>6.2f}s {ratio:>6.2f} {med[7]:>10.0f} {med[8]:>7.0f}", flush=True)  # fmt: skip
     print("\nColumns are medians over answered questions (e2e p95 too); ratio = median of e2e / pure per question.")
     print("Targets: ratio <= 1.15; p50 under 8 s at the CLI default budget.")
 

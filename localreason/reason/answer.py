@@ -105,8 +105,27 @@ class Timings:
     prompt_ms: float = 0.0
     generate_ms: float = 0.0
     verify_ms: float = 0.0
+    phrase_ms: float = 0.0
+    """Choosing the answer phrase, the passage reader's second reading included (phrase.py, read.py)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    STAGES = {"search": "search_ms", "packet": "packet_ms", "read": "read_ms", "rerank": "rerank_ms",
+              "prompt": "prompt_ms", "generate": "generate_ms", "verify": "verify_ms", "phrase": "phrase_ms"}  # fmt: skip
+    """The stages of an answer as ``stagesMs`` names them, none inside another: gathering the evidence; packing it,
+    ranking its sentences, choosing the quotations offered and fitting the prompt; the readers reading the best
+    sentences; the model re-ordering them (off by default); the model reading its prompt; writing; verifying the
+    quotations; choosing the answer phrase (the passage reader's second reading). What is left of ``latencyMs`` is
+    the model call's own setting up (the grammar, the tokens)."""
+
+    def stages(self) -> dict[str, float]:
+        return {name: round(getattr(self, attr), 1) for name, attr in self.STAGES.items()}
+
+    @classmethod
+    def from_stages(cls, stages: dict | None) -> "Timings":
+        """The timings back from ``stages()`` (an answer received over HTTP); unknown or missing ones are 0."""
+        stages = stages if isinstance(stages, dict) else {}
+        return cls(**{attr: float(stages.get(name, 0.0) or 0.0) for name, attr in cls.STAGES.items()})
 
 
 @dataclass(frozen=True)
@@ -125,9 +144,10 @@ class Answer:
     timings: Timings = field(default_factory=Timings)
 
     @property
-    def meta(self) -> dict[str, int]:
+    def meta(self) -> dict[str, Any]:
+        """The spec's three fields, and ``stagesMs``: where the time went, stage by stage (``Timings``)."""
         return {"chunksGathered": self.chunks_gathered, "citationsDropped": self.citations_dropped,
-                "latencyMs": self.latency_ms}  # fmt: skip
+                "latencyMs": self.latency_ms, "stagesMs": self.timings.stages()}  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "citations": [c.to_dict() for c in self.citations], "gaps": list(self.gaps),
@@ -136,13 +156,14 @@ class Answer:
     @classmethod
     def from_dict(cls, data: dict[str, Any], query: str = "") -> "Answer":
         """The answer back from its ``to_dict`` (e.g. received over HTTP). ``to_dict`` carries neither the query
-        nor the timings nor ``no_evidence``: the query is given, the rest take their defaults."""
+        nor the token counts nor ``no_evidence``: the query is given, the rest take their defaults."""
         meta = data["meta"]
         return cls(
             query=query, answer=data["answer"],
             citations=tuple(Citation(c["chunkId"], c["documentId"], c["documentTitle"]) for c in data["citations"]),
             gaps=tuple(data["gaps"]), chunks_gathered=meta["chunksGathered"],
             citations_dropped=meta["citationsDropped"], latency_ms=meta["latencyMs"],
+            timings=Timings.from_stages(meta.get("stagesMs")),
             statements=tuple(Statement(s["text"], tuple(Reference(r["chunkId"], r["quotation"], r["documentId"],
                                                                   r["start"], r["end"], bool(r.get("recognized")))
                                                         for r in s["references"]),

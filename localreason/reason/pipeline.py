@@ -258,6 +258,7 @@ def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completi
     """The answer from the model's output: statements verified, prose composed, gaps and timings. When the
     sources disagree (``found``), each side's statement is marked, no phrase leads, and a gap names it."""
     verified, gaps = verify_output(evidence, prompt, completion, gaps)
+    clock.mark("verified")
     titles = {c.chunk_id: (c.document_id, c.document_title) for c in prompt.packet.chunks}
     if found is None:
         statements = answer_phrase(req, evidence, prompt, verified.statements)
@@ -270,11 +271,12 @@ def verified_answer(req: Request, evidence, prompt: Prompt, completion: Completi
         answer_text, citations = compose(statements, titles)
     clock.mark("end")
     timings = Timings(
-        search_ms=clock.ms("start", "search"), packet_ms=clock.ms("search", "packet") + clock.ms("rerank", "fitted"),
+        search_ms=clock.ms("start", "search"),
+        packet_ms=max(0.0, clock.ms("search", "packet") - read_seconds * 1000) + clock.ms("rerank", "fitted"),
         rerank_ms=read[1] * 1000, rerank_tokens=read[0], read_ms=read_seconds * 1000,
         prompt_ms=completion.prompt_seconds * 1000, generate_ms=completion.generate_seconds * 1000,
-        verify_ms=clock.ms("generate", "end"), prompt_tokens=completion.prompt_tokens,
-        completion_tokens=completion.completion_tokens,
+        verify_ms=clock.ms("generate", "verified"), phrase_ms=clock.ms("verified", "end"),
+        prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
     )  # fmt: skip
     return Answer(req.query, answer_text, citations, tuple(dict.fromkeys(gaps)), evidence.chunks_gathered,
                   verified.dropped, int(clock.ms("start", "end")), tuple(statements), False, timings)  # fmt: skip

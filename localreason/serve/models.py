@@ -213,6 +213,8 @@ class MetaOut(_Shape):
     chunksGathered: int
     citationsDropped: int
     latencyMs: int
+    stagesMs: dict[str, float] | None = Field(None, description="Where the time went, stage by stage (ms): search, "
+                                              "packet, read, rerank, prompt, generate, verify, phrase.")
 
 
 class AnswerOut(_Shape):
