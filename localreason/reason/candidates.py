@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import collapse, is_field, sentences
+from ..text import WORD, collapse, is_field, sentences
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,40 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
             prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
             header = (header or prev) if _same_list(text[s:e], prev, header) else ""
             if not text[s:e].rstrip().endswith("?") and collapse(text[s:e]) not in headings:
+                s = _with_term(text, spans[i - 1][1] if i else 0, s, headings)
                 out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
     return out
+
+
+TERM_CHARS = 80
+TERM_WORDS = 8
+
+
+def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) -> int:
+    """Where the sentence at ``start`` is quoted from: the line before it when that line is the term it describes
+    (a definition list's ``-b`` or ``--graph``, ``PRAGMA busy_timeout``: too short to be a sentence, so the
+    sentence splitter passes over it), so that the option is quoted, and read, with its description; else
+    ``start``. A term is the last line between the previous sentence and this one (any line before it there is a
+    heading), on a line of its own, at most TERM_WORDS words and TERM_CHARS characters, not ending as a sentence
+    does, and not a heading itself."""
+    gap = text[gap_start:start]
+    if not gap.rstrip(" \t").endswith("\n"):  # the sentence goes on from the line before: no term there
+        return start
+    lines = [ln.strip() for ln in gap.split("\n") if ln.strip()]
+    if not lines or not all(_heading(ln, headings) or not WORD.search(ln) for ln in lines[:-1]):
+        return start  # before the term, only headings, or the tail of a line the splitter cut ("]")
+    term = lines[-1]
+    if len(term) > TERM_CHARS or len(term.split()) > TERM_WORDS or term.endswith((".", "!", "?", ";", ":", ",")):
+        return start
+    if _heading(term, headings):
+        return start
+    return gap_start + gap.rindex(term)
+
+
+def _heading(line: str, headings: frozenset[str]) -> bool:
+    """A heading of the document (its titles and section headings), a line marked as one by the page's own anchor
+    sign ("Options \u00b6"), or a manual page's section name in capitals ("OPTIONS", "SEE ALSO")."""
+    return collapse(line) in headings or line.endswith("\u00b6") or (line.isupper() and len(line.split()) <= 4)
 
 
 def _same_list(line: str, prev: str, header: str) -> bool:

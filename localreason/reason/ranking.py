@@ -120,6 +120,7 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int,
         return []
     scores = features(question, cands, embed, read_twice) @ np.asarray(calibration.ranking_weights)
     sink_echoes(question, [c.text for c in cands], scores)
+    sink_synopses(question, [c.text for c in cands], scores)
     probs = softmax(scores)
     by_text: dict[str, int] = {}
     merged: list[list] = []  # [candidate, score, probability]
@@ -141,6 +142,35 @@ def sink_echoes(question: str, texts: list[str], scores: np.ndarray) -> None:
     echoes = [i for i, text in enumerate(texts) if echo(text)]
     if len(echoes) < len(texts):
         scores[echoes] = scores.min() - ECHO_MARGIN
+
+
+_SYNTAX_ASKED = re.compile(r"\b(?:syntax|synopsis|usage|signature|arguments?|parameters?|grammar|invocation|"
+                           r"invoke|call(?:ed|ing)?|spell(?:ed)?|written|format of)\b", re.I)
+"""A question that asks how a command or function is written: a usage line may answer it."""
+_SYNOPSIS_GROUP = re.compile(r"\[[^\[\]]{0,60}\]|<[\w.:-]{1,40}>|\{[^{}]{0,40}\}")
+
+
+def is_synopsis(text: str) -> bool:
+    """A usage line: a command or function written with its optional parts (``git log [<options>]
+    [<revision-range>] [[--] <path>...]``, ``htpasswd [ -c ] [ -i ] ... username password``): at least two
+    bracketed or angled groups, no full stop at its end, and more groups than a sentence's few asides."""
+    line = text.strip()
+    if line.endswith((".", "!", "?")) or "\n\n" in line:
+        return False
+    groups = len(_SYNOPSIS_GROUP.findall(line))
+    return groups >= 2 and groups * 6 >= len(WORD.findall(line))
+
+
+def sink_synopses(question: str, texts: list[str], scores: np.ndarray) -> None:
+    """Put the scores of usage lines (``is_synopsis``) ECHO_MARGIN below the lowest score, in place, unless the
+    question asks for the syntax (_SYNTAX_ASKED) or every text is one: a SYNOPSIS shares every word of "what does
+    X do?" or "how do I use X to ...?" and answers neither (git-stash's, quoted twice for "What does git stash pop
+    do?")."""
+    if _SYNTAX_ASKED.search(question):
+        return
+    usage = [i for i, text in enumerate(texts) if is_synopsis(text)]
+    if usage and len(usage) < len(texts):
+        scores[usage] = scores.min() - ECHO_MARGIN
 
 
 def echoes_question(question: str, text: str) -> bool:

@@ -1,0 +1,83 @@
+"""Manuals have structure a sentence alone lacks (issue #51): an option is quoted, and read, with its description;
+a usage line (SYNOPSIS) is not an answer unless the question asks how a command is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from localreason.reason import reason
+from localreason.reason.candidates import candidates
+from localreason.reason.ranking import is_synopsis, rank_quotes
+
+from fakes import FakeEmbedder, FakeGenerator
+
+GIT_LOG = """git-log(1)
+
+SYNOPSIS
+
+git log [<options>] [<revision-range>] [[--] <path>...]
+
+OPTIONS
+
+--follow
+
+Continue listing the history of a file beyond renames (works only for a single file).
+
+--graph
+
+Draw a text-based graphical representation of the commit history on the left hand side of the output.
+
+--no-decorate
+
+Print out the ref names of any commits that are shown, turned off.
+"""
+
+STASH = """git-stash(1)
+
+SYNOPSIS
+
+git stash pop [--index] [-q | --quiet] [<stash>]
+git stash apply [--index] [-q | --quiet] [<stash>]
+
+COMMANDS
+
+pop
+
+Remove a single stashed state from the stash list and apply it on top of the current working tree state.
+"""
+
+
+def test_an_option_is_a_candidate_together_with_its_description():
+    quoted = {c.text.split("\n")[0]: c.text for c in candidates([("c", GIT_LOG)])}
+    assert quoted["--graph"].endswith("on the left hand side of the output.")
+    assert "--follow" in quoted and "--no-decorate" in quoted
+    headed = candidates([("c", "Options \u00b6\n\nThe options are read in order, left to right.\n")])
+    assert headed[0].text == "The options are read in order, left to right.", "a heading is not a term"
+    wrapped = candidates([("c", "The password is read\nfrom the command line when -b is given.\n")])
+    assert all(not c.text.startswith("The password is read\n") or "command line" in c.text for c in wrapped)
+
+
+def test_which_option_is_answered_with_the_option_named(library_of):
+    lib = library_of({"git-log.txt": GIT_LOG})
+    a = reason(lib, "Which option of git log draws the commit history as a graph?", generator=FakeGenerator())
+    first = " ".join(r.quotation for r in a.statements[0].references)
+    assert "--graph" in first and "graphical representation" in first
+
+
+@pytest.mark.parametrize("line, usage", [
+    ("git log [<options>] [<revision-range>] [[--] <path>...]", True),
+    ("htpasswd [ -c ] [ -i ] [ -m | -B | -2 ] [ -r rounds ] [ -C cost ] username password", True),
+    ("The default [merge] strategy is ort.", False), ("See the [docs] and <url> for more on the option.", False),
+    ("Use -r together with -d to delete remote-tracking branches.", False),
+])  # fmt: skip
+def test_a_usage_line_is_told_from_a_sentence(line, usage):
+    assert is_synopsis(line) is usage
+
+
+def test_a_usage_line_is_not_the_answer_unless_the_syntax_is_asked():
+    embed = FakeEmbedder().embed
+    what = rank_quotes("What does git stash pop do?", [("c", STASH)], embed, 8)
+    assert what[0].text.startswith("pop\n\nRemove a single stashed state"), [q.text for q in what]
+    assert not any(is_synopsis(q.text) for q in what[:1])
+    how = rank_quotes("What is the syntax of git stash pop?", [("c", STASH)], embed, 8)
+    assert is_synopsis(how[0].text), [q.text for q in how]
