@@ -73,6 +73,20 @@ def broken_links(page: Path) -> list[str]:
     return problems
 
 
+def undefined_references(page: Path) -> list[str]:
+    """Each reference-style link (``[text][name]``) of the page whose name no ``[name]: target`` line defines
+    (it would show as plain text); a number in brackets after another (``[1][2]``) is an example's citation."""
+    prose = _prose(page.read_text(encoding="utf-8"))
+    defined = set(re.findall(r"^\[([^\]]+)\]:\s", prose, re.M))
+    used = set(re.findall(r"\]\[([^\]]+)\]", prose))
+    return [f"{page.name}: [{name}] is not defined" for name in sorted(used - defined) if not name.isdigit()]
+
+
+def test_every_reference_link_is_defined():
+    problems = [problem for page in pages() for problem in undefined_references(page)]
+    assert problems == [], "\n".join(problems)
+
+
 def test_every_relative_link_of_the_readme_and_docs_leads_somewhere():
     problems = [problem for page in pages() for problem in broken_links(page)]
     assert problems == [], "fix these links (a moved page or a renamed heading):\n" + "\n".join(problems)
