@@ -109,18 +109,21 @@ class PreparedDocument:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
-READER_VERSIONS = {"html": 4, "rst": 3, "pdf": 2}
+READER_VERSIONS = {"html": 5, "rst": 3, "pdf": 2}
 """Per format, bumped when its reader reads the same file into other text (html 2: tables inside
 <thead>/<tbody> are read row by row; they were one run of text with the cells glued together; html 3: an
 ``<aside>`` inside the main content is kept; html 4: a ``<br>`` is a line break, the items of a table cell stay
 apart ("a; b"), a table laying out blocks (a DocBook Tip box, code in a cell) keeps its paragraphs and code
 lines with the box's label in front ("Tip: ..."), blocks inside an inline element or an unclosed tag stay
-blocks; they were glued into one run of text; rst 2: docutils with Sphinx's roles and directives read for
-the text they show, paragraphs as one line; rst 3: the full names of roles shown shorter (``~agen.aclose``)
-are kept for search beside the text; rst 1 was the hand-written line reader; pdf 2: pages without a
-usable text layer are recognised, where they were left out). Part of ``chunking_key``, so that ``sync``
-reads the documents of that format again once (their unchanged passages keep their vectors); documents of
-other formats are left alone."""
+blocks; they were glued into one run of text; html 5: ordered lists show their numbers (start, value, type),
+sup and sub read as drawn ("2^31-1", "log_2"; they were "231-1", "log2"), DocBook callouts keep their numbers
+("(1)") in the code and in the list that explains them, XHTML 2's ``<h>`` (sqlite's pragma names) is a heading,
+Publican's "Prev"/"Next" captions are a line of their own ("PrevChapter 6" was glued); rst 2: docutils with
+Sphinx's roles and directives read for the text they show, paragraphs as one line; rst 3: the full names of
+roles shown shorter (``~agen.aclose``) are kept for search beside the text; rst 1 was the hand-written line
+reader; pdf 2: pages without a usable text layer are recognised, where they were left out). Part of
+``chunking_key``, so that ``sync`` reads the documents of that format again once (their unchanged passages keep
+their vectors); documents of other formats are left alone."""
 
 
 def chunking_key(params: ChunkParams, fmt: str = "") -> str:

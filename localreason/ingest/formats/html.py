@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ...errors import IngestFileError
 from ..document import ParsedDocument, finish, normalize
+from . import html_marks as marks
 from . import html_tags as tags
 
 _HTML_DROPPED = "localreason-dropped"
@@ -45,6 +46,7 @@ def parse_html(data: bytes, path: Path) -> ParsedDocument:
         el.tag = _HTML_DROPPED
     # One pass in C; lxml's drop_tree() per element is quadratic in the text its tails pile up.
     etree.strip_elements(root, _HTML_DROPPED, *tags.DROP, with_tail=False)
+    marks.mark_tree(root, _ITEM_EDGES)
     main = root.xpath('//main | //*[@role="main"] | //article')
     out = tags.Blocks()
     _html_walk(main[0] if main else (root.find("body") if root.find("body") is not None else root), out)

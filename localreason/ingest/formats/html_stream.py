@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..document import ParsedDocument, decode_text, finish, normalize
+from . import html_marks as marks
 from . import html_tags as tags
 
 _HTML_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
@@ -17,6 +18,13 @@ _HTML_TAG_END = re.compile(r"""=\s*(["'])|>""")
 _HTML_ATTR = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?""")
 _HTML_RAW_CLOSE = {name: re.compile(rf"</{name}[\s/>]", re.IGNORECASE) for name in _HTML_RAW}
 _HTML_HUGE_CHARREF = re.compile(r"&#(?:[xX]0*[0-9a-fA-F]{7,}|0*[0-9]{8,});?")
+_CLOSES_P = frozenset(("p",))
+_IMPLIED_ENDS = {tag: _CLOSES_P for tag in "address blockquote center dir div dl fieldset form h1 h2 h3 h4 h5 h6 "
+                 "hr menu ol p pre table ul dd dt tr td th caption tbody".split()}  # fmt: skip
+_IMPLIED_ENDS["li"] = frozenset(("li", "p", "pre", "dl", "address", *(f"h{n}" for n in range(1, 7))))
+"""What a start tag closes while it is the innermost open element, as libxml2 (the tree reader) reads HTML: a
+paragraph left open ends at a block, an item whose end tag is left out at the next item. So both readers see
+a list's items as its children, and number them alike."""
 
 
 def parse_html_stream(data: bytes, path: Path, reason: str) -> ParsedDocument:
@@ -163,15 +171,24 @@ class _HtmlStream:
         self._rows: list[_Row] = []
         self._boxes: list[tuple[int, int, int]] = []  # DocBook admonitions open: place, id, _BOX_ state
         self._box_ids = 0
+        self._pending: list[tuple[str, int]] = []  # numbers for the next text shown (html_marks), their item's place
+        self._lists: list[tuple[int, marks.Numbering]] = []  # open ordered lists: place, numbering
+        self._raised: list[tuple] = []  # open sup and sub: place, first part, cell and its first part, edges after
+        self._navs: list[int] = []  # Publican's navigation lists open: place
+        self._callout_lists: list[int] = []  # DocBook's callout lists open: place
+        self._edges = 0  # line breaks and block edges so far
 
     def start(self, tag: str, attr_text: str) -> None:
+        closes = _IMPLIED_ENDS.get(tag)
+        while closes and self._open and self._open[-1][0] in closes and (self._close() != "li" or tag != "li"):
+            pass
         if tag in _HTML_VOID:
             if tag == "br":
-                self.text("\n", source=False)  # a line break the reader sees
+                self._line_break()
             elif tag in tags.BLOCKS:
                 self._block_edge()
-            elif tag == "img" and self._rows and not self._dropped:
-                self._rows[-1].icon = True
+            elif tag == "img" and not self._dropped:
+                self._image(_html_attrs(attr_text))
             return
         if self._rows and (tag == "tr" or tag in tags.CELLS):
             self._implied_end(tag, self._rows[-1])
@@ -191,6 +208,7 @@ class _HtmlStream:
             self._headings.append([depth, True])
         if not self._dropped:
             self._table_start(tag, attrs, depth)
+            self._marks_start(tag, attrs)
 
     def _implied_end(self, tag: str, row: _Row) -> None:
         """A row starting in a row of the same table ends it, as a cell starting in a cell ends it (HTML's
@@ -234,6 +252,9 @@ class _HtmlStream:
         if self._in_title:
             self.title.append(text)
             return
+        if self._pending and text.strip():
+            text = marks.prefixed(text, " ".join(marker for marker, _ in self._pending))
+            self._pending.clear()
         self._parts.append(text)
         if self._rows and self._rows[-1].cells:
             self._rows[-1].cells[-1].append(text)
@@ -247,6 +268,7 @@ class _HtmlStream:
         """Close the innermost open element and return its tag."""
         tag, dropped, main, depth = self._open.pop()
         self._counts[tag] -= 1
+        self._marks_end(tag)
         if tag in tags.BLOCKS or depth or main or tag in ("pre", "title"):
             self._block_edge()
         if self._rows and len(self._open) == self._rows[-1].at:
@@ -262,6 +284,56 @@ class _HtmlStream:
         if depth:
             self._headings.pop()
         return tag
+
+    def _image(self, attrs: dict[str, str]) -> None:
+        """An image: a table row's icon; a DocBook callout's number, in a callout list in front of its explanation."""
+        if self._rows:
+            self._rows[-1].icon = True
+        mark = marks.callout(attrs)
+        if mark and self._rows and self._callout_lists and self._rows[-1].at > self._callout_lists[-1]:
+            self._pending.append((mark, self._rows[-1].at))
+        elif mark:
+            self.text(mark, source=False)
+
+    def _marks_start(self, tag: str, attrs: dict[str, str]) -> None:
+        """Keep track of what html_marks writes: list numbers, sup and sub, navigation captions, callout lists."""
+        at = len(self._open) - 1
+        if tag == "li" and self._lists and self._lists[-1][0] == at - 1:
+            marker = self._lists[-1][1].item(attrs)
+            if marker:
+                self._pending.append((marker, at))
+        elif tag == "ol":
+            self._lists.append((at, marks.Numbering(attrs)))
+        elif tag in marks.RAISED:
+            cell = self._rows[-1].cells[-1] if self._rows and self._rows[-1].cells else []
+            self._raised.append((at, len(self._parts), cell, len(cell), self._edges))
+            self._edges += 1  # the sup or sub around this one is left as it is
+        if tag == "ul" and marks.has_class(attrs, "docnav"):
+            self._navs.append(at)
+        elif tag == "div" and marks.has_class(attrs, "calloutlist"):
+            self._callout_lists.append(at)
+
+    def _marks_end(self, tag: str) -> None:
+        """An element closes (``self._open`` without it): its marks are written, its places forgotten."""
+        at = len(self._open)
+        while self._pending and self._pending[-1][1] >= at:
+            self._pending.pop()  # an item with no text: no number
+        if self._raised and self._raised[-1][0] == at:
+            _, part, cell, cell_part, edges = self._raised.pop()
+            if edges + 1 == self._edges:  # one around a line break, a block or a sup or sub is left as it is
+                self._parts[part:] = [marks.raised("".join(self._parts[part:]), tag)]
+                cell[cell_part:] = [marks.raised("".join(cell[cell_part:]), tag)] if cell else []
+        if tag == "strong" and self._navs:
+            self._line_break()
+        if self._lists and self._lists[-1][0] == at:
+            self._lists.pop()
+        for places in (self._navs, self._callout_lists):
+            if places and places[-1] == at:
+                places.pop()
+
+    def _line_break(self) -> None:
+        self._edges += 1
+        self.text("\n", source=False)  # a line break the reader sees
 
     def _row_end(self, row: _Row) -> None:
         """A data row becomes one line of cells in place of its blocks; a layout row keeps its blocks."""
@@ -283,6 +355,7 @@ class _HtmlStream:
 
     def _block_edge(self) -> None:
         """A block starts or ends: the text so far is a block of its own (and in a table row, an item of its cell)."""
+        self._edges += 1
         self._flush()
         if self._rows and self._rows[-1].cells and not self._dropped:
             self._rows[-1].cells[-1].append("\n")

@@ -11,7 +11,10 @@ ASIDE = "aside"
 """Dropped outside the main content (a site's sidebar), kept inside it (a sidebar of the text, as Sphinx writes one)."""
 DROP = ("script", "style", "noscript", "template", "nav", "header", "footer", "form",
         "button", "select", "svg", "iframe")  # fmt: skip
-HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+NESTED = 7
+"""The depth given to XHTML 2's ``<h>``, a heading one below the last numbered one (Blocks.add works it out):
+sqlite3-doc's pragma page names each pragma with one."""
+HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6, "h": NESTED}
 BLOCKS = frozenset("p li dt dd pre blockquote td th caption figcaption address div section article "
                    "main body tr table thead tbody tfoot ul ol dl summary details aside figure center hr "
                    "fieldset legend hgroup menu dir".split())  # fmt: skip
@@ -61,6 +64,8 @@ class Blocks:
         self.label_of = None
         self.heading = 0
         """The depth of a heading that holds blocks (a heading left open): its first text is the heading."""
+        self.outer = 0
+        """The depth of the last numbered heading (h1 to h6): an ``<h>`` is one below it."""
 
     def add(self, text: str, kind: str = "text", *, depth: int = 0, code: bool = False) -> None:
         """Add a block: code keeps its lines, prose the line breaks of its ``<br>`` elements, a heading is one line."""
@@ -68,6 +73,10 @@ class Blocks:
             return
         if self.heading and kind == "text" and not code:
             kind, depth, self.heading = "heading", self.heading, 0
+        if kind == "heading" and depth == NESTED:
+            depth = min(self.outer + 1, 6)
+        elif kind == "heading":
+            self.outer = depth
         if not code:
             text = prose(text) if kind == "text" else normalize(text, keep_lines=False)
         if self.label and text.strip():
