@@ -133,20 +133,19 @@ def main() -> None:
     from localreason.config import Settings, load_settings
     from localreason.embed import make_embedder
     from localreason.generate import LlamaGenerator
-    from localreason.models import reader_shipped, resolve_embedding_model, resolve_gguf
+    from localreason.models import resolve_embedding_model, resolve_gguf
     from localreason.reason import reason
-    from localreason.reason.reader import packaged_reader
     from bench.trace import ObedientModel
 
     settings = load_settings(args.data_dir / "libs")
     embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
     real = LlamaGenerator(resolve_gguf(settings))
     model = real if args.model == "real" else ObedientModel(real)
-    reader = packaged_reader(settings.threads, settings.cache_path / "openvino") if reader_shipped() else None
     out = args.out.open("w") if args.out else None
     rows, every = {}, []
     for manual in args.manuals:
         lib = library(manual, args.data_dir, embedder)
+        reader = lib.reader  # the packaged readers, as the setting has them (a checkout before this one too)
         asked = sample(M.questions(manual), args.questions)
         records = defaultdict(list)
         for q in asked:
@@ -162,7 +161,10 @@ def main() -> None:
                 label = f"{manual}, {half}" + (" (held out)" if manual in M.HELD_OUT else "")
                 rows[label] = summary(records[half])
         lib.close()
-    print(f"\nreason on manuals, default settings, model {args.model}, {cpu_name()}")
+    import localreason
+
+    print(f"\nreason on manuals, default settings, model {args.model}, {cpu_name()}, localreason from "
+          f"{Path(localreason.__file__).parent}")
     print_table(rows)
     ms = sorted(r["latencyMs"] for r in every)
     if ms:
