@@ -81,3 +81,16 @@ def test_a_usage_line_is_not_the_answer_unless_the_syntax_is_asked():
     assert not any(is_synopsis(q.text) for q in what[:1])
     how = rank_quotes("What is the syntax of git stash pop?", [("c", STASH)], embed, 8)
     assert is_synopsis(how[0].text), [q.text for q in how]
+
+
+def test_the_passage_reader_reads_an_option_with_its_description():
+    """The passage reader's window holds the quote as it is quoted, the option's line included (it could not
+    place a quote that starts on its term, and read the description alone)."""
+    from localreason.reason.passage import windows_for
+
+    quotes = [q for q in rank_quotes("What does --graph do?", [("c", GIT_LOG)], FakeEmbedder().embed, 8)
+              if q.text.startswith("--graph")]
+    windows, placed = windows_for(quotes, {"c": GIT_LOG})
+    assert placed[0] is not None
+    sentence = windows[placed[0].window].sentences[placed[0].sentence][1]
+    assert sentence.startswith("--graph") and sentence.endswith("left hand side of the output.")

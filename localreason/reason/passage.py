@@ -57,6 +57,20 @@ class Placed(NamedTuple):
     sentence: int
 
 
+def place(spans: list[tuple[int, str]], text: str, quote) -> int | None:
+    """Which of ``spans`` ((start, sentence) of ``text``) is ``quote``'s, or None. A quote that starts at the term
+    on the line before its sentence (candidates._with_term: an option quoted with its description) is that
+    sentence's, and the span is widened, in place, to start at the term: the term is read with it."""
+    end = quote.start + len(quote.text)
+    for i, (s, sentence) in enumerate(spans):
+        if s == quote.start:
+            return i
+        if quote.start < s and s + len(sentence) == end:
+            spans[i] = (quote.start, text[quote.start:end])
+            return i
+    return None
+
+
 def windows_for(quotes, chunks: dict[str, str], words: int = WINDOW_WORDS) -> tuple[list[Window], list[Placed | None]]:
     """The windows to read for ``quotes`` (ranked sentences: candidates.Quote, best first) of ``chunks`` (chunk id:
     text): one around each sentence that no earlier window holds (``around``), so that sentences of one passage
@@ -71,7 +85,7 @@ def windows_for(quotes, chunks: dict[str, str], words: int = WINDOW_WORDS) -> tu
         if key not in seen:
             text = chunks.get(q.chunk_id)
             spans = [(s, text[s:e]) for s, e in sentences(text)] if text else []
-            at = next((i for i, (s, _) in enumerate(spans) if s == q.start), None)
+            at = place(spans, text or "", q)
             if at is None:
                 placed.append(None)
                 continue

@@ -24,7 +24,7 @@ from ..text import WORD, sentences
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .gate import WEAK, judge
-from .passage import around, windows_for
+from .passage import around, place, windows_for
 from .ranking import sink_echoes, softmax
 from .reader import sigmoid
 
@@ -124,7 +124,7 @@ def window_phrases(passage_reader, question: str, quote: Quote, chunk_text: str)
     (passage.around) up to and including ``quote``'s own, nearest first; none when ``quote`` is not a sentence
     of ``chunk_text``."""
     spans = [(s, chunk_text[s:e]) for s, e in sentences(chunk_text)]
-    at = next((i for i, (s, _) in enumerate(spans) if s == quote.start), None)
+    at = place(spans, chunk_text, quote)
     if at is None:
         return []
     run = around(spans, at)
