@@ -10,11 +10,12 @@ import gzip
 import json
 import sys
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
-from bench.data import qa, qa_sets
-from bench.train import passage_reader, reader, sources
+from bench.data import manuals, qa, qa_sets
+from bench.train import manual_source, passage_reader, reader, sources
 
 FILLER = "Fishermen sold cod and herring at the market every morning, and the boats came back before noon each day."
 TWICE = f"The harbour office moved to Oslo in the spring. {FILLER} The new lighthouse was built near Oslo by the navy."
@@ -141,11 +142,16 @@ def test_the_passage_readers_windows_come_from_the_same_questions(qa_folder, tmp
     assert {e["src"] for e in examples} == {sources.TRAIN, sources.UNANSWERABLE}
 
 
-def test_both_trainers_name_the_sets_they_read_and_their_licences():
-    for trainer in (reader, passage_reader):
-        assert {k: v[1] for k, v in trainer.SOURCES.items()} == {sources.TRAIN: "CC BY-SA 4.0",
-                                                                  sources.UNANSWERABLE: "CC BY-SA 4.0"}
-        assert all("SQuAD" in what for what, _ in trainer.SOURCES.values())
+def test_the_sources_name_the_sets_they_read_and_their_licences():
+    ours = "Apache-2.0 (the project's own)"
+    assert {k: v[1] for k, v in sources.SOURCES.items()} == {
+        sources.TRAIN: "CC BY-SA 4.0", sources.UNANSWERABLE: "CC BY-SA 4.0", sources.MANUAL_QUESTIONS: ours,
+        sources.MANUAL_STRUCTURE: ours, "sqlite": "public domain", "debian-reference": "GPL-2+",
+        "debian-handbook": "GPL-2+ or CC BY-SA 3.0"}  # fmt: skip
+    assert "apache" not in sources.SOURCES and "apache" not in sources.FIT_MANUALS
+    # what reader.json names: without the manuals (--no-manuals), only SQuAD
+    assert set(sources.used(False)) == {sources.TRAIN, sources.UNANSWERABLE}
+    assert sources.used(True) == sources.SOURCES
 
 
 def test_examples_are_built_anew_when_the_data_changes(qa_folder, tmp_path):
@@ -169,12 +175,191 @@ def test_a_trainer_without_the_qa_files_stops_with_the_loaders_message(trainer, 
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("trainer", [reader, passage_reader], ids=["reader", "passage_reader"])
-def test_a_pilot_run_trains_on_the_folder_and_writes_nothing(trainer, qa_folder, tmp_path, monkeypatch, capsys):
+def test_a_pilot_run_trains_on_the_folder_and_writes_nothing(trainer, qa_folder, fake_manuals, tmp_path, monkeypatch,
+                                                             capsys):  # fmt: skip
     pytest.importorskip("torch")
     out = tmp_path / "out"
     monkeypatch.setattr(sys, "argv", [trainer.__name__, "--qa-data", str(qa_folder), "--data-dir", str(tmp_path / "d"),
-                                      "--out", str(out), "--pilot", "--pilot-steps", "2", "--batch", "8"])  # fmt: skip
+                                      "--manuals-dir", str(fake_manuals.dir), "--out", str(out), "--pilot",
+                                      "--pilot-steps", "2", "--batch", "8"])  # fmt: skip
     trainer.main()
     log = capsys.readouterr().out
     assert "validation (articles kept apart" in log and not out.exists()
+    assert f"{sources.MANUAL_STRUCTURE} " in log.split("questions by source:")[1].splitlines()[0]
     assert not (tmp_path / "d" / "reader" / "checkpoint").exists()
+
+
+# ---------------------------------------------------------------- the manuals (bench/train/manual_source.py)
+
+OPTIONS_PAGE = """<html><head><title>htpasswd - Manage user files</title></head><body>
+<h1>htpasswd - Manage user files</h1>
+<h2>Synopsis</h2>
+<p><code>htpasswd [ -c ] [ -b ] passwordfile username password</code></p>
+<h2>Options</h2>
+<dl>
+<dt><code>-b</code></dt><dd>Use batch mode; that is, get the password from the command line rather than prompting for
+it.</dd>
+<dt><code>-c</code></dt><dd>Create the password file when it does not exist yet.</dd>
+</dl>
+<h2>Making the backup file</h2>
+<p>The backup file is made with the dump command every night at midnight. It is kept for a week.</p>
+<h2>Storage</h2>
+<p>The password file holds at most 255 users in this release. Longer user names are cut at 64 characters.</p>
+</body></html>"""
+EVAL_PAGE = """<html><head><title>ziptool</title></head><body><h1>ziptool</h1>
+<dl><dt><code>-z</code></dt><dd>Use zip compression for every archive that the tool writes.</dd></dl>
+<h2>Restoring the archive</h2><p>The archive is restored with the unzip command from the rescue disk.</p>
+</body></html>"""
+HELD_OUT_PAGE = """<html><head><title>server</title></head><body><h1>server</h1>
+<dl><dt><code>-p</code></dt><dd>Use the port given for every listening socket of the server.</dd></dl>
+<p>The server listens on port 8080 unless told otherwise.</p></body></html>"""
+
+
+def _page_on(manual: str, half: str, stem: str) -> str:
+    return next(f"{stem}{i}.html" for i in range(200) if manuals.page_half(manual, f"{stem}{i}.html") == half)
+
+
+def _unanswerable_on(manual: str, half: str) -> str:
+    ids = (f"{manual}-9{i:02d}" for i in range(100))
+    return next(qid for qid in ids if manual_source.unanswerable_half(manual, qid) == half)
+
+
+def _line(qid: str, page: str, kind: str, question: str, answers=(), evidence: str = "") -> str:
+    return json.dumps({"id": qid, "page": page, "kind": kind, "question": question, "answers": list(answers),
+                       "evidence": evidence})  # fmt: skip
+
+
+@pytest.fixture
+def fake_manuals(tmp_path, monkeypatch):
+    """A tiny sqlite manual (a page on each half, questions on both, an unanswerable question on each half) and a
+    tiny held-out apache manual, where bench.data.manuals finds them: nothing is downloaded. ``fetched`` records
+    which manuals were asked for."""
+    roots = {m: tmp_path / "manuals" / m for m in manuals.MANUALS}
+    fit, other = _page_on("sqlite", "fit", "opts"), _page_on("sqlite", "eval", "zip")
+    for root in roots.values():
+        root.mkdir(parents=True)
+    (roots["sqlite"] / fit).write_text(OPTIONS_PAGE)
+    (roots["sqlite"] / other).write_text(EVAL_PAGE)
+    (roots["apache"] / "server.html").write_text(HELD_OUT_PAGE)
+    questions = tmp_path / "questions"
+    questions.mkdir()
+    (questions / "sqlite.jsonl").write_text("\n".join([
+        _line("sqlite-001", fit, "howto", "How do I give the password on the command line?", ["-b"],
+              "-b Use batch mode; that is, get the password from the command line rather than prompting for it."),
+        _line("sqlite-002", other, "which", "Which option compresses archives?", ["-z"],
+              "-z Use zip compression for every archive that the tool writes."),
+        _line(_unanswerable_on("sqlite", "fit"), "", "unanswerable", "Can the password file be kept in LDAP?"),
+        _line(_unanswerable_on("sqlite", "eval"), "", "unanswerable", "Can the password expire after a month?"),
+    ]) + "\n")  # fmt: skip
+    (questions / "apache.jsonl").write_text(_line("apache-001", "server.html", "fact", "Which port does the server "
+                                                  "listen on?", ["8080"], "The server listens on port 8080 unless "
+                                                  "told otherwise.") + "\n")  # fmt: skip
+    fetched: list[str] = []
+
+    def fetch(manual, data_dir):
+        fetched.append(manual)
+        return roots[manual]
+
+    monkeypatch.setattr(manuals, "fetch", fetch)
+    monkeypatch.setattr(manuals, "QUESTIONS", questions)
+    monkeypatch.setattr(manual_source, "STRUCTURE_MIN", 20)  # every template question of the tiny page
+    return SimpleNamespace(dir=tmp_path / "manuals", roots=roots, fit=fit, other=other, questions=questions,
+                           fetched=fetched)  # fmt: skip
+
+
+MANUAL_SOURCES = (sources.MANUAL_QUESTIONS, sources.MANUAL_STRUCTURE)
+
+
+def test_the_manual_examples_come_from_the_fit_half_of_the_fit_manuals_only(qa_folder, fake_manuals, tmp_path):
+    examples = reader.build_examples(qa_folder, tmp_path / "cache", fake_manuals.dir)
+    manual = [e for e in examples if e["src"] in MANUAL_SOURCES]
+    fit_text = manuals.squeeze(manuals.stored_text(fake_manuals.roots["sqlite"] / fake_manuals.fit))
+    assert manual and all(manuals.squeeze(e["s"]) in fit_text for e in manual), "every sentence: the fit page's"
+    asked = {e["q"] for e in manual}
+    assert "How do I give the password on the command line?" in asked
+    assert "Which option compresses archives?" not in asked, "its page is on the evaluation half"
+    assert "Can the password file be kept in LDAP?" in asked and "Can the password expire after a month?" not in asked
+    assert "Which port does the server listen on?" not in asked and "apache" not in fake_manuals.fetched
+    assert not [e for e in manual if "zip" in e["s"] or "port" in e["s"]], "no sentence of the other pages"
+    unanswerable = [e for e in manual if e["q"] == "Can the password file be kept in LDAP?"]
+    assert unanswerable and all(e["y"] == 0 and e["kind"] == "unanswerable" for e in unanswerable)
+    assert {e["split"] for e in manual} == {"train"}, "the trainers validate on SQuAD's articles kept apart"
+    # and the passage reader's windows
+    windows = [e for e in passage_reader.build_examples(qa_folder, tmp_path / "cache", fake_manuals.dir)
+               if e["src"] in MANUAL_SOURCES]  # fmt: skip
+    assert windows and all(manuals.squeeze(s) in fit_text for e in windows for s in e["s"])
+    assert {e["q"] for e in windows} == asked
+
+
+def _answer(examples: list[dict], question: str) -> dict:
+    found = [e for e in examples if e["q"] == question and e["y"] == 1]
+    assert len(found) == 1, question
+    return found[0]
+
+
+def test_the_manual_questions_point_at_the_answer_and_the_term_questions_at_the_term(qa_folder, fake_manuals,
+                                                                                     tmp_path):  # fmt: skip
+    examples = reader.build_examples(qa_folder, tmp_path / "cache", fake_manuals.dir)
+    which = _answer(examples, "Which option uses batch mode?")
+    assert which["src"] == sources.MANUAL_STRUCTURE and which["s"].startswith("-b\n")
+    assert which["s"][slice(*which["a"])] == "-b", "the span is the term"
+    what = _answer(examples, "What does the -b option do?")
+    assert what["s"][slice(*what["a"])] == "Use batch mode", "the span is the description's first clause"
+    assert _answer(examples, "Which option creates the password file when it does not exist yet?")["a"] == [0, 2]
+    ours = [e for e in examples if e["q"] == "How do I give the password on the command line?"]
+    positive = [e for e in ours if e["y"] == 1]
+    assert len(positive) == 1 and positive[0]["s"][slice(*positive[0]["a"])] == "-b"
+    assert positive[0]["src"] == sources.MANUAL_QUESTIONS
+    negatives = [e for e in ours if e["y"] == 0]
+    assert negatives[0]["kind"] == "synopsis" and negatives[0]["s"].startswith("htpasswd [ -c ]")
+    assert not [e for e in negatives if "-b\n" in e["s"]]
+    heading = _answer(examples, "How do I make the backup file?")
+    assert heading["s"].startswith("The backup file is made") and heading["a"] is None
+    assert "It is kept for a week." not in {e["s"] for e in examples if e["q"] == heading["q"]}, "its section: neither"
+    windows = passage_reader.build_examples(qa_folder, tmp_path / "cache", fake_manuals.dir)
+    window = _answer(windows, "Which option uses batch mode?")
+    k, lo, hi = window["a"]
+    assert window["s"][k][lo:hi] == "-b" and window["l"][k] == 1
+    backup = _answer(windows, "How do I make the backup file?")
+    assert backup["a"] is None and backup["l"][backup["s"].index("It is kept for a week.")] == -1
+
+
+def test_a_page_gives_at_most_its_share_of_template_questions_terms_first(fake_manuals, monkeypatch):
+    page = manual_source.read_page("sqlite", fake_manuals.fit, fake_manuals.roots["sqlite"] / fake_manuals.fit)
+    retrieval = manual_source.Retrieval({page.name: page})
+    made = manual_source.term_questions(page) + manual_source.heading_questions(page)
+    assert len(made) == len(manual_source.structure_questions(page, retrieval)) == 6
+    monkeypatch.setattr(manual_source, "STRUCTURE_MIN", 2)
+    assert len(page.text) < manual_source.STRUCTURE_CHARS and manual_source.structure_cap(page) == 2
+    assert [a.kind for a in manual_source.structure_questions(page, retrieval)] == ["term", "term"]
+
+
+def test_the_manual_examples_are_built_anew_when_a_question_file_changes(qa_folder, fake_manuals, tmp_path):
+    before = manual_source.manuals_key(fake_manuals.dir)
+    assert manual_source.manuals_key(fake_manuals.dir) == before
+    questions = fake_manuals.questions / "sqlite.jsonl"
+    questions.write_text(questions.read_text().replace("on the command line?", "in the command?"))
+    assert manual_source.manuals_key(fake_manuals.dir) != before
+    examples = reader.build_examples(qa_folder, tmp_path / "cache", fake_manuals.dir)
+    assert "How do I give the password in the command?" in {e["q"] for e in examples}
+
+
+@pytest.mark.parametrize("trainer", [reader, passage_reader], ids=["reader", "passage_reader"])
+def test_no_manuals_leaves_them_out(trainer, qa_folder, fake_manuals, tmp_path, monkeypatch):
+    argv = [trainer.__name__, "--qa-data", str(qa_folder), "--data-dir", str(tmp_path / "d"), "--manuals-dir",
+            str(fake_manuals.dir), "--pilot"]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    chosen = trainer.training_data(trainer.arguments())[0]
+    assert {e["src"] for e in chosen} >= {*MANUAL_SOURCES, sources.TRAIN}
+    monkeypatch.setattr(sys, "argv", [*argv, "--no-manuals"])
+    fake_manuals.fetched.clear()
+    chosen = trainer.training_data(trainer.arguments())[0]
+    assert {e["src"] for e in chosen} == {sources.TRAIN, sources.UNANSWERABLE} and not fake_manuals.fetched
+
+
+def test_an_unanswerable_manual_question_is_on_the_half_the_manuals_benchmark_puts_it():
+    from bench.quality.manuals import _unanswerable_half
+
+    for manual in manuals.MANUALS:
+        for q in manuals.questions(manual) if (manuals.QUESTIONS / f"{manual}.jsonl").is_file() else []:
+            assert manual_source.unanswerable_half(manual, q.id) == _unanswerable_half(manual, q.id)

