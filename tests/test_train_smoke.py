@@ -30,8 +30,8 @@ def test_the_passage_reader_trainer_takes_steps_and_reads_windows_where_its_weig
     rows = pr.encode(tok, examples)
     assert sum(r[3][0] > 0 for r in rows) == 6, "the span of each answering window is located"
     before = [p.detach().clone() for p in model.parameters() if p.requires_grad]
-    steps = pr.train_model(argparse.Namespace(batch=4, lr=8e-5, pilot=True, pilot_steps=2, minutes=1), model, rows,
-                           examples, torch)  # fmt: skip
+    args = argparse.Namespace(batch=4, lr=8e-5, pilot=True, pilot_steps=2, minutes=1, data_dir=tmp_path, resume=False)
+    steps = pr.train_model(args, model, rows, examples, torch)
     assert steps == 2
     assert any(not torch.equal(a, b) for a, b in zip(before, [p for p in model.parameters() if p.requires_grad]))
     reads = pr.run_model(model, rows, examples, torch)

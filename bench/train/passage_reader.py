@@ -55,6 +55,7 @@ import numpy as np
 
 from bench import ROOT
 from bench.data import qa, qa_sets
+from bench.train.resume import EVERY, Resume, run_key
 from bench.train.reader import FROZEN_LAYERS, IGNORE, batches, frozen_model, optimiser, padded
 from bench.train.manual_source import add_manuals, manuals_key
 from bench.train.sources import (SEED, add_sources, cached_examples, examples_key, held_apart, overlap, shares,
@@ -314,11 +315,15 @@ def train_model(args, model, rows: list[tuple], train: list[dict], torch) -> int
     plan = batches(train, [len(r[0].ids) for r in rows], args.batch, random.Random(SEED))
     plan = plan[:args.pilot_steps] if args.pilot else plan
     params, opt, sched, total = optimiser(args, model, plan, torch)
+    saved = Resume(args.data_dir / "reader" / "passage-checkpoint", run_key(args, len(train)), args.resume, torch)
+    first, length = saved.start(model, opt, sched)
+    if length:
+        total["steps"], plan = length, plan[:length]
     model.train()
-    start, running, steps = time.perf_counter(), [], 0
+    start, running, steps = time.perf_counter(), [], first
     print(f"{len(plan)} batches of about {args.batch} windows; embeddings and {FROZEN_LAYERS} lowest layers frozen",
           flush=True)  # fmt: skip
-    for step, idx in enumerate(plan):
+    for step, idx in enumerate(plan[first:], first):
         t = batch_tensors(torch, [rows[i] for i in idx], [train[i] for i in idx], device_of(model))
         loss = loss_of(torch, model(**t["feed"]), t)
         loss.backward()
@@ -329,17 +334,20 @@ def train_model(args, model, rows: list[tuple], train: list[dict], torch) -> int
         steps = step + 1
         running.append(float(loss.detach()))
         elapsed = time.perf_counter() - start
-        if steps == 20 and not args.pilot:
+        if steps == 20 and not args.pilot and not length:
             fit = int(args.minutes * 60 / (elapsed / steps))
             if fit < len(plan):
                 total["steps"], plan = fit, plan[:fit]
                 print(f"{fit} steps fit in {args.minutes} minutes at this speed: the schedule spans those", flush=True)
         if steps % 25 == 0 or steps == len(plan):
-            eta = (len(plan) - steps) * elapsed / steps / 60
+            eta = (len(plan) - steps) * elapsed / (steps - first) / 60
             print(f"step {steps}/{len(plan)}  loss {np.mean(running[-25:]):.4f}  {elapsed / 60:.1f} min, about "
                   f"{eta:.0f} min to go", flush=True)  # fmt: skip
+        if steps % EVERY == 0 and not args.pilot:
+            saved.save(model, opt, sched, steps, total["steps"])
         if steps >= total["steps"]:
             break
+    saved.finished()
     return steps
 
 
@@ -474,6 +482,8 @@ def arguments() -> argparse.Namespace:
                     help="where to train: auto takes a GPU when torch sees one (a lent machine), else the CPU")
     ap.add_argument("--minutes", type=float, default=55, help="the schedule spans the steps that fit (from the "
                     "speed of the first 20), one pass over the data at most")
+    ap.add_argument("--resume", action="store_true", help="go on from the state a run of the same options saved "
+                    "(every 100 steps, in --data-dir's reader/passage-checkpoint) when it was stopped")
     ap.add_argument("--pilot", action="store_true", help="--pilot-steps steps and validation; nothing written")
     ap.add_argument("--pilot-steps", type=int, default=30)
     ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="validate and export a saved checkpoint")

@@ -58,6 +58,7 @@ import numpy as np
 
 from bench import ROOT
 from bench.data import qa, qa_sets
+from bench.train.resume import EVERY, Resume, run_key
 from bench.train.manual_source import add_manuals, manuals_key
 from bench.train.sources import (SCARCE, SEED, add_sources, cached_examples, examples_key, first_without, held_apart,
                                  overlap, shares, squad_answers, used)  # fmt: skip
@@ -469,6 +470,8 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--resume", action="store_true", help="go on from the state a run of the same options saved "
+                    "(every 100 steps, in --data-dir's reader/checkpoint) when it was stopped")
     ap.add_argument("--pilot", action="store_true", help="--pilot-steps steps, validation, no export")
     ap.add_argument("--pilot-steps", type=int, default=300)
     ap.add_argument("--minutes", type=float, default=70, help="train for about this long: the schedule spans the steps "
@@ -562,12 +565,16 @@ def train_model(args, model, tok, train: list[dict], torch) -> int:
     print(f"span head: {known} of {int(labels.sum())} answering sentences have their phrase located", flush=True)
     plan = training_plan(args, train, encoded)
     params, opt, sched, total = optimiser(args, model, plan, torch)
+    saved = Resume(args.data_dir / "reader" / "checkpoint", run_key(args, len(train)), args.resume, torch)
+    first, length = saved.start(model, opt, sched)
+    if length:
+        total["steps"], plan = length, plan[:length]
     loss_fn = torch.nn.BCEWithLogitsLoss()
     model.train()
     start, seen, running = time.perf_counter(), 0, []
     print(f"{len(plan)} steps of {args.batch}; embeddings and {FROZEN_LAYERS} lowest layers frozen", flush=True)
-    steps = 0
-    for step, idx in enumerate(plan):
+    steps = first
+    for step, idx in enumerate(plan[first:], first):
         feed = {k: torch.from_numpy(v) for k, v in batch_arrays([encoded[i] for i in idx]).items()}
         logits, starts, ends = model(**feed)
         logits = logits[:, 0]
@@ -584,22 +591,24 @@ def train_model(args, model, tok, train: list[dict], torch) -> int:
         steps = step + 1
         running.append(float(loss.detach()))
         elapsed = time.perf_counter() - start
-        if steps == 40 and not args.pilot and not args.steps:
+        if steps == 40 and not args.pilot and not args.steps and not length:
             fit = int(args.minutes * 60 / (elapsed / steps))
             if fit < len(plan):
                 total["steps"] = fit
                 plan = plan[:fit]
                 print(f"{fit} steps fit in {args.minutes} minutes at this speed: the schedule spans those", flush=True)
         if steps % 50 == 0 or steps == len(plan):
-            speed = seen / elapsed
-            eta = (len(plan) - steps) * elapsed / steps / 60
-            print(f"step {steps}/{len(plan)}  loss {np.mean(running[-50:]):.4f}  {speed:.1f} pairs/s  "
+            eta = (len(plan) - steps) * elapsed / (steps - first) / 60
+            print(f"step {steps}/{len(plan)}  loss {np.mean(running[-50:]):.4f}  {seen / elapsed:.1f} pairs/s  "
                   f"{elapsed / 60:.1f} min, about {eta:.0f} min to go", flush=True)  # fmt: skip
+        if steps % EVERY == 0 and not args.pilot:
+            saved.save(model, opt, sched, steps, total["steps"])
         if steps >= total["steps"]:
             break
-        if elapsed > args.minutes * 60 * 1.1 and not args.steps:
+        if elapsed > args.minutes * 60 * 1.1 and not args.steps and not length:
             print(f"Stopped after {args.minutes} minutes, at step {steps} of {len(plan)}.")
             break
+    saved.finished()
     return steps
 
 
