@@ -40,8 +40,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.data import manuals as M
-from bench.train.sources import (FIT_MANUALS, MANUAL_QUESTIONS, MANUAL_STRUCTURE, SEED, Passages, overlap,
-                                 terms)  # fmt: skip
+from bench.train.sources import (FIT_MANUALS, MANUAL_QUESTIONS, MANUAL_STRUCTURE, SEED, Passages, add_sources,
+                                 cached_examples, examples_key, overlap, terms)  # fmt: skip
 
 from localreason.ingest import chunk as chunking
 from localreason.reason import candidates as quotable
@@ -535,3 +535,20 @@ def manuals_key(manuals_dir: Path) -> str:
         for p in M.pages(manual, manuals_dir):
             digest.update(f"{p.relative_to(root).as_posix()}\0{p.stat().st_size}\0".encode())
     return digest.hexdigest()[:10]
+
+
+def built_examples(kind: str, parts: list, builder_class, squad_questions, qa_data, data_dir: Path,
+                   manuals_dir: Path | None) -> list[dict]:  # fmt: skip
+    """A trainer's examples (``kind``: its cache's name) of SOURCES, the manuals' too with ``manuals_dir`` (where
+    they are unpacked), cached in ``data_dir`` under sources.examples_key of ``parts`` (the code that builds them)
+    and manuals_key: built anew when that code, the data or the question files change."""
+    key = examples_key(parts, qa_data) + (f"-m{manuals_key(manuals_dir)}" if manuals_dir else "")
+
+    def build():
+        builder = builder_class(random.Random(SEED))
+        counts = add_sources(builder, qa_data, squad_questions)
+        if manuals_dir:
+            add_manuals(builder, manuals_dir, counts)
+        return builder.examples, counts
+
+    return cached_examples(data_dir / "reader" / f"{kind}-s{SEED}-{key}.jsonl", build)

@@ -57,9 +57,8 @@ from bench import ROOT
 from bench.data import qa, qa_sets
 from bench.train.resume import EVERY, Resume, run_key
 from bench.train.reader import FROZEN_LAYERS, IGNORE, batches, frozen_model, optimiser, padded
-from bench.train.manual_source import add_manuals, manuals_key
-from bench.train.sources import (SEED, add_sources, cached_examples, examples_key, held_apart, overlap, shares,
-                                 squad_answers, used)  # fmt: skip
+from bench.train.manual_source import built_examples
+from bench.train.sources import SEED, held_apart, overlap, shares, squad_answers, used
 
 from localreason.reason.passage import around
 from localreason.reason.reader import (MAX_SPAN_TOKENS, WINDOW_LENGTH, batch_arrays, load_tokenizer, read_window, sigmoid,
@@ -216,18 +215,8 @@ def build_examples(qa_data: Path | str | None, data_dir: Path, manuals_dir: Path
     """Every window of SOURCES (the manuals' with ``manuals_dir``, where they are unpacked), cached in
     ``data_dir`` under sources.examples_key and manual_source.manuals_key (built anew when the code that builds
     them, the data or the question files change)."""
-    key = examples_key([Builder, spans_of, _spans_of, squad_questions, around], qa_data)
-    key += f"-m{manuals_key(manuals_dir)}" if manuals_dir else ""
-    cache = data_dir / "reader" / f"windows-s{SEED}-{key}.jsonl"
-
-    def build():
-        builder = Builder(random.Random(SEED))
-        counts = add_sources(builder, qa_data, squad_questions)
-        if manuals_dir:
-            add_manuals(builder, manuals_dir, counts)
-        return builder.examples, counts
-
-    return cached_examples(cache, build)
+    return built_examples("windows", [Builder, spans_of, _spans_of, squad_questions, around], Builder, squad_questions, qa_data,
+                          data_dir, manuals_dir)  # fmt: skip
 
 
 def encode(tok, examples: list[dict]) -> list[tuple]:

@@ -59,9 +59,9 @@ import numpy as np
 from bench import ROOT
 from bench.data import qa, qa_sets
 from bench.train.resume import EVERY, Resume, run_key
-from bench.train.manual_source import add_manuals, manuals_key
-from bench.train.sources import (SCARCE, SEED, add_sources, cached_examples, examples_key, first_without, held_apart,
-                                 overlap, shares, squad_answers, used)  # fmt: skip
+from bench.train.manual_source import built_examples
+from bench.train.sources import (SCARCE, SEED, first_without, held_apart, overlap, shares, squad_answers,
+                                 used)  # fmt: skip
 
 from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
                                       best_phrase, sigmoid, span_tokens, squeezed)
@@ -197,18 +197,8 @@ def build_examples(qa_data: Path | str | None, data_dir: Path, manuals_dir: Path
     """Every example of SOURCES (the manuals' with ``manuals_dir``, where they are unpacked), cached in
     ``data_dir`` under examples_key and manual_source.manuals_key (built anew when the code that builds them, the
     data or the question files change)."""
-    key = examples_key([Builder, split, _split, answer_in, squad_questions], qa_data)
-    key += f"-m{manuals_key(manuals_dir)}" if manuals_dir else ""
-    cache = data_dir / "reader" / f"examples-s{SEED}-{key}.jsonl"
-
-    def build():
-        builder = Builder(random.Random(SEED))
-        counts = add_sources(builder, qa_data, squad_questions)
-        if manuals_dir:
-            add_manuals(builder, manuals_dir, counts)
-        return builder.examples, counts
-
-    return cached_examples(cache, build)
+    return built_examples("examples", [Builder, split, _split, answer_in, squad_questions], Builder, squad_questions, qa_data,
+                          data_dir, manuals_dir)  # fmt: skip
 
 
 def choose(examples: list[dict], questions: int, rng: random.Random) -> list[dict]:
