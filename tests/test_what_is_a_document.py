@@ -106,8 +106,8 @@ def site(tmp_path):
 def test_stylesheets_scripts_maps_and_lock_files_are_not_documents(lib, site):
     got = statuses(lib.ingest([site], "site"))
     assert got["index.html"][0] == got["build.py"][0] == "added", "pages and source code are read"
-    assert got["docbook-xsl.css"] == ("skipped", "a stylesheet, not a document (name the file, or give "
-                                                 "--include '*.css', to have it read)")  # fmt: skip
+    assert got["docbook-xsl.css"] == ("skipped", "a stylesheet, not a document (ingest the file by name to have "
+                                                 "it read)")  # fmt: skip
     assert got["doctools.js"][0] == "skipped" and got["doctools.js"][1].startswith("a script (JavaScript), not a")
     assert got["jquery.min.css"][0] == "skipped" and "a minified file" in got["jquery.min.css"][1]
     assert got["doctools.js.map"][0] == "skipped" and "a source map" in got["doctools.js.map"][1]
@@ -165,27 +165,34 @@ def test_the_watcher_reads_what_an_ingest_of_the_folder_reads(lib, debian_doc, s
                 assert root.admits(str(path)) == (str(path) in read), (path, include)
 
 
-def test_pruning_says_why_a_file_still_there_is_no_longer_read_and_keeps_a_file_named(tmp_path, isolated_home):
-    """A stylesheet read before this rule (or left out by a glob now) is removed on the next prune with the reason it
-    is no longer read, not "the file no longer exists"; a stylesheet the user named stays, sync after sync."""
+def test_a_file_the_library_holds_stays_read_and_a_glob_that_leaves_it_out_says_so(tmp_path, isolated_home,
+                                                                                    monkeypatch):  # fmt: skip
+    """A script or stylesheet read before the rule that skips them (an earlier version read .js and .css as code)
+    is not dropped by the next sync: the library holds it, so it stays read. One the user leaves out with a glob is
+    removed with that reason, not "the file no longer exists"; one the user named stays, sync after sync."""
     from fakes import FakeEmbedder
 
     from localreason.config import load_settings
+    from localreason.ingest import walk
     from localreason.library import Library
 
     site = tmp_path / "site"
     site.mkdir()
     (site / "guide.md").write_text("# Guide\n\nTurn the dial to reset the boiler.\n", encoding="utf-8")
+    (site / "app.js").write_text("function reset() { return dial.turn(0); }\n", encoding="utf-8")
     (site / "theme.css").write_text("body { color: #222; }\n", encoding="utf-8")
     (site / "print.css").write_text("@media print { body { margin: 0 } }\n", encoding="utf-8")
     with Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder()) as lib:
-        lib.ingest([site], "web", include=["*.md", "*.css"])  # asked for: both stylesheets are read
-        lib.ingest([site / "print.css"], "web")  # and one of them named by itself
-        report = lib.ingest([site], "web", prune=True)  # the folder again, without the glob
-        removed = {Path(f.path).name: f.reason for f in report.by_status("removed")}
-        assert removed == {"theme.css": "no longer read: a stylesheet, not a document (name the file, or give "
-                                        "--include '*.css', to have it read)"}  # fmt: skip
+        with monkeypatch.context() as before_the_rule:
+            before_the_rule.setattr(walk, "not_a_document", lambda name: None)
+            assert lib.ingest([site], "web").counts["added"] == 4  # as an earlier version read the folder
+        lib.ingest([site / "print.css"], "web")  # and one stylesheet named by itself
         for _ in range(2):
             for r in lib.sync("web"):
                 assert not r.by_status("removed") and not r.by_status("added"), r.files
-        assert {Path(d.source_path).name for d in lib.documents("web")} == {"guide.md", "print.css"}
+        names = {Path(d.source_path).name for d in lib.documents("web")}
+        assert names == {"guide.md", "app.js", "theme.css", "print.css"}, "an upgrade drops nothing"
+        report = lib.ingest([site], "web", exclude=["*.css"], prune=True)
+        removed = {Path(f.path).name: f.reason for f in report.by_status("removed")}
+        assert removed == {"theme.css": "no longer read: the --include/--exclude globs leave it out"}, removed
+        assert {Path(d.source_path).name for d in lib.documents("web")} == {"guide.md", "app.js", "print.css"}

@@ -195,10 +195,10 @@ class Ingestor:
         (``report.kept``) unless ``prune_emptied``."""
         start = time.perf_counter()
         report = IngestReport(col.id, col.name)
-        candidates, problems, roots = discover(paths, include, exclude)
+        known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
+        candidates, problems, roots = discover(paths, include, exclude, frozenset(known))
         for p in problems:
             report.files.append(FileResult(path_text(p.path), p.status, p.reason))
-        known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
         self.founding = _Founding(self.store, col, new, _given(candidates, roots, include, exclude) if remember else {})
         try:
             self._run(col, candidates, known, report, progress)

@@ -80,17 +80,19 @@ def asked_for(rel: str, name: str, include: list[str]) -> bool:
                and not (fnmatch.fnmatch(probe, p) or fnmatch.fnmatch(PROBE, p)) for p in include)  # fmt: skip
 
 
-def judge(path: Path, rel: str | None = None, include: list[str] | None = None) -> tuple[str | None, str]:
+def judge(path: Path, rel: str | None = None, include: list[str] | None = None,
+          read_before: bool = False) -> tuple[str | None, str]:  # fmt: skip
     """Whether the file ``path`` is read, and by which reader: (format, "") or (None, why not).
 
     A file that is not a document by its name (a stylesheet, a script, a lock file ...: ``not_a_document``) is
-    skipped in a folder walk (``rel``, its path there) unless an ``include`` glob asks for it; a file named by
-    itself (``rel`` None) is asked for. A name the readers know decides the reader; any other file is text, or
-    not read, by its name (archives, binaries) or its first ``SNIFF_BYTES`` bytes (``sniff``). Raises OSError,
-    or IngestFileError when it is not a regular file.
+    skipped in a folder walk (``rel``, its path there) unless an ``include`` glob asks for it, or the library
+    already holds it (``read_before``: read by an earlier version or asked for before; it is never dropped by a
+    sync for a rule it predates); a file named by itself (``rel`` None) is asked for. A name the readers know
+    decides the reader; any other file is text, or not read, by its name (archives, binaries) or its first
+    ``SNIFF_BYTES`` bytes (``sniff``). Raises OSError, or IngestFileError when it is not a regular file.
     """
     other = not_a_document(path.name)
-    if other and rel is not None and not asked_for(rel, path.name, list(include or [])):
+    if other and rel is not None and not read_before and not asked_for(rel, path.name, list(include or [])):
         return None, not_a_document_reason(*other)
     fmt = detect_format(path)
     if fmt is not None:
@@ -120,16 +122,17 @@ def admitted(path: Path, root: Path, include: list[str] | None = None, exclude: 
 
 
 def discover(paths: list[str | Path], include: list[str] | None = None, exclude: list[str] | None = None,
-             ) -> tuple[list[Candidate], list[Problem], list[Path]]:  # fmt: skip
+             read_before: frozenset[str] = frozenset()) -> tuple[list[Candidate], list[Problem], list[Path]]:  # fmt: skip
     """Expand ``paths`` into files to read.
 
     Returns (candidates, problems, folder roots). Include/exclude globs match a
     file's path relative to its folder root or its bare name; they apply to
-    files found in folders, not to files named directly.
+    files found in folders, not to files named directly. ``read_before``: the paths (as path_text gives them) the
+    library already holds documents of, which stay read (``judge``).
     """
     include = list(include or [])
     exclude = list(exclude or [])
-    found: dict[Path, Candidate] = {}
+    found = _Found(read_before)
     problems: list[Problem] = []
     roots: list[Path] = []
     for raw in paths:
@@ -149,7 +152,15 @@ def discover(paths: list[str | Path], include: list[str] | None = None, exclude:
     return list(found.values()), problems, roots
 
 
-def _walk(root: Path, include: list[str], exclude: list[str], found: dict, problems: list[Problem]) -> None:
+class _Found(dict):
+    """The candidates found so far, by path, and the paths the library already holds documents of."""
+
+    def __init__(self, read_before: frozenset[str]) -> None:
+        super().__init__()
+        self.read_before = read_before
+
+
+def _walk(root: Path, include: list[str], exclude: list[str], found: "_Found", problems: list[Problem]) -> None:
     visited: set[tuple[int, int]] = set()
 
     def onerror(exc: OSError) -> None:
@@ -187,14 +198,14 @@ def _walk(root: Path, include: list[str], exclude: list[str], found: dict, probl
             _take(path, root, path.relative_to(root).as_posix(), include, found, problems)
 
 
-def _take(path: Path, root: Path | None, rel: str | None, include: list[str], found: dict,
+def _take(path: Path, root: Path | None, rel: str | None, include: list[str], found: "_Found",
           problems: list[Problem]) -> None:  # fmt: skip
     """A file found (in the folder ``root`` at ``rel``, or named: None) becomes a candidate, or a problem saying
     why it is not read."""
     if path in found:
         return
     try:
-        fmt, why = judge(path, rel, include)
+        fmt, why = judge(path, rel, include, path_text(path) in found.read_before)
     except IngestFileError as exc:
         problems.append(Problem(path, exc.status, exc.message))
         return

@@ -79,7 +79,9 @@ def not_a_document(name: str) -> tuple[str, str] | None:
 
 
 def not_a_document_reason(what: str, glob: str) -> str:
-    return f"{what}, not a document (name the file, or give --include '{glob}', to have it read)"
+    """Why a file in a folder is skipped, and how to have it read: by name (--include would narrow the folder's
+    ingest to that kind of file alone, and sync keeps the globs)."""
+    return f"{what}, not a document (ingest the file by name to have it read)"
 
 
 def unread_by_name(name: str) -> str | None:
