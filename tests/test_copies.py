@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from localreason.reason import reason
-from localreason.search.copies import same_words, words
+from localreason.search.copies import same_words
 
 from fakes import FakeGenerator
 
@@ -21,23 +21,30 @@ RENDERED = ("<html><body><h1>git-log(1)</h1><h2>OPTIONS</h2><dl><dt>--graph</dt>
 
 @pytest.mark.parametrize("a, b, copies", [
     ("The warranty lasts two years from the date of purchase and covers parts and labour.",
-     "The warranty lasts two years from the date of purchase and covers parts and labour.", True),
-    ("See :meth:`~agen.aclose` to close the generator early and free what it holds, as described below.",
-     "See aclose() to close the generator early and free what it holds, as described below.", True),
+     "The warranty  lasts two years from the date of purchase and covers parts and labour!", True),
+    ("See linkgit:git-rev-list[1] for the details of the history walk and its many options.",
+     "See git-rev-list(1) for the details of the history walk and its many options.", True),
     ("The warranty lasts two years from the date of purchase and covers parts and labour.",
      "The warranty lasts three years from the date of purchase and covers parts and labour.", False),
     ("The warranty lasts two years from the date of purchase and covers parts and labour.",
      "The warranty does not last two years from the date of purchase and covers parts and labour.", False),
-    ("The default limit is 30 days for entries that are unreachable from any reference.",
-     "The default limit is 90 days for entries that are unreachable from any reference.", False),
-    ("Reflog entries older than this are pruned when the reflog is expired by a garbage collection.",
-     "Reflog entries older than this are pruned when the reflog is expired by a garbage collection. Entries that "
-     "are still reachable are kept for ninety days, unreachable ones for thirty, and both limits can be set.", False),
-    ("Short line.", "Short line!", True), ("Short line.", "Short lines.", False),
+    ("The option must be set to 1 when the server starts and is read only once.",
+     "The option must be set to 1 or 2 when the server starts and is read only once.", False),
+    ("The cache speeds up opening files on a slow disk by keeping their pages.",
+     "The cache speeds up opening large files on a slow disk by keeping their pages.", False),
+    ("Running sync removes the documents of files that were deleted from the folder.",
+     "Running sync --prune removes the documents of files that were deleted from the folder.", False),
+    ("The default file is the one named in the configuration of the server here.",
+     "The default option is the one named in the configuration of the server here.", False),
+    ("Short line.", "Short line!", False),
+    ("Use the dial to reset the boiler after a power cut in the winter months.",
+     "Boiler manual Use the dial to reset the boiler after a power cut in the winter months.", True),
+    ("Use the dial to reset the boiler after a power cut in the winter months.",
+     "Use the dial to reset the boiler after a power cut in the winter months. Not recommended.", False),
 ])  # fmt: skip
-def test_copies_are_the_same_words_less_what_a_rendering_adds(a, b, copies):
-    assert same_words(words(a), words(b)) is copies
-    assert same_words(words(b), words(a)) is copies
+def test_copies_are_the_same_words_less_the_markup_a_source_spells_out(a, b, copies):
+    assert same_words(a, b) is copies
+    assert same_words(b, a) is copies
 
 
 def test_a_page_and_its_rendering_are_one_passage_and_one_statement(library_of):

@@ -1,57 +1,70 @@
 """Copies of a passage: the same words in another file, so that the evidence is not spent on them twice.
 
-A folder of documentation often holds a page twice: its source and its rendering (a reST or AsciiDoc file beside
-the HTML made from it), or a copy. Their passages say the same thing word for word but for what one rendering
-adds or drops: a role or macro name (``:meth:``, ``linkgit:``), an anchor, a footnote mark. Such a passage is
+A folder of documentation often holds a page twice: its source and its rendering (an AsciiDoc or reST file beside
+the HTML made from it), or a copy. Their passages say the same thing word for word but for the markup the source
+spells out and the rendering drops: a macro or role name (``linkgit:``, ``:meth:``, ``xref:``). Such a passage is
 folded into the first one found (``SearchHit.also_in``), as an identical one always was.
 
-Two passages that differ where one says one thing and the other another (a value changed, a name swapped: the
-near-twins reason/disagree.py hears as sources that disagree), or where one has a word that changes what it says
-(``not``, ``never``, a number), are never copies.
+Only those words may differ (MARKUP_WORDS), and only by being there or not: any other word that one passage has
+and the other does not ("large files", "--prune", "1 or 2"), and any word of one standing where the other has
+another (a changed value: the near-twins reason/disagree.py hears as sources that disagree), make two passages two
+passages. So two passages are copies when their words, markup words left out, are the same (``key``: one dictionary lookup),
+or when one is the other with up to EDGE_WORDS words more at its start or end (``edge_copy``): the two renderings
+were cut into passages at slightly different places, a title or a heading falling on one side of a cut in one and
+on the other side in the other.
 """
 
 from __future__ import annotations
-
-from difflib import SequenceMatcher
 
 from ..text import WORD
 
 MIN_WORDS = 8
 """Passages shorter than this are copies only when identical (whitespace aside): a short line has too few words
-to tell markup from meaning."""
-EXTRA_SHARE = 0.1
-"""At most this share of the shorter passage's words (and at least MIN_EXTRA) may be words only one of the two
-has: what a rendering adds or drops, not a different passage."""
-MIN_EXTRA = 3
-OVERLAP = 0.8
-"""A quick first test: the two passages' sets of words must overlap this much (Jaccard) to be compared at all."""
-MEANING_WORDS = frozenset("not no never nor none neither cannot without except unless t".split())
-"""Words whose presence in one passage only changes what it says ("t" is what remains of "don't")."""
+to tell a rendering from another passage."""
+MARKUP_WORDS = frozenset(
+    "linkgit xref footnoteref ifdef ifndef endif "  # AsciiDoc macros and conditionals
+    "meth func attr mod exc obj envvar samp menuselection guilabel manpage seealso versionadded versionchanged "
+    "dfn kbd".split()  # reST and Sphinx roles and directives that are not also everyday words
+)
+"""Words a source spells out and its rendering never shows: the names of markup, not what the page says. Markup
+named by an everyday word (``:class:``, ``:file:``, ``link:``, ``.. note::``) is not here: leaving "file" or "note"
+out of a comparison would make "the default file is" and "the default option is" one passage."""
 
 
 def words(text: str) -> list[str]:
-    """A passage's words, lower-cased: what two renderings of it share."""
+    """A passage's words, lower-cased."""
     return WORD.findall(text.lower())
 
 
-def same_words(a: list[str], b: list[str]) -> bool:
-    """Whether passages of words ``a`` and ``b`` are copies: the same words in the same order, but for at most
-    EXTRA_SHARE of them that only one of the two has, none of them a word of MEANING_WORDS or a number of two
-    digits or more, and no word of one standing where the other has another."""
-    if a == b:
-        return True
-    shorter = min(len(a), len(b))
-    if shorter < MIN_WORDS:
+def key(text: str) -> tuple[str, ...] | None:
+    """What two copies of a passage share: its words without MARKUP_WORDS, or None for a passage too short to
+    compare that way (fewer than MIN_WORDS such words: only an identical passage is its copy)."""
+    kept = tuple(w for w in words(text) if w not in MARKUP_WORDS)
+    return kept if len(kept) >= MIN_WORDS else None
+
+
+EDGE_WORDS = 4
+"""The most words (markup left out) one copy may have beyond the other, at its start or end: a heading or a title
+line that a cut left on one side (``git-log(1)`` / ``OPTIONS``)."""
+EDGE_MEANING = frozenset("not no never nor none neither cannot without except unless".split())
+"""Words that change what a passage says even at its edge ("Not recommended."): they keep two passages apart."""
+
+
+def edge_copy(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether the shorter of two keys is the longer one less at most EDGE_WORDS words at its start and end, none
+    of them a word of EDGE_MEANING."""
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    extra = len(long_) - len(short)
+    if not 0 < extra <= EDGE_WORDS:
         return False
-    sa, sb = set(a), set(b)
-    if len(sa & sb) < OVERLAP * len(sa | sb):
-        return False
-    extra: list[str] = []
-    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op == "replace":
-            return False
-        if op != "equal":
-            extra += a[i1:i2] + b[j1:j2]
-    if len(extra) > max(MIN_EXTRA, EXTRA_SHARE * shorter):
-        return False
-    return not any(w in MEANING_WORDS or (w.isdigit() and len(w) >= 2) for w in extra)
+    for lead in range(extra + 1):
+        if long_[lead:lead + len(short)] == short:
+            edges = long_[:lead] + long_[lead + len(short):]
+            return not EDGE_MEANING & set(edges)
+    return False
+
+
+def same_words(a: str, b: str) -> bool:
+    """Whether passages ``a`` and ``b`` are copies (``key``, ``edge_copy``)."""
+    ka, kb = key(a), key(b)
+    return ka is not None and kb is not None and (ka == kb or edge_copy(ka, kb))

@@ -20,7 +20,7 @@ import numpy as np
 from ..textquery import TextQuery
 from ..text import STOPWORDS, WORD, collapse, query_terms
 from ..types import Elsewhere, SearchHit
-from .copies import same_words, words
+from .copies import EDGE_WORDS, edge_copy, key as copies_key
 from .index import Index
 from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
@@ -327,24 +327,26 @@ def distinct_search(index: Index, query: str, k: int, scope: ResolvedScope,
 
 def distinct(hits: list[SearchHit], k: int) -> list[SearchHit]:
     """The first ``k`` different passages of ``hits``, in order; each with the later hits that are copies of it
-    in ``also_in``: the same text (whitespace aside: a copied file, another version of it), or the same words
-    with what another rendering of the page adds or drops (copies.same_words: a reST or AsciiDoc source beside
-    its HTML), never a passage that says something else."""
-    first: dict[str, int] = {}
+    in ``also_in``: the same text (whitespace aside: a copied file, another version of it), or the same words but
+    for the markup a source spells out and its rendering drops, and a heading a cut left on one side (copies.py: an
+    AsciiDoc or reST source beside its HTML), never a passage that says something else."""
+    first: dict = {}
+    kept: list[tuple[tuple[str, ...], int]] = []  # (copies.key, index in out) of the passages kept
     out: list[SearchHit] = []
-    kept_words: list[list[str]] = []
     elsewhere: list[list[Elsewhere]] = []
     for hit in hits:
-        key = collapse(hit.content)
-        at = first.get(key)
-        if at is None:
-            mine = words(hit.content)
-            at = next((i for i, theirs in enumerate(kept_words) if same_words(mine, theirs)), None)
+        text, words_key = collapse(hit.content), copies_key(hit.content)
+        at = first.get(text, first.get(words_key) if words_key is not None else None)
+        if at is None and words_key is not None:  # few kept passages are within EDGE_WORDS of its length
+            at = next((i for other, i in kept if abs(len(other) - len(words_key)) <= EDGE_WORDS
+                       and edge_copy(words_key, other)), None)  # fmt: skip
         if at is not None:
             elsewhere[at].append(Elsewhere(hit.chunk_id, hit.document_id, hit.document_title))
         elif len(out) < k:
-            first[key] = len(out)
+            first.setdefault(text, len(out))
+            if words_key is not None:
+                first.setdefault(words_key, len(out))
+                kept.append((words_key, len(out)))
             out.append(hit)
-            kept_words.append(mine)
             elsewhere.append([])
     return [replace(hit, also_in=tuple(more)) if more else hit for hit, more in zip(out, elsewhere)]
