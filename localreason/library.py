@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Settings, load_settings
 from .errors import LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
@@ -31,6 +32,9 @@ from .types import (Chunk, Collection, Document, Evidence, EvidencePacket, Expan
                     SearchHit)  # fmt: skip
 
 log = logging.getLogger("localreason")
+
+if TYPE_CHECKING:  # the ingest modules load when something is written (__getattr__ below)
+    from .ingest.pipeline import Ingestor, ProgressCallback
 
 DEFAULT_COLLECTION = "default"
 
@@ -452,7 +456,7 @@ class Library:
 
     # ------------------------------------------------------------ ingest (see ingest/pipeline.py)
 
-    def _ingestor(self) -> "Ingestor":
+    def _ingestor(self) -> Ingestor:
         from .ingest.pipeline import Ingestor  # the ingest modules load only when something is written
 
         return Ingestor(self, self.settings, self._save_vectors_if_dirty, self.turn)

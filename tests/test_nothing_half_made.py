@@ -203,3 +203,14 @@ def test_a_transaction_inside_another_commits_or_rolls_back_with_it(any_lib):
             store.insert_collection(random_id("col"), "taken back")
             raise ValueError
     assert [c.name for c in store.collection_rows()] == ["kept"]
+
+
+def test_the_cli_says_a_path_that_yielded_nothing_is_not_remembered(capsys, files, isolated_home):
+    """Into a collection that exists, a folder whose every file fails adds nothing, so it is not remembered: the
+    command says so, since sync will not retry it once the files are mended."""
+    code, _, _ = run(capsys, "ingest", str(files / "good"), "-c", "work")
+    assert code == 0
+    code, out, _ = run(capsys, "ingest", str(files / "bad"), "-c", "work")
+    assert code == 1 and f"Nothing could be read from {files / 'bad'}, so it is not remembered" in out
+    code, out, _ = run(capsys, "ingest", str(files / "good"), "-c", "work")
+    assert code == 0 and "not remembered" not in out

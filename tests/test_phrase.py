@@ -260,6 +260,7 @@ def test_a_rival_phrase_takes_its_share_of_the_mass_and_a_near_copy_does_not():
     ('"manual', "manual"), ('manual"', "manual"), ('"manual"', "manual"), ('"manual",', "manual"),
     ("(the default", "the default"), ("ABORT.", "ABORT"), ("e.g.", "e.g."), ("“ort”", "ort"), (" 30 days ", "30 days"),
     ('"a" or "b"', '"a" or "b"'), ("(a) and (b)", "(a) and (b)"), ("don't", "don't"),
+    ("<Directory>", "<Directory>"), ("[global]", "[global]"), ("[global],", "[global]"), ("<Directory", "Directory"),
 ])  # fmt: skip
 def test_a_phrase_is_cut_where_its_words_are_not_where_a_token_ended(span, shown):
     """The span head's tokens can end on a quotation mark or a bracket whose partner is outside the phrase, or on

@@ -21,15 +21,11 @@ UNLIMITED = 1_000_000
 
 
 def console(stderr: bool = False):
-    """Rich output on stdout (or stderr). Lines are never wrapped here (a terminal wraps them itself). Tables fit
-    a terminal's window, or COLUMNS when set; output that is not a terminal (a pipe, a file) has no width limit
-    otherwise, so a table's row stays on one line (rich would assume 80 columns there, and break words)."""
+    """Rich output on stdout (or stderr). Lines are never wrapped here (a terminal wraps them itself); tables are
+    printed by ``print_table``, which keeps a row of output that is not a terminal on one line."""
     from rich.console import Console
 
-    out = Console(stderr=stderr, highlight=False, soft_wrap=True)
-    if not a_terminal(out) and not os.environ.get("COLUMNS", "").isdigit():
-        out.width = UNLIMITED
-    return out
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def a_terminal(out) -> bool:
@@ -49,10 +45,16 @@ def print_table(out, table) -> None:
         return
     from rich.measure import Measurement
 
-    for column in table.columns:
-        cells = (column.header, *column.cells)
-        column.min_width = max(Measurement.get(out, out.options, cell).minimum for cell in cells)
-    out.print(table, crop=False)
+    width = out.width
+    if not os.environ.get("COLUMNS", "").isdigit():
+        out.width = UNLIMITED  # for this table only: anything justified or ruled would be padded to it
+    try:
+        for column in table.columns:
+            cells = (column.header, *column.cells)
+            column.min_width = max(Measurement.get(out, out.options, cell).minimum for cell in cells)
+        out.print(table, crop=False)
+    finally:
+        out.width = width
 
 
 def emit_json(data) -> None:

@@ -57,8 +57,9 @@ def _show_reports(reports, as_json: bool, verbose: bool, after=None) -> None:
 
 def _made_and_remembered(svc, paths) -> object:
     """What `ingest` says after its report: that a new collection was not made when nothing was written into it
-    (a failed ingest leaves the library as it was), and which folders given had no file to read yet and are
-    remembered all the same (sync and a watch ingest what is put in them later)."""
+    (a failed ingest leaves the library as it was), which folders given had no file to read yet and are remembered
+    all the same (sync and a watch ingest what is put in them later), and which paths given yielded nothing that
+    could be read and are therefore not remembered (sync will not retry them)."""
     from ..ingest.walk import path_text
 
     def after(reports) -> None:
@@ -70,11 +71,15 @@ def _made_and_remembered(svc, paths) -> object:
             elif not r.stopped:
                 remembered = {s["path"] for s in svc.library.sources(r.collection)}
                 for raw in paths:
-                    folder = path_text(os.path.abspath(os.path.expanduser(raw)))
-                    if folder in remembered and not any(f.path == folder or f.path.startswith(folder + os.sep)
-                                                        for f in r.files):  # fmt: skip
-                        out.print(f"No file to read in {folder} yet: it is remembered, and `localreason sync` (or "
+                    given = path_text(os.path.abspath(os.path.expanduser(raw)))
+                    found = [f for f in r.files if f.path == given or f.path.startswith(given + os.sep)]
+                    if given in remembered and not found:
+                        out.print(f"No file to read in {given} yet: it is remembered, and `localreason sync` (or "
                                   "`localreason watch`) ingests what is put in it.", highlight=False)
+                    elif given not in remembered and found and os.path.lexists(given):
+                        out.print(f"Nothing could be read from {given}, so it is not remembered: `localreason sync` "
+                                  "will not look at it. Mend or replace the files, then ingest it again.",
+                                  highlight=False)  # fmt: skip
     return after
 
 

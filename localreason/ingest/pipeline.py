@@ -207,7 +207,8 @@ class Ingestor:
                     self.founding.settle(report)
             if prune and not report.stopped:
                 with self.turn():
-                    self._prune(col, candidates, roots, problems, known, report, prune_emptied)
+                    self._prune(col, candidates, roots, problems, known, report, prune_emptied,
+                                globs=bool(include or exclude))  # fmt: skip
             gone = list(gone)
             if gone and not report.stopped:
                 with self.turn():
@@ -336,7 +337,7 @@ class Ingestor:
         return {t: vecs[i] for i, t in enumerate(texts)}
 
     def _prune(self, col: Collection, candidates: list[Candidate], roots: list[Path], problems, known: dict,
-               report: IngestReport, prune_emptied: bool = False) -> None:  # fmt: skip
+               report: IngestReport, prune_emptied: bool = False, globs: bool = False) -> None:  # fmt: skip
         """Remove the documents whose files have left the given folders (or a given file that is gone). A folder in
         which no file is found any more keeps its documents unless ``prune_emptied`` (an unmounted drive leaves its
         mount point empty: that is no reason to forget a whole library); ``report.kept`` says so."""
@@ -360,7 +361,7 @@ class Ingestor:
         self.index.vectors.apply(write)
         why = {path_text(p.path): p.reason for p in problems}
         for path, doc_id in doomed:
-            report.files.append(FileResult(path, "removed", _removal_reason(path, why.get(path)), doc_id))
+            report.files.append(FileResult(path, "removed", _removal_reason(path, why.get(path), globs), doc_id))
 
     def _forget(self, col: Collection, gone: list[str], known: dict, report: IngestReport,
                 reason: str = "the file no longer exists", sources: list[tuple[str, str]] = ()) -> None:  # fmt: skip
@@ -404,13 +405,14 @@ class Ingestor:
         return len(rows)
 
 
-def _removal_reason(path: str, problem: str | None) -> str:
+def _removal_reason(path: str, problem: str | None, globs: bool = False) -> str:
     """Why pruning removed the document of ``path``: its file is gone, or is there and no longer read (a file the
-    reading rules now skip, or one the --include/--exclude globs leave out)."""
-    if problem is None and not os.path.lexists(path):
+    reading rules now skip, one the --include/--exclude globs leave out, or a path that is no file now)."""
+    if problem == "no such file or folder" or (problem is None and not os.path.lexists(path)):
         return "the file no longer exists"
-    if problem in (None, "no such file or folder"):
-        return "the file no longer exists" if problem else "no longer read: the --include/--exclude globs leave it out"
+    if problem is None:
+        return ("no longer read: the --include/--exclude globs leave it out" if globs
+                else "no longer read: it is not a file the ingest reads now")  # fmt: skip
     return f"no longer read: {problem}"
 
 

@@ -95,13 +95,17 @@ def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | N
 _PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "(": ")", "[": "]", "{": "}",
           "`": "`", "<": ">"}  # fmt: skip
 _CLOSERS = {v: k for k, v in _PAIRS.items()}
+_QUOTES = frozenset('"\'`\u201c\u2018\u00ab')
+"""Marks that only quote: a pair of them around the whole phrase is taken off. Brackets around a whole phrase are
+part of it (``<Directory>``, ``[global]``, ``(none)``)."""
 _EDGE_PUNCTUATION = ",;:!?"
 
 
 def tidy(sentence: str, lo: int, hi: int) -> tuple[int, int]:
     """The span [lo, hi) of ``sentence`` without what a token boundary leaves at its edges: spaces; a quotation
     mark or bracket whose partner is outside the span (``manual"`` -> ``manual``, ``(default`` -> ``default``); a
-    pair of them around the whole span (``"manual"`` -> ``manual``: the answer is the word quoted); punctuation
+    pair of quotation marks around the whole span (``"manual"`` -> ``manual``: the answer is the word quoted; a
+    bracketed whole such as ``<Directory>`` or ``[global]`` stays); punctuation
     that ends a clause (``,;:!?``); a full stop that ends the sentence after a word (``ABORT.`` -> ``ABORT``; not
     the dots of ``e.g.`` or ``2.4``)."""
     while True:
@@ -111,7 +115,7 @@ def tidy(sentence: str, lo: int, hi: int) -> tuple[int, int]:
         while lo < hi and (sentence[hi - 1].isspace() or sentence[hi - 1] in _EDGE_PUNCTUATION):
             hi -= 1
         text = sentence[lo:hi]
-        if len(text) >= 2 and _PAIRS.get(text[0]) == text[-1] and _balanced(text[1:-1], text[0]):
+        if len(text) >= 2 and text[0] in _QUOTES and _PAIRS[text[0]] == text[-1] and _balanced(text[1:-1], text[0]):
             lo, hi = lo + 1, hi - 1
         elif text and text[0] in _PAIRS and not _closes(text, text[0]):
             lo += 1

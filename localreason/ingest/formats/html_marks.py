@@ -106,14 +106,30 @@ def _has(name: str) -> str:
     return f'contains(concat(" ", normalize-space(@class), " "), " {name} ")'
 
 
-_NUMBERED = f"ancestor::ol or ancestor::div[{_has('calloutlist')}]"
-_NUMBERED_TOPS = f"//ol[not({_NUMBERED})] | //div[{_has('calloutlist')}][not({_NUMBERED})]"
+def _numbering(el) -> bool:
+    """An ``ol``, or a DocBook callout list: an element whose items are numbered."""
+    return el.tag == "ol" or (el.tag == "div" and "calloutlist" in (el.get("class") or "").split())
+
+
+def _numbered_tops(root) -> list:
+    """The numbered lists of ``root`` that no numbered list holds, in document order (walked in Python, not by an
+    XPath union, which libxml2 merges in time quadratic in the number of elements)."""
+    tops = []
+    for el in root.iter("ol", "div"):
+        if not _numbering(el):
+            continue
+        up = el.getparent()
+        while up is not None and not _numbering(up):
+            up = up.getparent()
+        if up is None:
+            tops.append(el)
+    return tops
 
 
 def mark_tree(root, edges: tuple[str, ...]) -> None:
     """Write the marks into the tree ``root`` (lxml, navigation already dropped); ``edges``: the tags that break
     a line or a block, around which a ``sup`` or ``sub`` is left as it is. Linear in the tree, however deep."""
-    for top in root.xpath(_NUMBERED_TOPS):  # only lists are walked in Python: most of a page has none
+    for top in _numbered_tops(root):  # only lists are walked: most of a page has none
         _TreeNumbers().walk(top)
     for img in root.xpath(f"//img[{_has('callout')}]"):  # the callouts outside lists (in code)
         img.tag, img.text = "span", callout(img.attrib)
@@ -123,7 +139,7 @@ def mark_tree(root, edges: tuple[str, ...]) -> None:
         br = strong.makeelement("br", {})
         br.tail, strong.tail = strong.tail, None
         strong.addnext(br)
-    raised_els = root.xpath("//sup | //sub")
+    raised_els = list(root.iter("sup", "sub"))  # not an XPath union: libxml2 merges those quadratically
     if not raised_els:
         return
     holders: set = set()  # the elements around a line break, a block, a sup or a sub
