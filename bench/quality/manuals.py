@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import time
@@ -71,7 +72,7 @@ def library(manual: str, data_dir: Path, embedder):
 def answering_chunks(lib, manual: str, data_dir: Path, q: M.ManualQuestion) -> set[str]:
     """The ids of the passages of ``q``'s page that hold its evidence (all of it, or failing that its start and its
     end: evidence cut by a passage boundary)."""
-    path = str((M.fetch(manual, data_dir) / q.page).resolve())
+    path = os.path.abspath(M.fetch(manual, data_dir) / q.page)  # as the ingest names it (a link not followed)
     doc = next((d for d in lib.documents() if d.source_path == path), None)
     if doc is None:
         return set()
@@ -128,8 +129,39 @@ def print_table(rows: dict[str, dict]) -> None:
         print(f"{name:<24} {s['n']:>9} " + " ".join(cells), flush=True)
 
 
+def from_records(args) -> None:
+    """The table again from ``--from-records`` (JSON lines of an earlier run), the answering passage scored anew
+    on the libraries in --data-dir: whether the first statement's quotation lies in a passage that holds the
+    evidence."""
+    from localreason.config import load_settings
+    from localreason.library import Library
+
+    rows, by_manual = {}, defaultdict(list)
+    for line in args.from_records.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        by_manual[rec["manual"]].append(rec)
+    for manual, records in by_manual.items():
+        lib = Library(settings=load_settings(args.data_dir / "libs" / manual))
+        questions = {q.id: q for q in M.questions(manual)}
+        halves = defaultdict(list)
+        for rec in records:
+            q = questions[rec["id"]]
+            gold = [M.squeeze(lib.chunk(c).text) for c in answering_chunks(lib, manual, args.data_dir, q)] if q.page else []
+            first = M.squeeze(rec["quotes"][0]) if rec["quotes"] else None
+            rec["firstPara"] = bool(first) and any(first in g for g in gold)
+            halves[rec["half"]].append(rec)
+        for half in ("fit", "eval"):
+            if halves[half]:
+                rows[f"{manual}, {half}" + (" (held out)" if manual in M.HELD_OUT else "")] = summary(halves[half])
+        lib.close()
+    print(f"\nreason on manuals, from {args.from_records}")
+    print_table(rows)
+
+
 def main() -> None:
     args = arguments()
+    if args.from_records:
+        return from_records(args)
     from localreason.config import Settings, load_settings
     from localreason.embed import make_embedder
     from localreason.generate import LlamaGenerator
@@ -191,6 +223,8 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--model", choices=("real", "obedient"), default="real")
     ap.add_argument("--questions", type=int, default=0, help="a fixed sample of this many per manual (0: all)")
     ap.add_argument("--out", type=Path, default=None, help="one JSON line per question")
+    ap.add_argument("--from-records", type=Path, default=None, metavar="FILE",
+                    help="print the table from an earlier run's --out, the answering passage scored anew")
     return ap.parse_args()
 
 
