@@ -325,7 +325,7 @@ class OpenVINOEmbedder:
                 try:
                     from tokenizers import Tokenizer
 
-                    compiled = compile_model(folder / "model.xml", self.threads, folder.parent)
+                    compiled = compile_model(folder / "model.xml", self.threads, folder)
                     tokenizer = Tokenizer.from_file(str(self.info.path / "tokenizer.json"))
                 except Exception as exc:
                     raise ModelError(f"Could not load the OpenVINO export of {self.name} from {folder}: "
