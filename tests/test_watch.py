@@ -310,25 +310,30 @@ def test_a_file_that_fails_to_parse_is_reported_once_and_the_watch_goes_on(servi
     assert w.changes()[-1] == ("added", "manual.pdf")
 
 
-def test_a_file_name_that_is_not_utf8_is_said_once_and_the_watch_goes_on(service, watch, folder):
-    """watchfiles cannot report such a name (its watch ends on an error, dropping what came with it): the watcher
-    says so once, however often it happens, and watches again."""
+def test_a_file_name_that_is_not_utf8_is_said_once_and_nothing_written_with_it_is_lost(service, watch, folder):
+    """watchfiles cannot report such a name: its watch ends on any event of the file (a write, or a program reading
+    it), dropping the changes that came in the same moment. The watcher says so once, however often it happens,
+    watches again, and the look that follows finds what was dropped: the file itself and a save beside it."""
     w = watch()
     odd = os.fsencode(folder) + b"/caf\xe9.md"
 
-    def touch_and_wait_for_a_new_watch() -> None:
+    def touch_and_wait_for_a_new_watch(*beside: Path) -> None:
         before = list(w.watcher.groups)
         with open(odd, "a") as f:
             f.write("# Cafe\n\nA Latin-1 name.\n")
+        for path in beside:  # in the same moment: dropped with the watch
+            path.write_text(f"# {path.stem}\n\nWritten beside the odd name.\n")
         wait_until(lambda: w.watcher.groups and w.watcher.groups != before and all(
             g.ready.is_set() and g.thread.is_alive() for g in w.watcher.groups), "the watch to start again")
 
+    touch_and_wait_for_a_new_watch(folder / "pump.md", folder / "valve.md")
+    w.seen(folder / "pump.md", folder / "valve.md", Path(os.fsdecode(odd)))
     touch_and_wait_for_a_new_watch()
-    touch_and_wait_for_a_new_watch()
-    (folder / "pump.md").write_text("# Pump\n\nWritten after the odd name.\n")
-    w.seen(folder / "pump.md")
+    (folder / "after.md").write_text("# After\n\nWritten after the odd name.\n")
+    w.seen(folder / "after.md")
     w.drain()
-    assert w.changes() == [("updated", "pump.md")]
+    assert sorted(w.changes()) == [("added", "after.md"), ("added", "caf\\xe9.md"), ("updated", "pump.md"),
+                                   ("updated", "valve.md")]  # fmt: skip
     assert sum("not valid UTF-8" in n for n in w.notices) == 1, w.notices
 
 

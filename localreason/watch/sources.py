@@ -101,13 +101,17 @@ class Poller(Group):
     walked (their changes are not applied anyway); a folder counts as made or gone, its own time is not compared.
     """
 
-    def __init__(self, paths: list[str], recursive: bool, out: queue.Queue, interval: float) -> None:
+    def __init__(self, paths: list[str], recursive: bool, out: queue.Queue, interval: float,
+                 since: dict[str, tuple] | None = None) -> None:  # fmt: skip
         super().__init__(paths, recursive, out, None)
         self.interval = interval
+        self.since = since
+        """The last look of the poller this one replaces: compared with at once, so that what changed while the
+        watches were replaced (or went down with a watch that failed) is reported, not taken as already known."""
         self.last: dict[str, tuple] = {}
 
     def start(self, timeout: float = 60.0) -> BaseException | None:
-        self.last = self._look()
+        self.last = self._look() if self.since is None else self.since
         self.thread.start()
         self.ready.set()
         return None
@@ -115,7 +119,7 @@ class Poller(Group):
     def _follow(self) -> None:
         from watchfiles import Change
 
-        wait = self.interval
+        wait = 0.0 if self.since is not None else self.interval
         while not self.stop_event.wait(wait):
             spent = time.thread_time()
             now = self._look()

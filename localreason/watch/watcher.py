@@ -191,30 +191,34 @@ class Watcher:
     # ------------------------------------------------------------ the watches
 
     def _restart_groups(self) -> None:
-        """Watch the live roots: their folders recursively, the folders of files ingested by name not."""
+        """Watch the live roots: their folders recursively, the folders of files ingested by name not. A poller
+        over the same folders as one before it starts from that one's last look and compares at once."""
+        looked = {(tuple(g.paths), g.recursive, g.interval): g for g in self.groups if isinstance(g, Poller)}
         self._stop_groups()
+        since = {key: g.last for key, g in looked.items()}
         folders = outermost([r.watched for r in self.live if r.folder])
         parents = sorted({r.watched for r in self.live if not r.folder} - set(folders))
         parents = [p for p in parents if not any(p.startswith(f + os.sep) for f in folders)]
         for paths, recursive in ((folders, True), (parents, False)):
-            group = self._start_group(paths, recursive) if paths else None
+            group = self._start_group(paths, recursive, since) if paths else None
             if group is not None:
                 self.groups.append(group)
                 if not isinstance(group, Poller):  # the slow look beside inotify (RESCAN_S)
-                    net = Poller(paths, recursive, self.events, self.rescan)
+                    net = Poller(paths, recursive, self.events, self.rescan,
+                                 since.get((tuple(paths), recursive, self.rescan)))  # fmt: skip
                     net.start()
                     self.groups.append(net)
 
-    def _start_group(self, paths: list[str], recursive: bool) -> Group | None:
-        group = Poller(paths, recursive, self.events, self.poll) if self.polling else \
-            Group(paths, recursive, self.events, self.notify)  # fmt: skip
+    def _start_group(self, paths: list[str], recursive: bool, since: dict) -> Group | None:
+        group = Poller(paths, recursive, self.events, self.poll, since.get((tuple(paths), recursive, self.poll))) \
+            if self.polling else Group(paths, recursive, self.events, self.notify)  # fmt: skip
         failure = group.start()
         if failure is None:
             return group
         group.stop()
         if not self.polling and limit_reached(failure):
             self._limit_reached(str(failure))
-            return self._start_group(paths, recursive)
+            return self._start_group(paths, recursive, since)
         self._say_once(f"Cannot watch {', '.join(paths)}: {failure}. Changes there are not applied while this "
                        "lasts (it is tried again every few seconds); `localreason sync` reads them.")  # fmt: skip
         self._restart = True
@@ -234,14 +238,16 @@ class Watcher:
 
     def _group_failed(self, group: Group, exc: BaseException) -> None:
         """A watch ended on an error: watch again (polling, at the limit), and read its roots again since changes
-        may have gone unseen; except for a file name that is not UTF-8, which watchfiles cannot report (it drops
-        the changes that came with it): reading the folders again would read that file, and that fails again."""
+        may have gone unseen; except for a file name that is not UTF-8, which watchfiles cannot report (its watch
+        ends on any event of that file, even a read, dropping the changes that came with it): reading the folders
+        again would read that file and end the watch again. The pollers' look at once (``_restart_groups``) finds
+        what was dropped, that file included."""
         if group not in self.groups:
             return
         if "Unable to decode path" in str(exc):
-            self._say_once(f"A file name that is not valid UTF-8 is in a watched folder ({exc}): changes to it, and "
-                           "any made in the same moment, are not seen while watching; `localreason sync` reads "
-                           "them.")  # fmt: skip
+            self._say_once(f"A file name that is not valid UTF-8 is in a watched folder ({exc}): each change to it, "
+                           "or a program reading it, ends the watch, which starts again and looks at the folders "
+                           "for what changed meanwhile.")  # fmt: skip
         elif not self.polling and limit_reached(exc):
             self._limit_reached(str(exc))
             self.live.clear()  # each root is new again: watched afresh and read again
