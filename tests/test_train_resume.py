@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from bench.train.resume import Resume, run_key  # noqa: E402
+from bench.train.resume import Resume, load_checkpoint, run_key  # noqa: E402
 
 
 def _parts(seed: int):
@@ -48,3 +48,15 @@ def test_a_stopped_run_goes_on_from_its_last_saved_step(tmp_path):
     assert Resume(tmp_path, key, False, torch).start(*_parts(3)) == (0, None), "only with --resume"
     Resume(tmp_path, key, True, torch).finished()
     assert not (tmp_path / "resume.pt").exists()
+
+
+def test_a_run_stopped_early_can_be_exported_from_its_saved_state(tmp_path):
+    """--export-only takes a trainer's checkpoint (the weights alone) or the state saved for --resume."""
+    model, opt, sched = _parts(3)
+    _step(model, opt, sched)
+    Resume(tmp_path, "k", True, torch).save(model, opt, sched, 1, 10)
+    torch.save(model.state_dict(), tmp_path / "plain.pt")
+    for path in (tmp_path / "resume.pt", tmp_path / "plain.pt"):
+        other, _, _ = _parts(4)
+        other.load_state_dict(load_checkpoint(path, torch))
+        assert torch.equal(other.weight, model.weight)

@@ -55,7 +55,7 @@ import numpy as np
 
 from bench import ROOT
 from bench.data import qa, qa_sets
-from bench.train.resume import EVERY, Resume, run_key
+from bench.train.resume import EVERY, Resume, load_checkpoint, run_key
 from bench.train.reader import FROZEN_LAYERS, IGNORE, batches, frozen_model, optimiser, padded
 from bench.train.manual_source import built_examples
 from bench.train.sources import SEED, held_apart, overlap, shares, squad_answers, used
@@ -510,7 +510,7 @@ def main() -> None:
     model = frozen_model(torch, base, per_token=3)  # start, end, sentence mark
     tok = load_tokenizer(base, WINDOW_LENGTH)
     if args.export_only:
-        model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
+        model.load_state_dict(load_checkpoint(args.export_only, torch))
     use_gpu = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
     model.to("cuda" if use_gpu else "cpu")  # cuda asked for without a GPU: torch says so and stops
     figures = {"device": "not known (exported from a saved checkpoint)" if args.export_only

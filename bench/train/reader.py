@@ -58,7 +58,7 @@ import numpy as np
 
 from bench import ROOT
 from bench.data import qa, qa_sets
-from bench.train.resume import EVERY, Resume, run_key
+from bench.train.resume import EVERY, Resume, load_checkpoint, run_key
 from bench.train.manual_source import built_examples
 from bench.train.sources import (SCARCE, SEED, first_without, held_apart, overlap, shares, squad_answers,
                                  used)  # fmt: skip
@@ -428,7 +428,7 @@ def main() -> None:
     model = frozen_model(torch, base)
     tok = load_tokenizer(base)
     if args.export_only:
-        model.load_state_dict(torch.load(args.export_only, map_location="cpu"))
+        model.load_state_dict(load_checkpoint(args.export_only, torch))
         figures = {"steps": None, "validation": validation(model, tok, chosen, torch)}
         print(f"validation ({HELD_APART}):", json.dumps(figures["validation"]))
         export(model, base, args.out, chosen, figures, args, torch)

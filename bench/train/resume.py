@@ -61,3 +61,13 @@ class Resume:
     def finished(self) -> None:
         """The run is over: its saved state is not needed any more."""
         self.path.unlink(missing_ok=True)
+
+
+def load_checkpoint(path: Path, torch) -> dict:
+    """A model's weights from ``path``: a trainer's checkpoint (the weights alone), or the state a run saved for
+    --resume, so that a run stopped early can still be validated and exported (--export-only)."""
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    if isinstance(state, dict) and "key" in state and "model" in state:
+        print(f"{path}: the saved state of a run, at step {state['step']} of {state['total']}", flush=True)
+        return state["model"]
+    return state
