@@ -93,7 +93,8 @@ def score(q: M.ManualQuestion, ans, gold_chunks: set[str]) -> dict:
     return {"id": q.id, "q": q.question, "kind": asked.kind, "manualKind": q.kind, "noEvidence": ans.no_evidence,
             "unanswered": unanswered(ans), "held": held, "firstPara": bool(first_chunks & gold_chunks),
             "phrase": phrase, "phraseRight": phrase_right(asked, ans, held), "latencyMs": ans.latency_ms,
-            "quotes": quotes, "gaps": list(ans.gaps), "dropped": ans.citations_dropped}  # fmt: skip
+            "quotes": quotes, "gaps": list(ans.gaps), "dropped": ans.citations_dropped,
+            "stagesMs": ans.timings.stages() if getattr(ans, "timings", None) else None}  # fmt: skip
 
 
 def summary(records: list[dict]) -> dict:
@@ -156,6 +157,7 @@ def from_records(args) -> None:
         lib.close()
     print(f"\nreason on manuals, from {args.from_records}")
     print_table(rows)
+    print_stages([r for records in by_manual.values() for r in records])
 
 
 def main() -> None:
@@ -202,6 +204,20 @@ def main() -> None:
     if ms:
         print(f"\nask p50 {statistics.median(ms) / 1000:.2f} s, p90 {ms[int(0.9 * (len(ms) - 1))] / 1000:.2f} s over "
               f"{len(ms)} questions (targets: p50 <= 1.2 s, p90 <= 2 s on 2 idle cores)")  # fmt: skip
+    print_stages(every)
+
+
+def print_stages(records: list[dict]) -> None:
+    """Where the time went: each stage's p50 and p90 (ms) over the questions (answers' stagesMs; a checkout from
+    before stagesMs prints nothing)."""
+    staged = [r["stagesMs"] for r in records if r.get("stagesMs")]
+    if not staged:
+        return
+    cells = []
+    for stage in staged[0]:
+        ms = sorted(t.get(stage, 0.0) for t in staged)
+        cells.append(f"{stage} {statistics.median(ms):.0f}/{ms[int(0.9 * (len(ms) - 1))]:.0f}")
+    print("stages, p50/p90 ms: " + ", ".join(cells))
 
 
 def _unanswerable_half(manual: str, qid: str) -> str:
