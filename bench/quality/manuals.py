@@ -94,7 +94,13 @@ def score(q: M.ManualQuestion, ans, gold_chunks: set[str]) -> dict:
             "unanswered": unanswered(ans), "held": held, "firstPara": bool(first_chunks & gold_chunks),
             "phrase": phrase, "phraseRight": phrase_right(asked, ans, held), "latencyMs": ans.latency_ms,
             "quotes": quotes, "gaps": list(ans.gaps), "dropped": ans.citations_dropped,
-            "stagesMs": ans.timings.stages() if getattr(ans, "timings", None) else None}  # fmt: skip
+            "stagesMs": stages_of(ans)}  # fmt: skip
+
+
+def stages_of(ans) -> dict | None:
+    """The answer's stagesMs, or None from a checkout that did not time its stages."""
+    stages = getattr(getattr(ans, "timings", None), "stages", None)
+    return stages() if callable(stages) else None
 
 
 def summary(records: list[dict]) -> dict:
