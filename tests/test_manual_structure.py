@@ -1,5 +1,6 @@
 """Manuals have structure a sentence alone lacks (issue #51): an option is quoted, and read, with its description;
-a usage line (SYNOPSIS) is not an answer unless the question asks how a command is written."""
+a sentence that announces a command ("run the following:") is quoted with it; a usage line (SYNOPSIS) is not an
+answer unless the question asks how a command is written."""
 
 from __future__ import annotations
 
@@ -62,6 +63,44 @@ def test_which_option_is_answered_with_the_option_named(library_of):
     a = reason(lib, "Which option of git log draws the commit history as a graph?", generator=FakeGenerator())
     first = " ".join(r.quotation for r in a.statements[0].references)
     assert "--graph" in first and "graphical representation" in first
+
+
+CIPHERS = """The server offers the ciphers its OpenSSL build has.
+
+To determine the actual list of ciphers available, you should run the following:
+
+$ openssl ciphers -v
+
+If you have someone spamming your message board, and you want to keep them out, you could do the following:
+
+<RequireAll>
+    Require all granted
+    Require not ip 10.252.46.165
+</RequireAll>
+
+Visitors coming from that address will not be able to see the content. The order is this:
+
+The list is read in order. Then the next one is tried.
+"""
+
+
+def test_a_sentence_that_announces_a_command_is_quoted_with_it():
+    quoted = {c.text.split(":")[0]: c.text for c in candidates([("c", CIPHERS)])}
+    assert quoted["To determine the actual list of ciphers available, you should run the following"] == (
+        "To determine the actual list of ciphers available, you should run the following:\n\n$ openssl ciphers -v")
+    assert quoted["If you have someone spamming your message board, and you want to keep them out, you could do the "
+                  "following"].endswith("following:\n\n<RequireAll>\n    Require all granted\n    Require not ip "
+                                        "10.252.46.165")  # fmt: skip
+    assert quoted["The order is this"] == "The order is this:", "prose after it is a sentence of its own"
+    plain = candidates([("c", "Note: restart the server. It reads its files once.\n")])
+    assert [c.text for c in plain] == ["Note: restart the server.", "It reads its files once."]
+
+
+def test_how_to_is_answered_with_the_command(library_of):
+    lib = library_of({"ssl.txt": CIPHERS})
+    a = reason(lib, "How do I see the actual list of ciphers available?", generator=FakeGenerator())
+    first = " ".join(r.quotation for r in a.statements[0].references)
+    assert "openssl ciphers -v" in first
 
 
 @pytest.mark.parametrize("line, usage", [

@@ -74,8 +74,38 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
             header = (header or prev) if _same_list(text[s:e], prev, header) else ""
             if not text[s:e].rstrip().endswith("?") and collapse(text[s:e]) not in headings:
                 s = _with_term(text, spans[i - 1][1] if i else 0, s, headings)
+                e = _with_what_follows(text, spans, i, headings)
                 out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
     return out
+
+
+FOLLOW_SPANS = 6
+FOLLOW_CHARS = 400
+
+
+def _with_what_follows(text: str, spans: list[tuple[int, int]], i: int, headings: frozenset[str]) -> int:
+    """Where the sentence ``spans[i]`` is quoted to: when it announces what follows (it ends with a colon: "you
+    should run the following:", "add the following to your configuration:") and the next lines are not prose (a
+    command, a configuration block, a list of options), the quote goes on to their end, so that the command is
+    quoted, and read, with the sentence that announces it (a how-to's answer is the command, and the sentence
+    alone says nothing); else the sentence's own end. At most FOLLOW_SPANS of the lines the sentence splitter
+    found there and FOLLOW_CHARS characters are added; a line of prose or a heading ends it."""
+    start, end = spans[i]
+    if not text[start:end].rstrip().endswith(":"):
+        return end
+    last = end
+    for s, e in spans[i + 1:i + 1 + FOLLOW_SPANS]:
+        line = text[s:e].strip()
+        if "\n" not in text[last:s] or e - end > FOLLOW_CHARS or _prose(line) or _heading(line, headings):
+            break
+        last = e
+    return last
+
+
+def _prose(line: str) -> bool:
+    """A sentence of running text (it opens with a capital, has more than three words and ends as a sentence
+    does, or announces what follows), not a command or a line of configuration."""
+    return line[:1].isupper() and len(line.split()) > 3 and line.endswith((".", "!", "?", ":"))
 
 
 TERM_CHARS = 80
