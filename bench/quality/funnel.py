@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Where a manual's answer is lost: search, the evidence packet, the ranking of sentences, or the reader's choice.
+
+For every answerable question of the manuals set (bench/data/manuals.py), with the default settings: is the
+answering passage in the packet; is a sentence holding a gold answer among the ranking's best 8 (the ones a reader
+reads, ``Calibration.read_candidates``) or best 12; and is it first by the ranking's features alone, and by each
+reader given (its logit + the shipped feature weight x the ranking score, as reason/read.py combines them).
+A reader of format 3 (a passage reader) reads the sentences in their windows. Shares of all answerable questions,
+per fit half, evaluation half and held-out manual. No model writes: this is the ranking before the prompt.
+
+    python -m bench.quality.funnel                                   # the shipped readers
+    python -m bench.quality.funnel --reader new=.cache/qa/reader/sentence-40k --out funnel.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from bench import cpu_name
+from bench.data import manuals as M
+from bench.quality.manuals import answering_chunks, library
+
+WIDEST = 12
+
+
+def ranked_for(lib, question: str):
+    """The packet's chunks (id: text) and its sentences ranked by the features, best WIDEST first, as reason
+    ranks them before its reader reads (None when search finds nothing)."""
+    from localreason import search
+    from localreason.config import Settings
+    from localreason.errors import LocalReasonError
+    from localreason.reason import pipeline as P
+
+    scope = {"document_id": search.UNSET, "collection_id": search.UNSET, "grant": None}
+    req = P.check_request(lib, question, None, scope, search.DEFAULT_EVIDENCE_LIMIT, Settings.answer_budget,
+                          "extract", None, "off", None, P.DEFAULT)  # fmt: skip
+    evidence = P.gather_evidence(req)
+    try:
+        packet = P.pack_evidence(evidence, req.budget)
+    except (P.NoEvidence, LocalReasonError):
+        return None
+    headings = frozenset(P.collapse(h) for hit in evidence.hits for h in (hit.document_title, *hit.section_path))
+    chunks = {c.chunk_id: c.content for c in packet.chunks}
+    ranked = P.rank_quotes(req.query, list(chunks.items()), lib.embedder.embed, WIDEST, headings, calibration=P.DEFAULT)
+    return chunks, ranked
+
+
+def logits_of(reader, question: str, ranked, chunks) -> list[float]:
+    from localreason.reason.read import passage_reading
+
+    if reader.format == 3:
+        return [float(x) for x in passage_reading(reader, question, ranked, chunks)[0]]
+    return [float(x) for x in reader.logits(question, [(x.text, x.context) for x in ranked])]
+
+
+def record(lib, manual: str, data_dir: Path, q: M.ManualQuestion, readers: dict) -> dict:
+    rec = {"manual": manual, "id": q.id, "kind": q.kind, "half": M.page_half(manual, q.page), "packet": False}
+    got = ranked_for(lib, q.question)
+    if got is None:
+        return rec
+    chunks, ranked = got
+    gold = answering_chunks(lib, manual, data_dir, q)
+    rec.update(packet=bool(gold & set(chunks)), held=[q.held_by(x.text) for x in ranked],
+               score=[x.score for x in ranked], text=[x.text[:200] for x in ranked])  # fmt: skip
+    for name, reader in readers.items():
+        rec[name] = logits_of(reader, q.question, ranked, chunks)
+    return rec
+
+
+def first_held(rec: dict, name: str | None, feature_weight: float, k: int = 8) -> bool:
+    """Is the sentence put first among the ``k`` best (by reader ``name`` with the features, or the features
+    alone) one that holds a gold answer?"""
+    held = rec.get("held") or []
+    if not any(held[:k]):
+        return False
+    score = np.array(rec["score"][:k])
+    combined = score if name is None else np.array(rec[name][:k]) + feature_weight * score
+    return bool(held[int(np.argmax(combined))])
+
+
+def report(records: list[dict], names: list[str], feature_weight: float) -> None:
+    groups = defaultdict(list)
+    for r in records:
+        groups["held out (apache)" if r["manual"] in M.HELD_OUT else f"{r['half']} halves"].append(r)
+    cols = ["n", "passage in packet", "held in best 12", "held in best 8", "features first",
+            *[f"{n} first" for n in names]]  # fmt: skip
+    print(f"{'':20}" + "".join(f"{c:>18}" for c in cols))
+    for label in sorted(groups):
+        rs = groups[label]
+        figures = [len(rs), np.mean([r["packet"] for r in rs]), np.mean([any(r.get("held") or []) for r in rs]),
+                   np.mean([any((r.get("held") or [])[:8]) for r in rs]),
+                   np.mean([first_held(r, None, feature_weight) for r in rs]),
+                   *[np.mean([first_held(r, n, feature_weight) for r in rs]) for n in names]]  # fmt: skip
+        print(f"{label:20}" + f"{figures[0]:>18}" + "".join(f"{x:>18.3f}" for x in figures[1:]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/manuals"), help="bench.quality.manuals' folder")
+    ap.add_argument("--manuals", nargs="*", default=list(M.MANUALS), choices=list(M.MANUALS))
+    ap.add_argument("--reader", action="append", default=[], metavar="NAME=FOLDER",
+                    help="a reader folder to compare beside the shipped ones (repeatable)")
+    ap.add_argument("--out", type=Path, help="write each question's record (JSON lines) here")
+    args = ap.parse_args()
+    from localreason.config import load_settings
+    from localreason.embed import make_embedder
+    from localreason.models import PASSAGE_DIR, READER_DIR, resolve_embedding_model
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.reader import Reader
+
+    readers = {"sentence reader": Reader(READER_DIR), "passage reader": Reader(PASSAGE_DIR)}
+    readers.update({n: Reader(Path(f)) for n, _, f in (x.partition("=") for x in args.reader)})
+    settings = load_settings(args.data_dir / "libs")
+    embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
+    records = []
+    out = args.out.open("w") if args.out else None
+    for manual in args.manuals:
+        lib = library(manual, args.data_dir, embedder)
+        for q in M.questions(manual):
+            if q.kind != "unanswerable" and q.page:
+                records.append(record(lib, manual, args.data_dir, q, readers))
+                if out:
+                    out.write(json.dumps(records[-1]) + "\n")
+        lib.close()
+    print(f"\nwhere answers are lost, answerable questions, default settings, {cpu_name()}")
+    report(records, list(readers), DEFAULT.feature_weight)
+
+
+if __name__ == "__main__":
+    main()
