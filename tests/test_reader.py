@@ -180,8 +180,12 @@ def test_models_lists_the_reader(isolated_home):
 
 def test_the_model_card_names_base_data_and_licences():
     card = (READER_DIR / "README.md").read_text()
-    for needed in ("all-MiniLM-L6-v2", "Apache-2.0", "new_wiki", "CC BY-SA 4.0", "RACE", "MCTest", "bench.train.reader"):
+    for needed in ("all-MiniLM-L6-v2", "Apache-2.0", "SQuAD 1.1 train", "SQuAD 2.0 dev", "bench.train.reader", "CPU"):
         assert needed in card, needed
+    sources = read_reader_info(READER_DIR).meta["sources"]
+    for name, source in sources.items():  # every licence reader.json names is in the card too
+        for licence in source["licence"].replace(" (the project's own)", "").split(" or "):
+            assert licence.strip() in card, (name, licence)
 
 
 def test_pair_text_puts_the_sentence_before_its_context():
@@ -194,9 +198,10 @@ def test_pair_text_puts_the_sentence_before_its_context():
 def test_the_reader_ships_in_the_package():
     assert reader_shipped(), "the trained reader is committed in localreason/models/reader (bench/train/reader.py)"
     info = read_reader_info(READER_DIR)
-    assert info.meta["format"] == READER_FORMAT and set(info.meta["sources"]) >= {"new_wiki", "squad-fit"}
+    assert info.meta["format"] == READER_FORMAT and set(info.meta["sources"]) >= {"squad-train", "squad2-unanswerable"}
     assert all(v["licence"] for v in info.meta["sources"].values()), "every training source names its licence"
     assert info.meta["export_max_logit_difference"] < 0.1 and info.meta["export_same_phrase"] >= 0.9
+    assert info.meta["trained_on"].startswith("cpu"), "the card and reader.json say which run made the weights"
 
 
 def test_the_packaged_reader_finds_the_answering_sentence():

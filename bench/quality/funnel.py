@@ -89,14 +89,14 @@ def report(records: list[dict], names: list[str], feature_weight: float) -> None
         groups["held out (apache)" if r["manual"] in M.HELD_OUT else f"{r['half']} halves"].append(r)
     cols = ["n", "passage in packet", "held in best 12", "held in best 8", "features first",
             *[f"{n} first" for n in names]]  # fmt: skip
-    print(f"{'':20}" + "".join(f"{c:>18}" for c in cols))
+    print(f"{'':20}" + "".join(f"{c:>22}" for c in cols))
     for label in sorted(groups):
         rs = groups[label]
         figures = [len(rs), np.mean([r["packet"] for r in rs]), np.mean([any(r.get("held") or []) for r in rs]),
                    np.mean([any((r.get("held") or [])[:8]) for r in rs]),
                    np.mean([first_held(r, None, feature_weight) for r in rs]),
                    *[np.mean([first_held(r, n, feature_weight) for r in rs]) for n in names]]  # fmt: skip
-        print(f"{label:20}" + f"{figures[0]:>18}" + "".join(f"{x:>18.3f}" for x in figures[1:]))
+        print(f"{label:20}" + f"{figures[0]:>22}" + "".join(f"{x:>22.3f}" for x in figures[1:]))
 
 
 def main() -> None:
