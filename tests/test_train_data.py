@@ -363,3 +363,19 @@ def test_an_unanswerable_manual_question_is_on_the_half_the_manuals_benchmark_pu
     for manual in manuals.MANUALS:
         for q in manuals.questions(manual) if (manuals.QUESTIONS / f"{manual}.jsonl").is_file() else []:
             assert manual_source.unanswerable_half(manual, q.id) == _unanswerable_half(manual, q.id)
+
+
+def test_manual_repeat_puts_each_manual_question_that_many_times_in_the_batches_and_no_other():
+    examples = [{"qid": 1, "src": "squad-train"}, {"qid": 1, "src": "squad-train"},
+                {"qid": 2, "src": sources.MANUAL_QUESTIONS}, {"qid": 2, "src": sources.MANUAL_QUESTIONS},
+                {"qid": 3, "src": sources.MANUAL_STRUCTURE}]  # fmt: skip
+    lengths = [10] * len(examples)
+    import random
+
+    once = reader.batches(examples, lengths, 4, random.Random(1))
+    assert sorted(i for b in once for i in b) == [0, 1, 2, 3, 4]
+    thrice = reader.batches(examples, lengths, 4, random.Random(1),
+                            {sources.MANUAL_QUESTIONS: 3, sources.MANUAL_STRUCTURE: 3})  # fmt: skip
+    seen = sorted(i for b in thrice for i in b)
+    assert seen == sorted([0, 1] + [2, 3] * 3 + [4] * 3)
+    assert all(b.count(0) == b.count(1) for b in thrice), "a question's candidates stay in one batch"

@@ -61,8 +61,8 @@ from bench import ROOT
 from bench.data import qa, qa_sets
 from bench.train.resume import EVERY, Resume, load_checkpoint, run_key
 from bench.train.manual_source import built_examples
-from bench.train.sources import (SCARCE, SEED, first_without, held_apart, overlap, shares, squad_answers,
-                                 used)  # fmt: skip
+from bench.train.sources import (MANUAL_QUESTIONS, MANUAL_STRUCTURE, SCARCE, SEED, first_without, held_apart,
+                                 overlap, shares, squad_answers, used)  # fmt: skip
 
 from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
                                       best_phrase, sigmoid, span_tokens, squeezed)
@@ -217,14 +217,15 @@ def choose(examples: list[dict], questions: int, rng: random.Random) -> list[dic
     return [e for e in examples if e["split"] == "val" or e["qid"] in keep]
 
 
-def batches(examples: list[dict], lengths: list[int], size: int, rng: random.Random) -> list[list[int]]:
+def batches(examples: list[dict], lengths: list[int], size: int, rng: random.Random,
+            repeat: dict[str, int] | None = None) -> list[list[int]]:  # fmt: skip
     """Batches of whole questions (every candidate of a question in one batch, so that the listwise loss can
     compare them), about ``size`` pairs each, questions of similar lengths together (sorted within random
-    pools of 50 batches), in random order."""
+    pools of 50 batches), in random order. A question of a source named in ``repeat`` comes that many times."""
     by_q: dict[int, list[int]] = defaultdict(list)
     for i, e in enumerate(examples):
         by_q[e["qid"]].append(i)
-    groups = list(by_q.values())
+    groups = [g for g in by_q.values() for _ in range((repeat or {}).get(examples[g[0]]["src"], 1))]
     rng.shuffle(groups)
     out: list[list[int]] = []
     per_pool = max(1, size * 50 // 6)
@@ -458,6 +459,8 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--questions", type=int, default=13000, help="training questions (about 5 pairs each): every "
                     "unanswerable one and every manual one, and SQuAD 1.1 train's drawn at random to make up the "
                     "number")
+    ap.add_argument("--manual-repeat", type=int, default=1, help="each manual question (ours and those made from "
+                    "the manuals' structure) comes this many times in an epoch's batches (they are 2 %% of 40,000)")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -608,7 +611,8 @@ def training_plan(args, train: list[dict], encoded) -> list:
     """The batches, in order, for --epochs, cut to --pilot-steps or --steps."""
     plan = []
     for epoch in range(math.ceil(args.epochs)):
-        plan += batches(train, [len(e.ids) for e in encoded], args.batch, random.Random(SEED + epoch))
+        repeat = {src: args.manual_repeat for src in (MANUAL_QUESTIONS, MANUAL_STRUCTURE)}
+        plan += batches(train, [len(e.ids) for e in encoded], args.batch, random.Random(SEED + epoch), repeat)
     plan = plan[:max(1, int(len(plan) * args.epochs / math.ceil(args.epochs)))]
     if args.pilot:
         plan = plan[:args.pilot_steps]
