@@ -5,8 +5,10 @@ For every answerable question of the manuals set (bench/data/manuals.py), with t
 answering passage in the packet; is a sentence holding a gold answer among the ranking's best 8 (the ones a reader
 reads, ``Calibration.read_candidates``) or best 12; and is it first by the ranking's features alone, and by each
 reader given (its logit + the shipped feature weight x the ranking score, as reason/read.py combines them).
-A reader of format 3 (a passage reader) reads the sentences in their windows. Shares of all answerable questions,
-per fit half, evaluation half and held-out manual. No model writes: this is the ranking before the prompt.
+A reader of format 3 (a passage reader) reads the sentences in their windows. Then the headline phrase of the
+shipped reader's first sentence, gate by gate (the span head's margin, the kind asked, the passage reader's second
+reading): shown, right and wrong under the shipped gates and looser ones. Shares of all answerable questions, per
+fit half, evaluation half and held-out manual. No model writes: this is the ranking before the prompt.
 
     python -m bench.quality.funnel                                   # the shipped readers
     python -m bench.quality.funnel --reader new=.cache/qa/reader/sentence-40k --out funnel.jsonl
@@ -69,7 +71,51 @@ def record(lib, manual: str, data_dir: Path, q: M.ManualQuestion, readers: dict)
                score=[x.score for x in ranked], text=[x.text[:200] for x in ranked])  # fmt: skip
     for name, reader in readers.items():
         rec[name] = logits_of(reader, q.question, ranked, chunks)
+    rec.update(phrase_fields(lib.reader, q, ranked, chunks) if lib.reader is not None else {})
     return rec
+
+
+def phrase_fields(reader, q: M.ManualQuestion, ranked, chunks) -> dict:
+    """The shipped way to the headline phrase, gate by gate, for the sentence ``reader`` puts first: its span
+    head's phrase whatever the margin, the margin, whether it is of the kind asked (answer_type.agrees), whether
+    the passage reader's second reading agrees, and whether it is right (token F1 >= 0.5 with a gold answer)."""
+    from localreason.reason.answer_type import agrees
+    from localreason.reason.phrase import sure_phrase
+    from localreason.reason.read import read, same_phrase, second_reading
+
+    best = read(reader, q.question, ranked, chunks=chunks).quotes[0]
+    span = sure_phrase(best.text, best.phrase, best.phrase_margin, float("-inf"))
+    if span is None:
+        return {"phrase": None}
+    text = best.text[span[0]:span[1]]
+    passage = getattr(reader, "passage", None)
+    return {"phrase": text, "margin": best.phrase_margin, "agrees": agrees(q.question, text),
+            "confirmed": bool(passage) and second_reading(passage, q.question, chunks)(best, text),
+            "right": any(same_phrase(text, a) for a in q.answers)}  # fmt: skip
+
+
+def phrase_report(records: list[dict], margin: float) -> None:
+    """Shares of the answerable questions a phrase would be shown for, right and wrong, under the shipped gates
+    and looser ones (the same first sentence)."""
+    gates = [(f"shipped: margin >= {margin:g}, of the kind asked, the passage reader agrees", margin, True),
+             ("margin >= 2, of the kind asked, the passage reader agrees", 2.0, True),
+             ("margin >= 0, of the kind asked, no second reading", 0.0, False),
+             ("margin >= -2, of the kind asked, no second reading", -2.0, False)]  # fmt: skip
+    for label in ("fit halves", "evaluation halves", "held out (apache)"):
+        rs = [r for r in records if _group(r) == label]
+        if not rs:
+            continue
+        print(f"\nthe headline phrase, {label} ({len(rs)} answerable):       shown   right   wrong  precision")
+        for name, least, second in gates:
+            shown = [r for r in rs if r.get("phrase") and r["margin"] >= least and r["agrees"]
+                     and (r["confirmed"] or not second)]  # fmt: skip
+            right = sum(r["right"] for r in shown)
+            print(f"  {name:55} {len(shown) / len(rs):7.3f} {right / len(rs):7.3f} {(len(shown) - right) / len(rs):7.3f}"
+                  f" {right / max(1, len(shown)):10.3f}")  # fmt: skip
+
+
+def _group(r: dict) -> str:
+    return "held out (apache)" if r["manual"] in M.HELD_OUT else f"{r['half']} halves"
 
 
 def first_held(rec: dict, name: str | None, feature_weight: float, k: int = 8) -> bool:
@@ -86,7 +132,7 @@ def first_held(rec: dict, name: str | None, feature_weight: float, k: int = 8) -
 def report(records: list[dict], names: list[str], feature_weight: float) -> None:
     groups = defaultdict(list)
     for r in records:
-        groups["held out (apache)" if r["manual"] in M.HELD_OUT else f"{r['half']} halves"].append(r)
+        groups[_group(r)].append(r)
     cols = ["n", "passage in packet", "held in best 12", "held in best 8", "features first",
             *[f"{n} first" for n in names]]  # fmt: skip
     print(f"{'':20}" + "".join(f"{c:>22}" for c in cols))
@@ -129,6 +175,7 @@ def main() -> None:
         lib.close()
     print(f"\nwhere answers are lost, answerable questions, default settings, {cpu_name()}")
     report(records, list(readers), DEFAULT.feature_weight)
+    phrase_report(records, DEFAULT.phrase_margin)
 
 
 if __name__ == "__main__":
