@@ -101,7 +101,7 @@ def phrase_report(records: list[dict], margin: float) -> None:
              ("margin >= 2, of the kind asked, the passage reader agrees", 2.0, True),
              ("margin >= 0, of the kind asked, no second reading", 0.0, False),
              ("margin >= -2, of the kind asked, no second reading", -2.0, False)]  # fmt: skip
-    for label in ("fit halves", "evaluation halves", "held out (apache)"):
+    for label in ("fit halves", "eval halves", "held out (apache)"):
         rs = [r for r in records if _group(r) == label]
         if not rs:
             continue
