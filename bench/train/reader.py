@@ -225,7 +225,9 @@ def batches(examples: list[dict], lengths: list[int], size: int, rng: random.Ran
     by_q: dict[int, list[int]] = defaultdict(list)
     for i, e in enumerate(examples):
         by_q[e["qid"]].append(i)
-    groups = [g for g in by_q.values() for _ in range((repeat or {}).get(examples[g[0]]["src"], 1))]
+    groups = list(by_q.values())
+    if repeat:  # the passage reader's trainer batches windows, which name no source
+        groups = [g for g in groups for _ in range(repeat.get(examples[g[0]].get("src"), 1))]
     rng.shuffle(groups)
     out: list[list[int]] = []
     per_pool = max(1, size * 50 // 6)
