@@ -31,25 +31,26 @@ WIDEST = 12
 
 
 def ranked_for(lib, question: str):
-    """The packet's chunks (id: text) and its sentences ranked by the features, best WIDEST first, as reason
-    ranks them before its reader reads (None when search finds nothing)."""
+    """The packet's chunks (id: text) and its sentences ranked by the features, best WIDEST first: reason's own
+    stages (gather_evidence, pack_evidence, rank_sentences) with the reader's candidates widened to WIDEST; None
+    when search finds nothing."""
+    from dataclasses import replace
+
     from localreason import search
     from localreason.config import Settings
     from localreason.errors import LocalReasonError
     from localreason.reason import pipeline as P
 
     scope = {"document_id": search.UNSET, "collection_id": search.UNSET, "grant": None}
+    wide = replace(P.DEFAULT, read_candidates=WIDEST)
     req = P.check_request(lib, question, None, scope, search.DEFAULT_EVIDENCE_LIMIT, Settings.answer_budget,
-                          "extract", None, "off", None, P.DEFAULT)  # fmt: skip
+                          "extract", None, "off", lib.reader, wide)  # fmt: skip
     evidence = P.gather_evidence(req)
     try:
         packet = P.pack_evidence(evidence, req.budget)
     except (P.NoEvidence, LocalReasonError):
         return None
-    headings = frozenset(P.collapse(h) for hit in evidence.hits for h in (hit.document_title, *hit.section_path))
-    chunks = {c.chunk_id: c.content for c in packet.chunks}
-    ranked = P.rank_quotes(req.query, list(chunks.items()), lib.embedder.embed, WIDEST, headings, calibration=P.DEFAULT)
-    return chunks, ranked
+    return {c.chunk_id: c.content for c in packet.chunks}, P.rank_sentences(req, packet, evidence)
 
 
 def logits_of(reader, question: str, ranked, chunks) -> list[float]:
@@ -118,9 +119,13 @@ def _group(r: dict) -> str:
     return "held out (apache)" if r["manual"] in M.HELD_OUT else f"{r['half']} halves"
 
 
-def first_held(rec: dict, name: str | None, feature_weight: float, k: int = 8) -> bool:
-    """Is the sentence put first among the ``k`` best (by reader ``name`` with the features, or the features
-    alone) one that holds a gold answer?"""
+def first_held(rec: dict, name: str | None, feature_weight: float, k: int | None = None) -> bool:
+    """Is the sentence put first among the ``k`` best (the reader's candidates, Calibration.read_candidates, unless
+    given; by reader ``name`` with the features, or the features alone) one that holds a gold answer? (read.py's
+    sinking of a sentence that only repeats the question is left aside.)"""
+    from localreason.reason.calibration import DEFAULT
+
+    k = k or DEFAULT.read_candidates
     held = rec.get("held") or []
     if not any(held[:k]):
         return False
