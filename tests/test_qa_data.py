@@ -119,3 +119,18 @@ def test_no_code_downloads_data():
              for folder in ("localreason", "bench") for path in sorted((ROOT / folder).rglob("*.py"))
              for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if DOWNLOADS.search(line)]
     assert found == []
+
+
+def test_the_retrieval_bench_ranks_units_and_pools_manuals_by_their_questions():
+    """bench.quality.retrieval: a manual question's gold is any of its answering passages; the manuals' rows pool
+    each manual's by its number of questions."""
+    from bench.quality.retrieval import doc_rank, pooled
+
+    units = {1: "a", 2: "a", 3: "b", 4: "c"}
+    assert doc_rank([1, 2, 3, 4], units, "b") == 1, "a unit counted once however many of its chunks come"
+    assert doc_rank([1, 3, 4], units, frozenset({"c", "b"})) == 1 and doc_rank([1], units, frozenset({"z"})) is None
+    row = lambda r1: {"R@1": r1, "R@5": r1, "R@10": r1, "MRR@10": r1}  # noqa: E731
+    names = ("lexical (FTS5 BM25)", "dense (MiniLM, FAISS)", "localreason hybrid (dense weight 0.3)")
+    ms = {"lexical": [1.0], "dense": [2.0], "hybrid": [3.0]}
+    got = pooled([(3, {n: row(1.0) for n in names}, ms), (1, {n: row(0.0) for n in names}, ms)])
+    assert got[names[0]]["R@1"] == 0.75 and got[names[2]]["p50 ms"] == 3.0

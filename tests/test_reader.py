@@ -19,7 +19,7 @@ from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
 from localreason.reason.offer import asks_for_name, leans_on_reference, naming_sentence
 from localreason.reason.read import read
-from localreason.reason.reader import Reader, pair_text
+from localreason.reason.reader import Reader, heading_text, pair_text
 
 READ_CANDIDATES = DEFAULT.read_candidates
 
@@ -43,7 +43,7 @@ class FakeReader:
         self.calls.append((question, list(candidates)))
         if self.fail:
             raise ModelError("The reader's model file is damaged.")
-        return np.array([self.base + 4.0 * sum(w in s.lower() for w in self.likes) for s, _ in candidates])
+        return np.array([self.base + 4.0 * sum(w in s.lower() for w in self.likes) for s, *_ in candidates])
 
 
 @pytest.fixture
@@ -191,6 +191,53 @@ def test_the_model_card_names_base_data_and_licences():
 def test_pair_text_puts_the_sentence_before_its_context():
     assert pair_text("He rebuilt it.", "John Rennie was an engineer.") == "He rebuilt it. [SEP] John Rennie was an engineer."
     assert pair_text("  One\nline. ", "") == "One line."
+    assert pair_text("Use -b.", "Options", "htpasswd > Options") == "Use -b. [SEP] Options [SEP] htpasswd > Options"
+    assert pair_text("Use -b.", "", "htpasswd") == "Use -b. [SEP]  [SEP] htpasswd", "the heading keeps its place"
+
+
+def test_the_heading_a_reader_is_shown_is_the_title_and_the_nearest_section():
+    assert heading_text("mod_rewrite", ("Apache Module mod_rewrite", "RewriteRule Flags")) == \
+        "mod rewrite > RewriteRule Flags"
+    assert heading_text("Super_Bowl_50") == "Super Bowl 50" and heading_text("", ()) == ""
+    assert heading_text("Guide", ("Guide",)) == "Guide", "a section named as its document once"
+    long = heading_text("word " * 60)
+    assert len(long) <= 120 and not long.endswith(" ")
+
+
+def test_the_phrase_before_stays_inside_the_sentence_before_when_a_heading_follows():
+    """span_tokens: the context a phrase 'before' may come from is the sentence before, not the heading."""
+    from localreason.reason.reader import load_tokenizer, span_tokens
+
+    tok = load_tokenizer(READER_DIR)
+    enc = tok.encode("Who built it?", pair_text("He built it.", "John was there.", "Bridge history"))
+    inside, context = span_tokens(enc, len("He built it."), len("John was there."))
+    words = [enc.tokens[t] for t in np.flatnonzero(context)]
+    assert words == ["john", "was", "there", "."] and [enc.tokens[t] for t in np.flatnonzero(inside)][0] == "he"
+    _, to_end = span_tokens(enc, len("He built it."))
+    assert "bridge" in [enc.tokens[t] for t in np.flatnonzero(to_end)], "without its length: to the end"
+
+
+class HeadingReader(FakeReader):
+    reads_headings = True
+
+
+def test_a_reader_trained_with_headings_reads_each_sentence_with_its_chunks_heading():
+    quotes = [Quote("a", "The warranty lasts two years.", 0, 2.0, 0.1), Quote("b", "Shipping is free.", 0, 1.0, 0.1)]
+    with_heads = HeadingReader(likes=("warranty",))
+    read(with_heads, "How long is the warranty?", quotes, headings={"a": "Router > Warranty"})
+    assert with_heads.calls[0][1] == [("The warranty lasts two years.", "", "Router > Warranty"),
+                                      ("Shipping is free.", "", "")]  # fmt: skip
+    plain = FakeReader(likes=("warranty",))
+    read(plain, "How long is the warranty?", quotes, headings={"a": "Router > Warranty"})
+    assert plain.calls[0][1] == [("The warranty lasts two years.", ""), ("Shipping is free.", "")], "one that does not: as before"
+
+
+def test_reason_gives_a_heading_reader_the_evidences_titles_and_sections(library):
+    reader = HeadingReader(likes=("warranty",))
+    reason(library, "How long is the router warranty?", generator=FakeGenerator(), reader=reader)
+    headings = {c[2] for c in reader.calls[0][1]}
+    assert headings and all(h for h in headings), headings
+    assert any(h.startswith(("vendor", "shop", "bridge", "Router", "Shop")) for h in headings), headings
 
 
 # ---------------------------------------------------------------- the packaged reader

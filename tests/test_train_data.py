@@ -379,3 +379,19 @@ def test_manual_repeat_puts_each_manual_question_that_many_times_in_the_batches_
     seen = sorted(i for b in thrice for i in b)
     assert seen == sorted([0, 1] + [2, 3] * 3 + [4] * 3)
     assert all(b.count(0) == b.count(1) for b in thrice), "a question's candidates stay in one batch"
+
+
+def test_every_example_carries_the_heading_reason_would_show_a_reader_that_reads_headings(qa_folder, fake_manuals,
+                                                                                          tmp_path):  # fmt: skip
+    examples = reader.build_examples(qa_folder, tmp_path / "cache", fake_manuals.dir)
+    mill = [e for e in examples if e["q"] == "Who was the chief engineer of the Mill plant 0?"]
+    assert {e["h"] for e in mill if e["kind"] != "other document"} == {"Mill"}, "a SQuAD article's title"
+    assert {e["h"] for e in mill if e["kind"] == "other document"} <= {"Quarry", "Harbour"}, "the other article's"
+    unanswerable = [e for e in examples if e["kind"] == "unanswerable" and e["src"] == sources.UNANSWERABLE]
+    assert unanswerable and all(e["h"] == e["q"].split()[-2] for e in unanswerable), "its own article (Dev<i>)"
+    which = _answer(examples, "Which option uses batch mode?")
+    assert which["h"] == "htpasswd - Manage user files > Options", "the page's title and the section it is under"
+    backup = _answer(examples, "How do I make the backup file?")
+    assert backup["h"] == "htpasswd - Manage user files > Making the backup file"
+    # the trainer shows it only with --headings, after the sentence before it
+    assert reader.read_as(which, False)[3] == "" and reader.read_as(which, True)[3] == which["h"]

@@ -32,14 +32,15 @@ WIDEST = 12
 
 def ranked_for(lib, question: str):
     """The packet's chunks (id: text) and its sentences ranked by the features, best WIDEST first: reason's own
-    stages (gather_evidence, pack_evidence, rank_sentences) with the reader's candidates widened to WIDEST; None
-    when search finds nothing."""
+    stages (gather_evidence, pack_evidence, rank_sentences) with the reader's candidates widened to WIDEST, and
+    each chunk's heading (read.headings_of); None when search finds nothing."""
     from dataclasses import replace
 
     from localreason import search
     from localreason.config import Settings
     from localreason.errors import LocalReasonError
     from localreason.reason import pipeline as P
+    from localreason.reason.read import headings_of
 
     scope = {"document_id": search.UNSET, "collection_id": search.UNSET, "grant": None}
     wide = replace(P.DEFAULT, read_candidates=WIDEST)
@@ -50,15 +51,16 @@ def ranked_for(lib, question: str):
         packet = P.pack_evidence(evidence, req.budget)
     except (P.NoEvidence, LocalReasonError):
         return None
-    return {c.chunk_id: c.content for c in packet.chunks}, P.rank_sentences(req, packet, evidence)
+    return {c.chunk_id: c.content for c in packet.chunks}, P.rank_sentences(req, packet, evidence), headings_of(evidence)
 
 
-def logits_of(reader, question: str, ranked, chunks) -> list[float]:
+def logits_of(reader, question: str, ranked, chunks, headings: dict[str, str]) -> list[float]:
     from localreason.reason.read import passage_reading
 
     if reader.format == 3:
         return [float(x) for x in passage_reading(reader, question, ranked, chunks)[0]]
-    return [float(x) for x in reader.logits(question, [(x.text, x.context) for x in ranked])]
+    return [float(x) for x in reader.logits(question, [(x.text, x.context, headings.get(x.chunk_id, ""))
+                                                       for x in ranked])]  # fmt: skip
 
 
 def record(lib, manual: str, data_dir: Path, q: M.ManualQuestion, readers: dict) -> dict:
@@ -66,17 +68,17 @@ def record(lib, manual: str, data_dir: Path, q: M.ManualQuestion, readers: dict)
     got = ranked_for(lib, q.question)
     if got is None:
         return rec
-    chunks, ranked = got
+    chunks, ranked, headings = got
     gold = answering_chunks(lib, manual, data_dir, q)
     rec.update(packet=bool(gold & set(chunks)), held=[q.held_by(x.text) for x in ranked],
                score=[x.score for x in ranked], text=[x.text[:200] for x in ranked])  # fmt: skip
     for name, reader in readers.items():
-        rec[name] = logits_of(reader, q.question, ranked, chunks)
-    rec.update(phrase_fields(lib.reader, q, ranked, chunks) if lib.reader is not None else {})
+        rec[name] = logits_of(reader, q.question, ranked, chunks, headings)
+    rec.update(phrase_fields(lib.reader, q, ranked, chunks, headings) if lib.reader is not None else {})
     return rec
 
 
-def phrase_fields(reader, q: M.ManualQuestion, ranked, chunks) -> dict:
+def phrase_fields(reader, q: M.ManualQuestion, ranked, chunks, headings: dict[str, str]) -> dict:
     """The shipped way to the headline phrase, gate by gate, for the sentence ``reader`` puts first: its span
     head's phrase whatever the margin, the margin, whether it is of the kind asked (answer_type.agrees), whether
     the passage reader's second reading agrees, and whether it is right (token F1 >= 0.5 with a gold answer)."""
@@ -84,7 +86,7 @@ def phrase_fields(reader, q: M.ManualQuestion, ranked, chunks) -> dict:
     from localreason.reason.phrase import sure_phrase
     from localreason.reason.read import read, same_phrase, second_reading
 
-    best = read(reader, q.question, ranked, chunks=chunks).quotes[0]
+    best = read(reader, q.question, ranked, chunks=chunks, headings=headings).quotes[0]
     span = sure_phrase(best.text, best.phrase, best.phrase_margin, float("-inf"))
     if span is None:
         return {"phrase": None}

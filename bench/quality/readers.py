@@ -87,11 +87,11 @@ def questions(val: list[dict]) -> list[list[int]]:
 
 def read_sentences(reader, val: list[dict]) -> tuple[np.ndarray, list]:
     """Each example's sentence logit and the span head's best phrase in it, read through the runtime
-    (Reader.read: one call per question, with its candidates, as an answer reads them)."""
+    (Reader.read: one call per question, with its candidates and their headings, as an answer reads them)."""
     logits = np.zeros(len(val))
     phrases: list = [None] * len(val)
     for ix in questions(val):
-        got, found = reader.read(val[ix[0]]["q"], [(val[i]["s"], val[i]["p"]) for i in ix])
+        got, found = reader.read(val[ix[0]]["q"], [(val[i]["s"], val[i]["p"], val[i].get("h", "")) for i in ix])
         logits[ix] = got
         for i, phrase in zip(ix, found):
             phrases[i] = phrase

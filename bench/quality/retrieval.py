@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Retrieval benchmark: paragraph retrieval on four kinds of text, plus deep_search latency.
+"""Retrieval benchmark: paragraph retrieval on five kinds of text, plus deep_search latency.
 
 For each kind of text (bench/data/squad.py KINDS: SQuAD 1.1 dev, SQuAD-shifts new_wiki, reddit posts, Amazon
 reviews; read from the shared sets, bench/data/qa.py) every paragraph is ingested as a document (one collection
 per article) into a library of its own; each question is a query whose relevant document is the paragraph it was
-written on. Rankings are mapped from chunks to documents (first occurrence).
+written on. Rankings are mapped from chunks to documents (first occurrence). The fifth kind is our manuals
+(bench/data/manuals.py; bench.quality.manuals' libraries, one a manual, local store only): a question's gold is the
+passage that holds its evidence, so there the units ranked are passages, not pages.
 
 Reported, all in one run: per kind, R@1, R@5, R@10, MRR@10 and the search's p50 for lexical only (FTS5 BM25),
 dense only (MiniLM + FAISS), plain reciprocal rank fusion (k = 60) and localreason's hybrid (the product's
@@ -45,13 +47,17 @@ def metrics(ranks: list[int | None]) -> dict[str, float]:
     }
 
 
-def doc_rank(rowids: list[int], chunk_doc: dict[int, str], gold: str) -> int | None:
+def doc_rank(rowids: list[int], chunk_doc: dict[int, str], gold: str | frozenset[str]) -> int | None:
+    """The rank (0-based) of the first unit (``chunk_doc``: a chunk's rowid to its document, or to itself for the
+    manuals) that is ``gold`` (one, or any of a set) among the first 10 distinct units of ``rowids``; None
+    beyond."""
+    golds = gold if isinstance(gold, frozenset) else frozenset((gold,))
     seen: list[str] = []
     for r in rowids:
         d = chunk_doc[r]
         if d not in seen:
             seen.append(d)
-            if d == gold:
+            if d in golds:
                 return len(seen) - 1
         if len(seen) >= 10:
             return None
@@ -62,7 +68,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"), help="where the corpora are written")
     qa.add_argument(ap)
-    ap.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
+    ap.add_argument("--kinds", nargs="*", default=[*KINDS, MANUALS], choices=[*KINDS, MANUALS])
+    ap.add_argument("--manuals-dir", type=Path, default=Path(".cache/manuals"),
+                    help="bench.quality.manuals' folder (the packages unpacked, the libraries)")
     ap.add_argument("--questions", type=int, default=2000, help="a fixed random sample of this many a kind (0 = all)")
     ap.add_argument("--latency-queries", type=int, default=300)
     ap.add_argument("--store", choices=("local", "postgres"), default="local",
@@ -74,6 +82,10 @@ def main() -> None:
     store_for = store_maker(args.store)
     tables, squad = {}, None
     for kind in args.kinds:
+        if kind == MANUALS:
+            if args.store == "local":  # bench.quality.manuals' libraries are local ones
+                tables[kind] = manual_rows(args.manuals_dir, args.questions)
+            continue
         lib, embedder, settings, articles, corpus = paragraph_library(kind, args.data_dir, args.qa_data,
                                                                       store=store_for(kind.replace("-", "_")))
         run = KindRun(lib, *paragraph_questions(lib, articles, corpus, args.questions))
@@ -151,6 +163,52 @@ class KindRun:
             self.lib.index, self.qs[i][0], 10 * 3, scope, qvec=self.qvecs[i])], "hybrid"), every)
         rows[hybrid]["p50 ms"] = statistics.median(self.ms["hybrid"])
         return rows
+
+
+MANUALS = "manuals"
+"""Our manuals set (bench/data/manuals.py): each manual a library of its pages; a question's gold is the passage
+that holds its evidence (bench.quality.manuals.answering_chunks), not the page."""
+
+
+def manual_rows(manuals_dir: Path, questions: int) -> dict[str, dict[str, float]]:
+    """The manuals kind's rows: every answerable question of each manual (``questions`` > 0: a fixed sample of
+    that many a manual) against its manual's library, the passages as units; each manual's table printed, then
+    the questions of all of them together (the held-out Apache manual shown alone too)."""
+    from bench.data import manuals as M
+    from bench.quality.manuals import answering_chunks, library, sample
+    from localreason.config import load_settings
+    from localreason.embed import make_embedder
+    from localreason.models import resolve_embedding_model
+
+    settings = load_settings(manuals_dir / "libs")
+    embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
+    runs = []
+    for manual in M.MANUALS:
+        lib = library(manual, manuals_dir, embedder)
+        asked = [q for q in sample(M.questions(manual), questions) if q.kind != "unanswerable" and q.page]
+        qs = [(q.question, frozenset(answering_chunks(lib, manual, manuals_dir, q)), manual) for q in asked]
+        qs = [q for q in qs if q[1]]
+        units = {r: cid for r, cid in lib.store.db.execute("SELECT rowid, id FROM chunks WHERE level = 2")}
+        run = KindRun(lib, qs, {}, units)
+        rows = run.method_rows()
+        note = " (held out of every fit)" if manual in M.HELD_OUT else ""
+        print_rows(f"manuals, {manual}{note}: {len(qs)} questions, {len(units)} passages", rows)
+        runs.append((len(qs), rows, run.ms))
+        lib.close()
+    return pooled(runs)
+
+
+def pooled(runs: list[tuple[int, dict, dict]]) -> dict[str, dict[str, float]]:
+    """Rows of several libraries' runs as one: each figure the questions-weighted mean, p50 over every search."""
+    total = sum(n for n, _, _ in runs)
+    out: dict[str, dict[str, float]] = {}
+    for name in runs[0][1]:
+        out[name] = {k: sum(n * rows[name][k] for n, rows, _ in runs) / total for k in ("R@1", "R@5", "R@10", "MRR@10")}
+    for name, key in (("lexical (FTS5 BM25)", "lexical"), ("dense (MiniLM, FAISS)", "dense")):
+        out[name]["p50 ms"] = statistics.median([x for _, _, ms in runs for x in ms[key]])
+    hybrid = next(k for k in out if k.startswith("localreason hybrid"))
+    out[hybrid]["p50 ms"] = statistics.median([x for _, _, ms in runs for x in ms["hybrid"]])
+    return out
 
 
 def print_rows(title: str, rows: dict[str, dict[str, float]]) -> None:

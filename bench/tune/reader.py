@@ -59,6 +59,7 @@ def records(lib, reader, questions) -> list[dict]:
     from localreason.reason import pipeline as P
     from localreason.reason.gate import field_off_question
     from localreason.reason.offer import asks_for_name, leans_on_reference, naming_sentence
+    from localreason.reason.read import headings_of
 
     out = []
     for q in questions:
@@ -73,7 +74,9 @@ def records(lib, reader, questions) -> list[dict]:
             out.append(rec)
             continue
         t = time.perf_counter()
-        logits, phrases = reader.read(q.text, [(x.text, x.context) for x in ranked]) if ranked else ([], [])
+        heads = headings_of(evidence)
+        logits, phrases = reader.read(q.text, [(x.text, x.context, heads.get(x.chunk_id, "")) for x in ranked]) \
+            if ranked else ([], [])  # fmt: skip
         rec["readMs"] = (time.perf_counter() - t) * 1000
         rec["golds"] = list(q.golds)
         texts = {c.chunk_id: c.content for c in packet.chunks}
@@ -81,7 +84,8 @@ def records(lib, reader, questions) -> list[dict]:
         for x, logit, phrase in zip(ranked, logits, phrases):
             naming = naming_sentence(q.text, x, texts[x.chunk_id]) if named and leans_on_reference(q.text, x.text) \
                 else None  # fmt: skip
-            rec["cands"].append({"text": x.text, "context": x.context, "score": x.score, "logit": float(logit),
+            rec["cands"].append({"text": x.text, "context": x.context, "heading": heads.get(x.chunk_id, ""),
+                                 "score": x.score, "logit": float(logit),
                                  "held": q.held_by(x.text), "field_off": field_off_question(q.text, x), "leans": named and leans_on_reference(
                                      q.text, x.text), "naming": naming.text if naming else None,
                                  "naming_held": bool(naming and q.held_by(naming.text)), **phrase_fields(phrase),
@@ -158,7 +162,7 @@ def recorded(where: tuple[Path, Path | None], embedder, name: str, plan: tuple, 
     return recs
 
 
-RECORDS = 2
+RECORDS = 3
 """The records' version: 2 adds the span head's phrase in the sentence before (``before``, ``beforeMargin``) and
 whether that sentence holds the answer (``context_held``)."""
 
@@ -208,7 +212,8 @@ def rescore(recs: list[dict], reader) -> list[dict]:
     for rec in recs:
         if rec["cands"]:
             t = time.perf_counter()
-            logits, phrases = reader.read(rec["q"], [(c["text"], c["context"]) for c in rec["cands"]])
+            logits, phrases = reader.read(rec["q"], [(c["text"], c["context"], c.get("heading", ""))
+                                                     for c in rec["cands"]])  # fmt: skip
             rec["readMs"] = (time.perf_counter() - t) * 1000
             for c, logit, phrase in zip(rec["cands"], logits, phrases):
                 c["logit"] = float(logit)

@@ -26,7 +26,7 @@ from .candidates import Quote
 from .gate import WEAK, judge
 from .passage import around, place, windows_for
 from .ranking import sink_echoes, softmax
-from .reader import sigmoid
+from .reader import heading_text, sigmoid
 
 
 class Read(NamedTuple):
@@ -35,15 +35,20 @@ class Read(NamedTuple):
 
 
 def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration = DEFAULT,
-         chunks: dict[str, str] | None = None) -> Read:  # fmt: skip
+         chunks: dict[str, str] | None = None, headings: dict[str, str] | None = None) -> Read:  # fmt: skip
     """``quotes`` (best first) with the ``calibration.read_candidates`` best re-ordered by the reader and the
-    ranking together. A passage reader (format 3) reads them in windows of ``chunks`` (chunk id: text)."""
+    ranking together. A passage reader (format 3) reads them in windows of ``chunks`` (chunk id: text). A
+    sentence reader trained with headings reads each sentence with its chunk's (``headings``, chunk id:
+    reader.heading_text; ``headings_of`` makes them from the evidence)."""
     n = calibration.read_candidates
     head = quotes[:n]
     if not head:
         return Read(list(quotes), 0.0)
     start = time.perf_counter()
-    pairs = [(q.text, q.context) for q in head]
+    if getattr(reader, "reads_headings", False):
+        pairs = [(q.text, q.context, (headings or {}).get(q.chunk_id, "")) for q in head]
+    else:
+        pairs = [(q.text, q.context) for q in head]
     if getattr(reader, "format", 2) == 3:
         logits, fields = passage_reading(reader, question, head, chunks or {})
     elif hasattr(reader, "read"):  # the span head too (a reader of format 2)
@@ -140,6 +145,12 @@ def same_phrase(a: str, b: str) -> bool:
     return bool(common) and 2 * common / (len(x) + len(y)) >= 0.5
 
 
+def headings_of(evidence) -> dict[str, str]:
+    """Chunk id: the heading a reader that reads headings is shown for its sentences (reader.heading_text of
+    the hit's document title and section path), for every hit of ``evidence``."""
+    return {h.chunk_id: heading_text(h.document_title, h.section_path) for h in getattr(evidence, "hits", ())}
+
+
 UNREAD = -10.0
 """The logit of a sentence the passage reader could not place in a window (its chunk's text was not given)."""
 
@@ -155,7 +166,7 @@ def reader_reads(reader, question: str, evidence, ranked: list[Quote], failed=No
     if not evidence.scoped and judge(evidence.relevance, ranked[0].score, calibration=calibration) == WEAK:
         return ranked, 0.0
     try:
-        done = read(reader, question, ranked, calibration=calibration, chunks=chunks)
+        done = read(reader, question, ranked, calibration=calibration, chunks=chunks, headings=headings_of(evidence))
     except ModelError as exc:
         if callable(failed):
             failed(exc)

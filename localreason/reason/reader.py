@@ -28,11 +28,28 @@ CONTEXT_MARK = " [SEP] "
 """Between the sentence and the sentence before it (the tokenizer reads it as its separator token)."""
 
 
-def pair_text(sentence: str, previous: str = "") -> str:
-    """The second segment the reader reads for a candidate: the sentence, then the one before it (the
-    context is last, so that truncation cuts it first)."""
-    sentence, previous = " ".join(sentence.split()), " ".join(previous.split())
+HEADING_CHARS = 120
+"""The longest heading a reader that reads headings sees (``heading_text``), in characters."""
+
+
+def pair_text(sentence: str, previous: str = "", heading: str = "") -> str:
+    """The second segment the reader reads for a candidate: the sentence, then the one before it, then, for a
+    reader trained with them (reader.json's ``headings``), the heading it sits under (``heading_text``): context
+    last, so that truncation cuts it first, the heading before the sentence before."""
+    sentence, previous, heading = (" ".join(x.split()) for x in (sentence, previous, heading))
+    if heading:
+        return f"{sentence}{CONTEXT_MARK}{previous}{CONTEXT_MARK}{heading}"
     return f"{sentence}{CONTEXT_MARK}{previous}" if previous else sentence
+
+
+def heading_text(title: str, section_path=()) -> str:
+    """What a reader that reads headings is shown of where a sentence sits: its document's title and the
+    nearest section heading above it ("mod_rewrite > RewriteRule Flags"), underscores read as spaces (a file's or
+    an article's name), at most HEADING_CHARS characters."""
+    parts = [" ".join(x.replace("_", " ").split()) for x in (title, *tuple(section_path)[-1:])]
+    parts = list(dict.fromkeys(p for p in parts if p))
+    text = " > ".join(parts)
+    return text if len(text) <= HEADING_CHARS else text[:HEADING_CHARS].rsplit(" ", 1)[0]
 
 
 MAX_SPAN_TOKENS = 24
@@ -58,14 +75,16 @@ def squeezed(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def span_tokens(encoding, sentence_chars: int) -> tuple[np.ndarray, np.ndarray]:
-    """Which tokens of a pair's ``encoding`` (from ``pair_text(sentence, previous)``) belong to the sentence and
-    which to the previous sentence: two boolean arrays. ``sentence_chars`` is the length of the squeezed
-    sentence; the context starts after CONTEXT_MARK."""
+def span_tokens(encoding, sentence_chars: int, context_chars: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Which tokens of a pair's ``encoding`` (from ``pair_text(sentence, previous, heading)``) belong to the
+    sentence and which to the previous sentence: two boolean arrays. ``sentence_chars`` is the length of the
+    squeezed sentence; the context starts after CONTEXT_MARK and is ``context_chars`` long (the squeezed
+    previous sentence; None: to the end, as without a heading)."""
     n = len(encoding.ids)
     seq = encoding.sequence_ids
     offsets = encoding.offsets
     context_from = sentence_chars + len(CONTEXT_MARK)
+    context_to = context_from + context_chars if context_chars is not None else None
     in_sentence = np.zeros(n, dtype=bool)
     in_context = np.zeros(n, dtype=bool)
     for t in range(n):
@@ -74,7 +93,7 @@ def span_tokens(encoding, sentence_chars: int) -> tuple[np.ndarray, np.ndarray]:
         s, e = offsets[t]
         if e <= sentence_chars and e > s:
             in_sentence[t] = True
-        elif s >= context_from and e > s:
+        elif s >= context_from and e > s and (context_to is None or e <= context_to):
             in_context[t] = True
     return in_sentence, in_context
 
@@ -118,7 +137,8 @@ def best_phrase(sentence: str, encoding, starts: np.ndarray, ends: np.ndarray, p
     from the span head's start and end logits over ``encoding``'s tokens (of ``pair_text(sentence, previous)``),
     with the best one inside ``previous`` as its ``before``; None when the sentence has no token."""
     squeezed_text, where = squeezed(sentence)
-    in_sentence, in_context = span_tokens(encoding, len(squeezed_text))
+    _, back = squeezed(previous)
+    in_sentence, in_context = span_tokens(encoding, len(squeezed_text), len(back))
     tokens = np.flatnonzero(in_sentence)
     if not len(tokens):
         return None
@@ -128,7 +148,6 @@ def best_phrase(sentence: str, encoding, starts: np.ndarray, ends: np.ndarray, p
     mass = _mass(tokens, starts, ends, i, j)
     before = None
     context = np.flatnonzero(in_context)
-    _, back = squeezed(previous)
     if len(context) and back:
         shift = len(squeezed_text) + len(CONTEXT_MARK)
         a, b, prior = _best_run(context, starts, ends)
@@ -216,19 +235,27 @@ class Reader:
                 self._parts = (compiled, tok, inputs, threading.Lock())
             return self._parts
 
-    def logits(self, question: str, candidates: list[tuple[str, str]]) -> np.ndarray:
-        """One logit per (sentence, previous sentence): log-odds that the sentence holds the answer."""
+    @property
+    def reads_headings(self) -> bool:
+        """Whether it was trained to read the heading a sentence sits under (reader.json's ``headings``)."""
+        return bool(self.info.meta.get("headings"))
+
+    def logits(self, question: str, candidates: list[tuple[str, ...]]) -> np.ndarray:
+        """One logit per (sentence, previous sentence[, heading]): log-odds that the sentence holds the answer."""
         return self.read(question, candidates, phrases=False)[0]
 
-    def read(self, question: str, candidates: list[tuple[str, str]], phrases: bool = True
+    def read(self, question: str, candidates: list[tuple[str, ...]], phrases: bool = True
              ) -> tuple[np.ndarray, list[Phrase | None]]:  # fmt: skip
-        """(one logit per (sentence, previous sentence), the span head's best phrase inside each sentence, or
-        None where it has none or ``phrases`` is off)."""
+        """(one logit per (sentence, previous sentence[, heading]), the span head's best phrase inside each
+        sentence, or None where it has none or ``phrases`` is off). A heading (``heading_text``) is read only by a
+        reader trained with headings."""
         if not candidates:
             return np.zeros(0, dtype=np.float64), []
         compiled, tok, inputs, run_lock = self._load()
         q = " ".join(question.split())
-        encoded = tok.encode_batch([(q, pair_text(s, p)) for s, p in candidates])
+        headings = self.reads_headings
+        encoded = tok.encode_batch([(q, pair_text(c[0], c[1], c[2] if headings and len(c) > 2 else ""))
+                                    for c in candidates])  # fmt: skip
         order = np.argsort([-len(e.ids) for e in encoded], kind="stable")
         out = np.zeros(len(candidates), dtype=np.float64)
         found: list[Phrase | None] = [None] * len(candidates)
@@ -246,8 +273,7 @@ class Reader:
             if spans:
                 starts, ends = result[compiled.output(1)], result[compiled.output(2)]
                 for row, i in enumerate(part):
-                    sentence, previous = candidates[i]
-                    found[i] = best_phrase(sentence, encoded[i], starts[row], ends[row], previous)
+                    found[i] = best_phrase(candidates[i][0], encoded[i], starts[row], ends[row], candidates[i][1])
         return out, found
 
     @property
@@ -283,7 +309,7 @@ class Reader:
                 out[i] = read_window(encoded[i], ranges, maps, logits[row], starts[row], ends[row], marks[row])
         return out
 
-    def probabilities(self, question: str, candidates: list[tuple[str, str]]) -> np.ndarray:
+    def probabilities(self, question: str, candidates: list[tuple[str, ...]]) -> np.ndarray:
         return sigmoid(self.logits(question, candidates))
 
 

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Re-reading search's first candidates (issue #52): what a cross-encoder that reads the question with each
+candidate passage adds to the hybrid ranking, on every kind of text, and what it costs.
+
+For each kind of bench.quality.retrieval (SQuAD 1.1 dev, new_wiki, reddit, Amazon, our manuals) and a fixed sample
+of its questions: the hybrid's DEPTH best candidates, each read whole by the packaged passage reader (its window
+logit: that the passage holds the answer; search.rerank.reread). Orders compared, on the same candidates:
+
+- BM25 alone, dense alone, the hybrid (today's search);
+- the reader's logit plus w x the hybrid's fused score (standardised over the K read), for the K best, the rest
+  after them in the hybrid's order; K and w on a grid.
+
+The grid is read on the fit parts only (SQuAD dev's fit half of articles, the fit manuals' fit halves) and the
+chosen K and w are reported on every part: in-sample (those fit parts; new_wiki too, which the shipped passage
+reader was trained on), and held out (SQuAD dev's evaluation half, the fit manuals' evaluation halves, the Apache
+manual, reddit, Amazon). The reader's milliseconds per question for K passages are printed beside it.
+
+    python -m bench.quality.rerank --questions 300
+    python -m bench.quality.rerank --questions 300 --out rerank.jsonl    # each question's record
+    python -m bench.quality.rerank --from-records rerank.jsonl           # the tables again, no reading
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from bench import cpu_name
+from bench.data import qa
+from bench.data.squad import KINDS, paragraph_library, paragraph_questions
+from bench.quality.retrieval import MANUALS, KindRun, doc_rank, metrics
+
+DEPTH = 20
+DEPTHS = (5, 10, 20)
+WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+
+def record_kind(lib, reader, qs, units: dict[int, str], part_of, label: str) -> list[dict]:
+    """Each question's record: its part, the units (documents or passages) of BM25's, dense's and the hybrid's
+    first DEPTH * 3 rowids, the hybrid's fused scores and the reader's logits for its first DEPTH, and the
+    reader's milliseconds for 5, 10 and 20 passages (from one reading of DEPTH: its time shares by tokens)."""
+    from localreason import search
+    from localreason.search.rerank import reread
+
+    run = KindRun(lib, qs, {}, units)
+    scope = search.ResolvedScope()
+    out = []
+    for i, (q, gold, tag) in enumerate(qs):
+        ranked = search.hybrid(lib.index, q, DEPTH * 3, scope, qvec=run.qvecs[i])
+        rowids = [r.rowid for r in ranked]
+        texts = [h.content for h in lib.store.hits(rowids[:DEPTH])]
+        t = time.perf_counter()
+        logits = reread(reader, q, texts)
+        ms = (time.perf_counter() - t) * 1000
+        out.append({"kind": label, "part": part_of(tag), "q": q, "gold": sorted(gold) if isinstance(gold, frozenset)
+                    else [gold], "lex": [units[r] for r, _ in run.lex_l[i][:DEPTH * 3]],
+                    "dense": [units[r] for r, _ in run.dense_l[i][:DEPTH * 3]], "hybrid": [units[r] for r in rowids],
+                    "fused": [r.fused for r in ranked[:DEPTH]], "logits": [float(x) for x in logits], "ms": ms,
+                    "chars": [len(x) for x in texts]})  # fmt: skip
+    return out
+
+
+def paragraph_records(kind: str, args, reader) -> list[dict]:
+    lib, _, _, articles, corpus = paragraph_library(kind, args.data_dir, args.qa_data)
+    qs, _, chunk_doc = paragraph_questions(lib, articles, corpus, args.questions)
+    halves = qa.article_half([a["title"] for a in articles], "squad-dev-halves") if kind == "squad-dev" else {}
+    held = "in the passage reader's training" if kind == "new_wiki" else "held out"
+    part = (lambda t: f"squad-dev {halves[t]}") if kind == "squad-dev" else (lambda t: f"{kind} {held}")
+    recs = record_kind(lib, reader, qs, chunk_doc, part, kind)
+    lib.close()
+    return recs
+
+
+def manual_records(args, reader, embedder) -> list[dict]:
+    from bench.data import manuals as M
+    from bench.quality.manuals import answering_chunks, library, sample
+
+    recs = []
+    for manual in M.MANUALS:
+        lib = library(manual, args.manuals_dir, embedder)
+        asked = [q for q in sample(M.questions(manual), args.questions) if q.kind != "unanswerable" and q.page]
+        qs = [(q.question, frozenset(answering_chunks(lib, manual, args.manuals_dir, q)), q.page) for q in asked]
+        units = {r: cid for r, cid in lib.store.db.execute("SELECT rowid, id FROM chunks WHERE level = 2")}
+
+        def part(page: str, manual: str = manual) -> str:
+            return "apache held out" if manual in M.HELD_OUT else f"manuals {M.page_half(manual, page)}"
+
+        recs += record_kind(lib, reader, [q for q in qs if q[1]], units, part, f"manuals {manual}")
+        lib.close()
+    return recs
+
+
+def order(rec: dict, k: int, w: float) -> list[str]:
+    """The units in the re-read order: the first ``k`` by logit + w x the fused score's z over those k, then the
+    rest of the hybrid's."""
+    logits = np.array(rec["logits"][:k])
+    fused = np.array(rec["fused"][:k])
+    z = (fused - fused.mean()) / (fused.std() or 1.0)
+    top = np.argsort(-(logits + w * z), kind="stable")
+    return [rec["hybrid"][i] for i in top] + rec["hybrid"][len(top):]
+
+
+def ranks_of(recs: list[dict], ranking) -> dict[str, float]:
+    """metrics of ``ranking(rec)`` (units in order) against each record's gold units."""
+    units = lambda xs: {i: u for i, u in enumerate(xs)}  # noqa: E731
+    return metrics([doc_rank(list(range(len(r))), units(r), frozenset(rec["gold"]))
+                    for rec in recs for r in [ranking(rec)]])  # fmt: skip
+
+
+def report(recs: list[dict]) -> None:
+    parts = defaultdict(list)
+    for r in recs:
+        parts[r["part"]].append(r)
+    fit = [r for r in recs if r["part"] in ("squad-dev fit", "manuals fit")]
+    print(f"\nthe grid on the fit parts ({len(fit)} questions: SQuAD dev fit half, the fit manuals' fit halves), R@5 / MRR@10")
+    best = None
+    for k in DEPTHS:
+        row = []
+        for w in WEIGHTS:
+            m = ranks_of(fit, lambda r, k=k, w=w: order(r, k, w))
+            row.append(f"{m['R@5']:.3f} / {m['MRR@10']:.3f}")
+            if best is None or m["MRR@10"] > best[0]:
+                best = (m["MRR@10"], k, w)
+        print(f"  K={k:<3} " + "  ".join(f"w={w}: {x}" for w, x in zip(WEIGHTS, row)))
+    _, k, w = best
+    print(f"chosen on the fit parts: K={k}, w={w}")
+    methods = {"BM25 alone": lambda r: r["lex"], "dense alone": lambda r: r["dense"], "hybrid (today)": lambda r: r["hybrid"],
+               f"re-read K={k} w={w}": lambda r: order(r, k, w)}  # fmt: skip
+    print(f"\nR@1 / R@5 / MRR@10 by part ({cpu_name()})")
+    print(f"{'part':<22} {'n':>5} " + " ".join(f"{m:>24}" for m in methods) + f" {'reader ms p50':>14}")
+    for name in sorted(parts):
+        rs = parts[name]
+        cells = []
+        for fn in methods.values():
+            m = ranks_of(rs, fn)
+            cells.append(f"{m['R@1']:.3f} / {m['R@5']:.3f} / {m['MRR@10']:.3f}")
+        ms = statistics.median(r["ms"] * sum(r["chars"][:k]) / max(1, sum(r["chars"])) for r in rs)
+        print(f"{name:<22} {len(rs):>5} " + " ".join(f"{c:>24}" for c in cells) + f" {ms:>14.0f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"))
+    qa.add_argument(ap)
+    ap.add_argument("--manuals-dir", type=Path, default=Path(".cache/manuals"))
+    ap.add_argument("--kinds", nargs="*", default=[*KINDS, MANUALS], choices=[*KINDS, MANUALS])
+    ap.add_argument("--questions", type=int, default=300, help="a fixed sample of this many a kind (a manual)")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--from-records", type=Path)
+    args = ap.parse_args()
+    if args.from_records:
+        return report([json.loads(line) for line in args.from_records.open()])
+    from localreason import models
+    from localreason.config import load_settings
+    from localreason.embed import make_embedder
+    from localreason.reason.reader import Reader
+
+    reader = Reader(models.PASSAGE_DIR, threads=2)
+    recs = []
+    for kind in args.kinds:
+        if kind == MANUALS:
+            settings = load_settings(args.manuals_dir / "libs")
+            embedder = make_embedder(models.resolve_embedding_model(settings), cache_root=settings.cache_path)
+            recs += manual_records(args, reader, embedder)
+        else:
+            recs += paragraph_records(kind, args, reader)
+        print(f"{kind}: {len(recs)} questions read so far", flush=True)
+    if args.out:
+        with args.out.open("w") as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+    report(recs)
+
+
+if __name__ == "__main__":
+    main()
