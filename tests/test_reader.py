@@ -200,6 +200,8 @@ def test_the_heading_a_reader_is_shown_is_the_title_and_the_nearest_section():
         "mod rewrite > RewriteRule Flags"
     assert heading_text("Super_Bowl_50") == "Super Bowl 50" and heading_text("", ()) == ""
     assert heading_text("Guide", ("Guide",)) == "Guide", "a section named as its document once"
+    assert heading_text("000.txt") == "" and heading_text("2024-01.md", ("Setup",)) == "Setup", "a number names nothing"
+    assert heading_text("notes.txt") == "notes.txt" and heading_text("Web_2.0") == "Web 2.0"
     long = heading_text("word " * 60)
     assert len(long) <= 120 and not long.endswith(" ")
 

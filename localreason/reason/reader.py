@@ -12,6 +12,7 @@ inference both call it, so they cannot drift apart.
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import NamedTuple
@@ -45,9 +46,10 @@ def pair_text(sentence: str, previous: str = "", heading: str = "") -> str:
 def heading_text(title: str, section_path=()) -> str:
     """What a reader that reads headings is shown of where a sentence sits: its document's title and the
     nearest section heading above it ("mod_rewrite > RewriteRule Flags"), underscores read as spaces (a file's or
-    an article's name), at most HEADING_CHARS characters."""
+    an article's name), at most HEADING_CHARS characters. A name with no letter but its file type ("000.txt",
+    "2024-01.md") names nothing and is left out."""
     parts = [" ".join(x.replace("_", " ").split()) for x in (title, *tuple(section_path)[-1:])]
-    parts = list(dict.fromkeys(p for p in parts if p))
+    parts = list(dict.fromkeys(p for p in parts if _names_something(p)))
     text = " > ".join(parts)
     return text if len(text) <= HEADING_CHARS else text[:HEADING_CHARS].rsplit(" ", 1)[0]
 
@@ -73,6 +75,11 @@ def squeezed(text: str) -> tuple[str, list[int]]:
         out.append(ch)
         where.append(i)
     return "".join(out), where
+
+
+def _names_something(part: str) -> bool:
+    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", part)
+    return any(ch.isalpha() for ch in stem)
 
 
 def span_tokens(encoding, sentence_chars: int, context_chars: int | None = None) -> tuple[np.ndarray, np.ndarray]:
