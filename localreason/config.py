@@ -316,6 +316,11 @@ class Settings:
         one_of("auto", "off"), details="The readers are small cross-encoders on OpenVINO (localreason/models/reader "
         "and models/passage); when the reader cannot load, today's ranking is used with a notice, and without the "
         "passage reader no phrase is shown. `localreason models` shows which.")  # fmt: skip
+    search_reread: str = setting(
+        "auto", "auto: the passage reader re-reads search's first candidates with the question and, with the fused "
+        "score, orders them (deep_search, progressive search and answers); off: the hybrid ranking's order.",
+        one_of("auto", "off"), details="Needs the reader setting on (it is the packaged passage reader). What it "
+        "costs and buys per kind of text: docs/benchmarks.md (python -m bench.quality.rerank).")  # fmt: skip
     tui_watch: str = setting(
         "on", "on: the TUI follows the library's folders while it runs (changes are applied as they happen, the "
         "status line says so); off: only F5 re-syncs.", one_of("on", "off"),

@@ -72,6 +72,7 @@ class Library:
         self._reader = reader
         """The reader (reason/reader.py); None: the packaged one, loaded on first use when the setting is auto."""
         self._reader_problem: str | None = None
+        self._reread_problem: str | None = None
         self._store: Store | None = None
         self._vectors: VectorIndex | None = None
         self._embedder = embedder
@@ -402,6 +403,24 @@ class Library:
                 self.reader_failed(exc)
                 return None
         return self._reader
+
+    @property
+    def rereader(self):
+        """What re-reads search's first candidates (search/rerank.py): the packaged passage reader, when the
+        ``search_reread`` and ``reader`` settings are on and it can be read; else None (the hybrid's order)."""
+        if self.settings.search_reread == "off" or self._reread_problem is not None:
+            return None
+        reader = self.reader
+        return getattr(reader, "passage", None) if reader is not None else None
+
+    def reread_failed(self, exc: BaseException) -> None:
+        """The passage reader could not re-read search's candidates: search keeps the hybrid's order from now on;
+        say so once."""
+        self._reread_problem = str(exc)
+        message = f"Search results are not re-read: {exc} They keep the hybrid ranking's order."
+        log.warning(message)
+        if self.notice:
+            self.notice(message)
 
     def reader_failed(self, exc: BaseException) -> None:
         """The reader could not load or run: answers use the ranking without it from now on; say so once."""

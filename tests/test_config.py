@@ -35,6 +35,7 @@ BAD = {
     "answer_quotes": ("6", "answer_quotes must be 'auto' or a number from 1 to 5 (got '6')."),
     "answer_rerank": ("yes", "answer_rerank must be one of likelihood, off (got 'yes')."),
     "reader": ("on", "reader must be one of auto, off (got 'on')."),
+    "search_reread": ("yes", "search_reread must be one of auto, off (got 'yes')."),
     "tui_watch": ("yes", "tui_watch must be one of on, off (got 'yes')."),
     "watch_mode": ("inotify", "watch_mode must be one of auto, poll (got 'inotify')."),
     "ocr": ("tesseract", "ocr must be one of auto, off (got 'tesseract')."),

@@ -30,3 +30,111 @@ def test_the_reread_order_moves_only_the_first_k_and_weighs_the_fused_score():
     assert order(rec, 2, 100.0) == ["a", "b", "c", "d"], "a heavy fused weight keeps the hybrid's order"
     assert ranks_of([rec], lambda r: order(r, 3, 0.0))["R@1"] == 1.0
     assert ranks_of([rec], lambda r: r["hybrid"])["MRR@10"] == 1 / 3
+
+
+class _Store:
+    def __init__(self, texts: dict[int, str]) -> None:
+        self.texts = texts
+
+    def hits(self, rowids):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(content=self.texts[r]) for r in rowids if r in self.texts]
+
+
+class _WordReader:
+    """A passage reader whose window logit is +5 when the passage holds ``word``."""
+
+    def __init__(self, word: str, fail: bool = False) -> None:
+        self.word, self.fail, self.read = word, fail, []
+
+    def read_windows(self, question, windows):
+        from types import SimpleNamespace
+
+        from localreason.errors import ModelError
+
+        if self.fail:
+            raise ModelError("The passage reader's model file is damaged.")
+        self.read.append([" ".join(w) for w in windows])
+        return [SimpleNamespace(logit=5.0 if self.word in " ".join(w) else 0.0, sentences=np.zeros(len(w)), best=None)
+                for w in windows]  # fmt: skip
+
+
+def _ranked(n: int):
+    from localreason.search.ranking import Ranked
+
+    return [Ranked(i, float(n - i), 0.5) for i in range(n)]
+
+
+def test_reread_first_orders_the_first_candidates_and_keeps_the_fused_scores_in_place():
+    from types import SimpleNamespace
+
+    from localreason.search.rerank import reread_first
+
+    texts = {i: f"passage {i}" + (" warranty" if i == 3 else "") for i in range(6)}
+    index = SimpleNamespace(store=_Store(texts), rereader=_WordReader("warranty"))
+    got = reread_first(index, "How long is the warranty?", _ranked(6), depth=4, weight=0.5)
+    assert [r.rowid for r in got] == [3, 0, 1, 2, 4, 5], "the one the reader finds answering leads; the rest after"
+    assert [r.fused for r in got] == [6.0, 5.0, 4.0, 3.0, 2.0, 1.0], "each takes the fused score of its place"
+    assert index.rereader.read == [[texts[i] for i in range(4)]], "only the first depth are read"
+    index.store.texts.pop(2)
+    assert [r.rowid for r in reread_first(index, "q", _ranked(6), depth=4)] == list(range(6)), "a text gone: as it was"
+
+
+def test_without_a_rereader_or_when_it_fails_the_hybrids_order_stands():
+    from types import SimpleNamespace
+
+    from localreason.search.rerank import reread_first
+
+    texts = {i: f"passage {i} warranty" for i in range(4)}
+    assert reread_first(SimpleNamespace(store=_Store(texts)), "q", _ranked(4)) == _ranked(4)
+    failures = []
+    index = SimpleNamespace(store=_Store(texts), rereader=_WordReader("x", fail=True), reread_failed=failures.append)
+    assert [r.rowid for r in reread_first(index, "q", _ranked(4))] == [0, 1, 2, 3]
+    assert len(failures) == 1 and "damaged" in str(failures[0])
+
+
+ECHO = ("The bridge over the river is a stone bridge. The bridge over the river is popular with walkers, and the "
+        "river is wide.\n")
+ANSWER = "After the flood destroyed it, the crossing was rebuilt in 1821 by the engineer John Rennie.\n"
+
+
+def _library(home, embedder, files_dir, **settings):
+    from localreason.config import load_settings
+    from localreason.library import Library
+
+    lib = Library(settings=load_settings(home, **settings), embedder=embedder)
+    assert lib.ingest([files_dir], "work").ok
+    return lib
+
+
+def test_deep_search_and_the_evidence_are_reread_by_the_packaged_passage_reader(isolated_home, fake_embedder, tmp_path):
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "echo.md").write_text(ECHO)
+    (files / "answer.md").write_text(ANSWER)
+    q = "When was the bridge over the river rebuilt?"
+    plain = _library(isolated_home / "a", fake_embedder, files, search_reread="off")
+    assert plain.rereader is None
+    assert plain.deep_search(q)[0].content.startswith("The bridge over"), "the hybrid: the passage repeating the question"
+    plain.close()
+    lib = _library(isolated_home / "b", fake_embedder, files)
+    assert lib.rereader is not None and lib.rereader.format == 3, "the packaged passage reader"
+    assert lib.deep_search(q)[0].content.startswith("After the flood"), "the reader: the passage that answers"
+    assert lib.progressive_search(q).hits[0].content.startswith("After the flood")
+    lib.close()
+    off = _library(isolated_home / "c", fake_embedder, files, reader="off")
+    assert off.rereader is None, "no reader: no re-reading"
+    off.close()
+
+
+def test_a_copied_passage_among_the_first_is_read_once_and_scored_alike():
+    from types import SimpleNamespace
+
+    from localreason.search.rerank import reread_first
+
+    texts = {0: "passage zero", 1: "the warranty passage", 2: "the warranty passage", 3: "passage three"}
+    index = SimpleNamespace(store=_Store(texts), rereader=_WordReader("warranty"))
+    got = reread_first(index, "q", _ranked(4), depth=4, weight=0.5)
+    assert index.rereader.read == [["passage zero", "the warranty passage", "passage three"]]
+    assert [r.rowid for r in got][:2] == [1, 2]

@@ -35,8 +35,14 @@ from bench import cpu_name
 from bench.data import qa
 from bench.data.squad import KINDS, paragraph_library, paragraph_questions
 from bench.quality.retrieval import MANUALS, KindRun, doc_rank, metrics
+from localreason.search.rerank import SIGNALS
 
 DEPTH = 20
+TOLERANCE = 0.005
+MIN_DEPTH = 10
+"""The choice on the fit parts: the best MRR@10 among depths of MIN_DEPTH or more (a depth of 5 cannot bring a
+passage into the first 5, and the issue asks for R@5), and within TOLERANCE of it the fewest passages read (reading
+costs time in proportion)."""
 DEPTHS = (5, 10, 20)
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
@@ -46,7 +52,7 @@ def record_kind(lib, reader, qs, units: dict[int, str], part_of, label: str) -> 
     first DEPTH * 3 rowids, the hybrid's fused scores and the reader's logits for its first DEPTH, and the
     reader's milliseconds for 5, 10 and 20 passages (from one reading of DEPTH: its time shares by tokens)."""
     from localreason import search
-    from localreason.search.rerank import reread
+    from localreason.search.rerank import readings
 
     run = KindRun(lib, qs, {}, units)
     scope = search.ResolvedScope()
@@ -56,12 +62,13 @@ def record_kind(lib, reader, qs, units: dict[int, str], part_of, label: str) -> 
         rowids = [r.rowid for r in ranked]
         texts = [h.content for h in lib.store.hits(rowids[:DEPTH])]
         t = time.perf_counter()
-        logits = reread(reader, q, texts)
+        read = readings(reader, q, texts)
         ms = (time.perf_counter() - t) * 1000
         out.append({"kind": label, "part": part_of(tag), "q": q, "gold": sorted(gold) if isinstance(gold, frozenset)
                     else [gold], "lex": [units[r] for r, _ in run.lex_l[i][:DEPTH * 3]],
                     "dense": [units[r] for r, _ in run.dense_l[i][:DEPTH * 3]], "hybrid": [units[r] for r in rowids],
-                    "fused": [r.fused for r in ranked[:DEPTH]], "logits": [float(x) for x in logits], "ms": ms,
+                    "fused": [r.fused for r in ranked[:DEPTH]], "ms": ms,
+                    **{f"logits_{k}": [float(x) for x in v] for k, v in read.items()},
                     "chars": [len(x) for x in texts]})  # fmt: skip
     return out
 
@@ -96,13 +103,13 @@ def manual_records(args, reader, embedder) -> list[dict]:
     return recs
 
 
-def order(rec: dict, k: int, w: float) -> list[str]:
-    """The units in the re-read order: the first ``k`` by logit + w x the fused score's z over those k, then the
-    rest of the hybrid's."""
-    logits = np.array(rec["logits"][:k])
-    fused = np.array(rec["fused"][:k])
-    z = (fused - fused.mean()) / (fused.std() or 1.0)
-    top = np.argsort(-(logits + w * z), kind="stable")
+def order(rec: dict, k: int, w: float, signal: str = "window") -> list[str]:
+    """The units in the re-read order: the first ``k`` by the reader's ``signal`` + w x the fused score's z over
+    those k (search.rerank.combined), then the rest of the hybrid's."""
+    from localreason.search.rerank import combined
+
+    logits = np.array(rec.get(f"logits_{signal}", rec.get("logits"))[:k])
+    top = np.argsort(-combined(logits, np.array(rec["fused"][:k]), w), kind="stable")
     return [rec["hybrid"][i] for i in top] + rec["hybrid"][len(top):]
 
 
@@ -113,35 +120,42 @@ def ranks_of(recs: list[dict], ranking) -> dict[str, float]:
                     for rec in recs for r in [ranking(rec)]])  # fmt: skip
 
 
-def report(recs: list[dict]) -> None:
+def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> None:
+    """The grid on the fit parts, the depth and weight it chooses, and every part's figures under BM25, dense, the
+    hybrid, the chosen re-read order and those ``shown`` (K, w) besides."""
     parts = defaultdict(list)
     for r in recs:
         parts[r["part"]].append(r)
     fit = [r for r in recs if r["part"] in ("squad-dev fit", "manuals fit")]
     print(f"\nthe grid on the fit parts ({len(fit)} questions: SQuAD dev fit half, the fit manuals' fit halves), R@5 / MRR@10")
-    best = None
-    for k in DEPTHS:
-        row = []
-        for w in WEIGHTS:
-            m = ranks_of(fit, lambda r, k=k, w=w: order(r, k, w))
-            row.append(f"{m['R@5']:.3f} / {m['MRR@10']:.3f}")
-            if best is None or m["MRR@10"] > best[0]:
-                best = (m["MRR@10"], k, w)
-        print(f"  K={k:<3} " + "  ".join(f"w={w}: {x}" for w, x in zip(WEIGHTS, row)))
-    _, k, w = best
-    print(f"chosen on the fit parts: K={k}, w={w}")
-    methods = {"BM25 alone": lambda r: r["lex"], "dense alone": lambda r: r["dense"], "hybrid (today)": lambda r: r["hybrid"],
-               f"re-read K={k} w={w}": lambda r: order(r, k, w)}  # fmt: skip
+    signals = [x for x in SIGNALS if f"logits_{x}" in fit[0]] or ["window"]
+    grid = {}
+    for sig in signals:
+        for k in DEPTHS:
+            for w in WEIGHTS:
+                grid[sig, k, w] = ranks_of(fit, lambda r, k=k, w=w, sig=sig: order(r, k, w, sig))
+            print(f"  {sig:<8} K={k:<3} " + "  ".join(f"w={w}: {grid[sig, k, w]['R@5']:.3f} / "
+                                                  f"{grid[sig, k, w]['MRR@10']:.3f}" for w in WEIGHTS))  # fmt: skip
+    deep = {key: m for key, m in grid.items() if key[1] >= MIN_DEPTH}
+    top = max(m["MRR@10"] for m in deep.values())
+    sig, k, w = min((key for key, m in deep.items() if m["MRR@10"] >= top - TOLERANCE),
+                    key=lambda key: (key[1], -deep[key]["MRR@10"]))  # fmt: skip
+    print(f"chosen on the fit parts: {sig}, K={k}, w={w} (the best MRR@10 at a depth of {MIN_DEPTH} or more; within "
+          f"{TOLERANCE} of it, the fewest passages read)")
+    methods = {"BM25 alone": lambda r: r["lex"], "dense alone": lambda r: r["dense"], "hybrid (today)": lambda r: r["hybrid"]}
+    for sg, k, w in [(sig, k, w), *(shown or [])]:
+        methods[f"{sg} K={k} w={w}"] = lambda r, k=k, w=w, sg=sg: order(r, k, w, sg)
     print(f"\nR@1 / R@5 / MRR@10 by part ({cpu_name()})")
-    print(f"{'part':<22} {'n':>5} " + " ".join(f"{m:>24}" for m in methods) + f" {'reader ms p50':>14}")
+    print(f"{'part':<22} {'n':>5} " + " ".join(f"{m:>24}" for m in methods) + " reader ms p50 (each K read)")
     for name in sorted(parts):
         rs = parts[name]
         cells = []
         for fn in methods.values():
             m = ranks_of(rs, fn)
             cells.append(f"{m['R@1']:.3f} / {m['R@5']:.3f} / {m['MRR@10']:.3f}")
-        ms = statistics.median(r["ms"] * sum(r["chars"][:k]) / max(1, sum(r["chars"])) for r in rs)
-        print(f"{name:<22} {len(rs):>5} " + " ".join(f"{c:>24}" for c in cells) + f" {ms:>14.0f}")
+        ms = [statistics.median(r["ms"] * sum(r["chars"][:k]) / max(1, sum(r["chars"])) for r in rs)
+              for k in sorted({int(m.split("K=")[1].split()[0]) for m in methods if "K=" in m})]
+        print(f"{name[:22]:<22} {len(rs):>5} " + " ".join(f"{c:>24}" for c in cells) + " " + " / ".join(f"{x:.0f}" for x in ms))
 
 
 def main() -> None:
@@ -153,9 +167,10 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=300, help="a fixed sample of this many a kind (a manual)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--from-records", type=Path)
+    ap.add_argument("--show", nargs="*", default=[], metavar="SIGNAL,K,W", help="re-read orders to show beside the chosen one (window,20,1.0)")
     args = ap.parse_args()
     if args.from_records:
-        return report([json.loads(line) for line in args.from_records.open()])
+        return report([json.loads(line) for line in args.from_records.open()], shown(args.show))
     from localreason import models
     from localreason.config import load_settings
     from localreason.embed import make_embedder
@@ -175,7 +190,11 @@ def main() -> None:
         with args.out.open("w") as f:
             for r in recs:
                 f.write(json.dumps(r) + "\n")
-    report(recs)
+    report(recs, shown(args.show))
+
+
+def shown(triples: list[str]) -> list[tuple[str, int, float]]:
+    return [(p.split(",")[0], int(p.split(",")[1]), float(p.split(",")[2])) for p in triples]
 
 
 if __name__ == "__main__":

@@ -162,6 +162,13 @@ class KindRun:
         rows[hybrid] = self.evaluate(self.timed(lambda i: [h.rowid for h in search.hybrid(
             self.lib.index, self.qs[i][0], 10 * 3, scope, qvec=self.qvecs[i])], "hybrid"), every)
         rows[hybrid]["p50 ms"] = statistics.median(self.ms["hybrid"])
+        if getattr(self.lib, "rereader", None) is not None:  # the search_reread setting on, the passage reader there
+            from localreason.search.rerank import REREAD_DEPTH, reread_first
+
+            name = f"hybrid, first {REREAD_DEPTH} re-read (the product's)"
+            rows[name] = self.evaluate(self.timed(lambda i: [h.rowid for h in reread_first(self.lib, self.qs[i][0], search.hybrid(
+                self.lib.index, self.qs[i][0], 10 * 3, scope, qvec=self.qvecs[i]))], "reread"), every)  # fmt: skip
+            rows[name]["p50 ms"] = statistics.median(self.ms["reread"])
         return rows
 
 
@@ -208,6 +215,9 @@ def pooled(runs: list[tuple[int, dict, dict]]) -> dict[str, dict[str, float]]:
         out[name]["p50 ms"] = statistics.median([x for _, _, ms in runs for x in ms[key]])
     hybrid = next(k for k in out if k.startswith("localreason hybrid"))
     out[hybrid]["p50 ms"] = statistics.median([x for _, _, ms in runs for x in ms["hybrid"]])
+    reread = next((k for k in out if "re-read" in k), None)
+    if reread:
+        out[reread]["p50 ms"] = statistics.median([x for _, _, ms in runs for x in ms["reread"]])
     return out
 
 
@@ -220,16 +230,18 @@ def print_rows(title: str, rows: dict[str, dict[str, float]]) -> None:
 
 
 def print_summary(tables: dict[str, dict[str, dict[str, float]]]) -> None:
-    """R@5 / MRR@10 of every method on every kind, and the hybrid against BM25 alone."""
+    """R@5 / MRR@10 of every method on every kind, and the hybrid (and the re-read ranking) against BM25 alone."""
     methods = list(next(iter(tables.values())))
     print(f"\nR@5 / MRR@10 by kind of text ({cpu_name()})")
     print(f"{'method':<44} " + " ".join(f"{k:>15}" for k in tables))
     for m in methods:
-        print(f"{m:<44} " + " ".join(f"{t[m]['R@5']:.3f} / {t[m]['MRR@10']:.3f}".rjust(15) for t in tables.values()))
-    hybrid, lexical = methods[-1], methods[0]
-    print(f"{'hybrid - BM25 alone':<44} " + " ".join(
-        f"{t[hybrid]['R@5'] - t[lexical]['R@5']:+.3f} / {t[hybrid]['MRR@10'] - t[lexical]['MRR@10']:+.3f}".rjust(15)
-        for t in tables.values()))  # fmt: skip
+        print(f"{m:<44} " + " ".join((f"{t[m]['R@5']:.3f} / {t[m]['MRR@10']:.3f}" if m in t else "-").rjust(15)
+                                     for t in tables.values()))  # fmt: skip
+    lexical = methods[0]
+    for best in methods[3:]:
+        print(f"{best[:32] + ' - BM25 alone':<44} " + " ".join(
+            f"{t[best]['R@5'] - t[lexical]['R@5']:+.3f} / {t[best]['MRR@10'] - t[lexical]['MRR@10']:+.3f}".rjust(15)
+            if best in t else "-".rjust(15) for t in tables.values()))  # fmt: skip
 
 
 def weight_sweep(dense_l, lex_l, evaluate, dev, test) -> None:

@@ -10,6 +10,7 @@ from ..text import WORD, counted, query_terms
 from ..types import Evidence
 from .index import Index
 from .ranking import CANDIDATES, Ranked, distinct, hybrid, lexical_ranking, one
+from .rerank import reread_first
 from .scope import (DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
 
@@ -31,7 +32,7 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
                        limit: object = DEFAULT_EVIDENCE_LIMIT, grant: Grant = None) -> Evidence:  # fmt: skip
     """Gather a bounded, ranked evidence set with an adaptive relevance threshold.
 
-    1. Rank by the hybrid fusion.
+    1. Rank by the hybrid fusion; the passage reader re-reads the first candidates (search/rerank.py).
     2. Keep candidates whose fused z-score is at least RELATIVE_CUTOFF of the best one's, or
        MIN_Z above the pool's mean: a cutoff from this query's own score distribution.
     3. If fewer than ENOUGH_EVIDENCE pass, widen: a larger candidate pool; then the neighbours
@@ -47,11 +48,11 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
         return Evidence(q, (), False, True, ("the scope selects nothing: no document or collection matches",))
     ranked = hybrid(index, q, max(k * 2, 20), scope)
     steps.append(f"hybrid ranking: {len(ranked)} candidates")
-    chosen = _passing(ranked, k)
+    chosen = _passing(reread_first(index, q, ranked), k)
     steps.append(f"adaptive threshold kept {len(chosen)}")
     if len(chosen) < ENOUGH_EVIDENCE and len(ranked) >= max(k * 2, 20):
         ranked = hybrid(index, q, CANDIDATES * 3, scope, candidates=CANDIDATES * 3)
-        chosen = _passing(ranked, k)
+        chosen = _passing(reread_first(index, q, ranked), k)
         steps.append(f"widened the pool to {len(ranked)} candidates: {len(chosen)} pass")
     order = [r.rowid for r in chosen]
     if len(order) < ENOUGH_EVIDENCE and order:
@@ -62,7 +63,7 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
         rare = _rare_term_matches(index, q, scope, exclude=set(order))
         order = (order + rare)[:k]
         steps.append(f"added {counted(len(rare), 'chunk')} containing the query's rarest terms")
-    score = relevance(index, q, ranked[:3], scope.granted)
+    score = relevance(index, q, ranked[:3], scope.granted)  # the hybrid's first three, as RELEVANCE_GUARD was set
     strong = bool(order) and score >= RELEVANCE_GUARD
     steps.append("evidence is strong" if strong else "evidence is weak (below the relevance guard)")
     hits = distinct(index.store.hits(order), len(order))  # a copied passage once: the packet's budget holds more

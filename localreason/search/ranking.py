@@ -22,6 +22,7 @@ from ..text import STOPWORDS, WORD, collapse, query_terms
 from ..types import Elsewhere, SearchHit
 from .copies import EDGE_WORDS, edge_copy, key as copies_key
 from .index import Index
+from .rerank import reread_first
 from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
 
@@ -318,6 +319,7 @@ def distinct_search(index: Index, query: str, k: int, scope: ResolvedScope,
     """deep_search's ranking: the ``k`` best different passages, copies folded into ``also_in``. One fused
     ranking, read DUPLICATE_ROOM times as deep as asked, and DUPLICATE_ROOM ** 2 times if copies fill that."""
     ranked = hybrid(index, query, k * DUPLICATE_ROOM**2, scope, qvec=qvec)  # the same pool whatever k: one ranking
+    ranked = reread_first(index, query, ranked)
     rowids = [r.rowid for r in ranked]
     hits = distinct(index.store.hits(rowids[:k * DUPLICATE_ROOM]), k)
     if len(hits) < k and len(rowids) > k * DUPLICATE_ROOM:
