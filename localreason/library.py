@@ -70,7 +70,7 @@ class Library:
                  generator=None, reader: object = None) -> None:  # fmt: skip
         self.settings = settings or load_settings(home)
         self._reader = reader
-        """The reader (reason/reader.py); None: the packaged one, loaded on first use when the setting is auto."""
+        """The reader (readers.py); None: the packaged one, loaded on first use when the setting is auto."""
         self._reader_problem: str | None = None
         self._reread_problem: str | None = None
         self._store: Store | None = None
@@ -384,14 +384,14 @@ class Library:
 
     @property
     def reader(self):
-        """The packaged reader (reason/reader.py) when the ``reader`` setting is ``auto`` and it can be read; None
+        """The packaged reader (readers.py) when the ``reader`` setting is ``auto`` and it can be read; None
         when it is off, missing from the installation, or unusable (answers are then ranked without it; a notice
         says why, once)."""
         if self.settings.reader == "off" or self._reader_problem is not None:
             return None
         if self._reader is None:
             from . import models
-            from .reason.reader import packaged_reader
+            from .readers import packaged_reader
 
             if not models.reader_shipped():  # the package ships one: its absence is a damaged installation, said once
                 self.reader_failed(ModelError(f"The reader's files are missing from {models.READER_DIR} (reinstall "

@@ -206,7 +206,7 @@ def describe_recognition(settings: Settings) -> dict:
 
 
 def describe_reader(settings: Settings) -> dict:
-    """The packaged reader (READER_DIR; reason/reader.py runs it): where it is, or why it is not used. Off or
+    """The packaged reader (READER_DIR; readers.py runs it): where it is, or why it is not used. Off or
     missing, it is not a problem: answers are ranked without it."""
     row = {"kind": "reader", "setting": settings.reader, "path": "", "ok": True, "problem": ""}
     if settings.reader == "off":
@@ -249,10 +249,10 @@ def describe_passage_reader(settings: Settings) -> dict:
 
 READER_DIR = Path(__file__).resolve().parent / "models" / "reader"
 """Where the trained reader ships (an OpenVINO IR, its tokenizer and reader.json, with a model card in
-README.md); reason/reader.py runs it."""
+README.md); readers.py runs it."""
 READER_FORMAT = 2
 """The input format of the reader that ships (reader.json's ``format``): 2, the sentence reader
-(reason/reader.py's ``pair_text``: a sentence and the one before it; outputs the sentence's logit, then the span
+(readers.py's ``pair_text``: a sentence and the one before it; outputs the sentence's logit, then the span
 head's start and end logits per token). READER_FORMATS are those this version reads: 3 is the passage reader
 (reason/passage.py's ``window_text``: a window of sentences; outputs the window's logit, then start, end and
 sentence-mark logits per token), which bench/train/passage_reader.py trains and which does not ship yet

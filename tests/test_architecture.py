@@ -16,7 +16,7 @@ PACKAGE = Path(localreason.__file__).resolve().parent
 LAYERS = (
     ("vocabulary", ("errors", "ids", "types", "config", "text", "tokens", "stages", "logs", "openvino_runtime",
                     "signals", "textquery")),
-    ("models", ("models", "embed", "generate")),
+    ("models", ("models", "embed", "generate", "readers")),
     ("store", ("store",)),
     ("ingest", ("ingest",)),
     ("search", ("search",)),
@@ -256,14 +256,14 @@ def test_only_the_store_runs_sql():
 
 # Inside reason/ (see its __init__): the stages' modules in layers, so that none imports one above it.
 REASON_LAYERS = [
-    {"calibration", "answer", "reader", "answer_type"},  # leaves: nothing of reason/
+    {"calibration", "answer", "answer_type"},  # leaves: nothing of reason/
     {"candidates", "passage"},
     {"ranking", "gate", "grammar", "prompt", "verify", "disagree", "compare"},
     {"read", "likelihood", "offer"},
     {"phrase"},
     {"pipeline"},
 ]
-DECISIONS = {"calibration", "candidates", "ranking", "reader", "read", "likelihood", "gate", "offer", "phrase",
+DECISIONS = {"calibration", "candidates", "ranking", "read", "likelihood", "gate", "offer", "phrase",
              "pipeline", "answer_type", "passage", "disagree", "compare"}
 """The modules that decide what an answer says: no one outside reason/ imports their private names."""
 

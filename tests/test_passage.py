@@ -15,7 +15,7 @@ from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
 from localreason.reason.passage import around, windows_for
 from localreason.reason.read import UNREAD, passage_reading
-from localreason.reason.reader import Span, WindowRead, load_tokenizer, read_window, token_sentences, window_text
+from localreason.readers import Span, WindowRead, load_tokenizer, read_window, token_sentences, window_text
 
 from fakes import FakeGenerator
 
@@ -187,7 +187,7 @@ def test_the_passage_reader_ships_beside_the_reader_within_the_size_limit():
 
 def test_the_packaged_passage_reader_reads_across_sentences():
     from localreason.models import PASSAGE_DIR
-    from localreason.reason.reader import Reader, packaged_reader
+    from localreason.readers import Reader, packaged_reader
 
     reader = Reader(PASSAGE_DIR)
     window = ["Neil Armstrong and Buzz Aldrin flew the lunar module down.",

@@ -1,4 +1,4 @@
-"""The answer phrase (reason/phrase.py, reason/reader.py's span decoding): the words of the lead quotation that
+"""The answer phrase (reason/phrase.py, readers.py's span decoding): the words of the lead quotation that
 answer, which the prose leads with; verified against the quotation, offsets in the document; none when the span
 head is unsure, the gate is unsure, or the phrase only refers ("he")."""
 
@@ -15,7 +15,7 @@ from localreason.reason.candidates import Quote
 from localreason.reason.offer import is_reference, name_run, opens_with_reference, points_before
 from localreason.reason.phrase import with_phrase
 from localreason.models import READER_DIR
-from localreason.reason.reader import Phrase, best_phrase, load_tokenizer, pair_text
+from localreason.readers import Phrase, best_phrase, load_tokenizer, pair_text
 
 from fakes import FakeGenerator
 

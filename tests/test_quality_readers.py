@@ -23,7 +23,7 @@ SHARES = ("auc", "top1", "top1_word_overlap", "mean_p_answer", "mean_p_near_miss
 
 @pytest.mark.real_model
 def test_the_shipped_readers_are_validated_on_the_examples_the_trainers_build(tmp_path):
-    from localreason.reason.reader import packaged_reader
+    from localreason.readers import packaged_reader
 
     shipped = packaged_reader()
     (fmt_s, sval, [(_, _, s)]), (fmt_p, pval, [(_, _, p)]) = readers.validate_all(

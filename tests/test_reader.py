@@ -1,4 +1,4 @@
-"""The trained reader (reason/reader.py, reason/read.py): where it decides, how it fails, what ships; the naming
+"""The trained reader (readers.py, reason/read.py): where it decides, how it fails, what ships; the naming
 rule; the numbered answer prose."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from localreason.reason.calibration import DEFAULT
 from localreason.reason.candidates import Quote
 from localreason.reason.offer import asks_for_name, leans_on_reference, naming_sentence
 from localreason.reason.read import read
-from localreason.reason.reader import Reader, heading_text, pair_text
+from localreason.readers import Reader, heading_text, pair_text
 
 READ_CANDIDATES = DEFAULT.read_candidates
 
@@ -208,7 +208,7 @@ def test_the_heading_a_reader_is_shown_is_the_title_and_the_nearest_section():
 
 def test_the_phrase_before_stays_inside_the_sentence_before_when_a_heading_follows():
     """span_tokens: the context a phrase 'before' may come from is the sentence before, not the heading."""
-    from localreason.reason.reader import load_tokenizer, span_tokens
+    from localreason.readers import load_tokenizer, span_tokens
 
     tok = load_tokenizer(READER_DIR)
     enc = tok.encode("Who built it?", pair_text("He built it.", "John was there.", "Bridge history"))
@@ -296,7 +296,7 @@ def test_the_packaged_reader_points_at_the_answer_phrase():
 
 def test_asking_with_the_reader_imports_no_torch(tmp_path):
     code = ("import sys, numpy as np\n"
-            "from localreason.reason.reader import Reader\n"
+            "from localreason.readers import Reader\n"
             "r = Reader()\n"
             "x, p = r.read('How long is the warranty?', [('The warranty lasts two years.', ''), ('Hello.', '')])\n"
             "assert x.shape == (2,) and np.isfinite(x).all() and p[0] is not None\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from localreason import models
-from localreason.reason.reader import Reader
+from localreason.readers import Reader
 from localreason.search.rerank import reread
 
 from bench.quality.rerank import order, ranks_of

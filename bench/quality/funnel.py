@@ -164,7 +164,7 @@ def main() -> None:
     from localreason.embed import make_embedder
     from localreason.models import PASSAGE_DIR, READER_DIR, resolve_embedding_model
     from localreason.reason.calibration import DEFAULT
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     readers = {"sentence reader": Reader(READER_DIR), "passage reader": Reader(PASSAGE_DIR)}
     readers.update({n: Reader(Path(f)) for n, _, f in (x.partition("=") for x in args.reader)})

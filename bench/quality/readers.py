@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validate the readers as they ship: the OpenVINO models in localreason/models/reader (the sentence reader) and
 localreason/models/passage (the passage reader), run through the product's own runtime
-(localreason/reason/reader.py: packaged_reader, Reader.read, Reader.read_windows), on exactly the validation
+(localreason/readers.py: packaged_reader, Reader.read, Reader.read_windows), on exactly the validation
 examples the trainers build (bench/train/reader.py and bench/train/passage_reader.py: the articles kept apart by
 bench/train/sources.py, a seeded 1% of SQuAD 1.1 train's, and one article's SQuAD 2.0 unanswerable questions),
 with the trainers' own figures (their ``validation_figures``): the same numbers a training run prints for its
@@ -125,7 +125,7 @@ def load(folder: Path, fmt: int, threads: int):
     """The reader in ``folder`` through the runtime; a message that says why, when it cannot be read or is the
     other kind of reader."""
     from localreason.errors import ModelError
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     try:
         reader = Reader(folder, threads)
@@ -142,7 +142,7 @@ def load(folder: Path, fmt: int, threads: int):
 def chosen_readers(args) -> list[tuple[str, object]]:
     """(label, Reader) of every reader to validate: the shipped pair (packaged_reader and its passage reader),
     then --reader and --passage."""
-    from localreason.reason.reader import packaged_reader
+    from localreason.readers import packaged_reader
 
     shipped = packaged_reader(args.threads)
     out: list[tuple[str, object]] = [("shipped", shipped)]

@@ -179,7 +179,7 @@ def main() -> None:
     models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
               "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip
     from localreason.models import reader_shipped as shipped
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     modes = ["off", "likelihood"] if args.rerank == "both" else [args.rerank]
     if args.reader != "off" and not shipped():

@@ -145,6 +145,10 @@ def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> No
     methods = {"BM25 alone": lambda r: r["lex"], "dense alone": lambda r: r["dense"], "hybrid (today)": lambda r: r["hybrid"]}
     for sg, k, w in [(sig, k, w), *(shown or [])]:
         methods[f"{sg} K={k} w={w}"] = lambda r, k=k, w=w, sg=sg: order(r, k, w, sg)
+    from localreason.search.ranking import query_phrases
+
+    methods["chosen, exact names kept"] = lambda r: r["hybrid"] if query_phrases(r["q"], exact_only=True) \
+        else order(r, k, w, sig)  # search.ranking.reread_unless_exact: the product's order
     print(f"\nR@1 / R@5 / MRR@10 by part ({cpu_name()})")
     print(f"{'part':<22} {'n':>5} " + " ".join(f"{m:>24}" for m in methods) + " reader ms p50 (each K read)")
     for name in sorted(parts):
@@ -174,7 +178,7 @@ def main() -> None:
     from localreason import models
     from localreason.config import load_settings
     from localreason.embed import make_embedder
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     reader = Reader(models.PASSAGE_DIR, threads=2)
     recs = []

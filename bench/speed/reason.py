@@ -10,7 +10,7 @@ cost (evaluate that many prompt tokens, then greedily decode that many tokens, n
 grammar, KV cache cleared). The ratio end-to-end / pure is the pipeline's overhead.
 It also reports answer support at each budget: the curve the CLI default comes from.
 
-The reader (localreason/reader.py, ``reader = auto``) is what ``reason`` runs by default; ``--reader`` compares,
+The reader (localreaders.py, ``reader = auto``) is what ``reason`` runs by default; ``--reader`` compares,
 at the default budget and question by question in alternating order, ``reason`` without it (today's ranking
 of retrieval features) and with it: the p50 of each, the reader's own time, and the ratio.
 
@@ -111,7 +111,7 @@ def against_today(lib, gen, today_reader: Path, qs, budget: int) -> None:
     from localreason.reason import pipeline, reason
     from localreason.reason.calibration import DEFAULT
     from localreason.reason.ranking import rank_quotes
-    from localreason.reason.reader import Reader, packaged_reader
+    from localreason.readers import Reader, packaged_reader
 
     old = (Reader(today_reader), replace(DEFAULT, **TODAY), partial(rank_quotes, read_twice=True))
     new = (packaged_reader(), DEFAULT, rank_quotes)  # with its passage reader, as the library runs it
@@ -181,7 +181,7 @@ def main() -> None:
     print(f"{cpu_name()}; model load {time.perf_counter() - t:.2f} s; {args.questions} questions; "
           f"n_ctx {gen.context_size}")  # fmt: skip
     from localreason.models import reader_shipped as shipped
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     if args.reader and not shipped():
         raise SystemExit("This build has no reader weights: run python -m bench.train.reader first, or leave out --reader.")

@@ -5,7 +5,7 @@ compressed model against the original on the same inputs before writing it.
 
 The runtime needs nothing more than OpenVINO: the IR holds the 8-bit weights and their scales. The check reads
 PROBE questions with sentences (a sentence reader, format 2) or windows (a passage reader, format 3) through
-reason/reader.py with both folders and prints the largest logit difference and how often the phrase is the same;
+readers.py with both folders and prints the largest logit difference and how often the phrase is the same;
 it refuses to write when they disagree (logits by more than 0.25, phrases for more than 1 in 10).
 
     python -m bench.train.compress .cache/qa/reader/passage localreason/models/passage
@@ -41,7 +41,7 @@ PROBE = [
 
 def readings(folder: Path) -> tuple[np.ndarray, list]:
     """Every logit and phrase (start, end) the reader in ``folder`` gives on PROBE."""
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     reader = Reader(folder)
     logits, phrases = [], []

@@ -46,7 +46,7 @@ from bench.train.sources import (FIT_MANUALS, MANUAL_QUESTIONS, MANUAL_STRUCTURE
 from localreason.ingest import chunk as chunking
 from localreason.reason import candidates as quotable
 from localreason.reason.ranking import is_synopsis, sink_synopses
-from localreason.reason.reader import heading_text
+from localreason.readers import heading_text
 from localreason.text import WORD, collapse
 
 HARD = 3

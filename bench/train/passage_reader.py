@@ -61,7 +61,7 @@ from bench.train.manual_source import built_examples
 from bench.train.sources import SEED, held_apart, overlap, shares, squad_answers, used
 
 from localreason.reason.passage import around
-from localreason.reason.reader import (MAX_SPAN_TOKENS, WINDOW_LENGTH, batch_arrays, load_tokenizer, read_window, sigmoid,
+from localreason.readers import (MAX_SPAN_TOKENS, WINDOW_LENGTH, batch_arrays, load_tokenizer, read_window, sigmoid,
                                       token_sentences, window_text)  # fmt: skip
 from localreason.text import sentences
 
@@ -411,7 +411,7 @@ def export(model, base: Path, out: Path, examples: list[dict], figures: dict, ar
     import warnings
 
     from localreason.openvino_runtime import load_openvino
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     ov = load_openvino()
     model.to("cpu")  # converted and compared on the CPU, where it will run

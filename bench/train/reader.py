@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train the reader (localreason/reason/reader.py): a cross-encoder that reads a question with one sentence and
+"""Train the reader (localreason/readers.py): a cross-encoder that reads a question with one sentence and
 the sentence before it, and estimates the chance that the sentence holds the answer; its span head points at
 the answer phrase inside the sentence (start and end token, as in extractive QA; [CLS] when it holds none).
 
@@ -64,7 +64,7 @@ from bench.train.manual_source import built_examples
 from bench.train.sources import (MANUAL_QUESTIONS, MANUAL_STRUCTURE, SCARCE, SEED, first_without, held_apart,
                                  overlap, shares, squad_answers, used)  # fmt: skip
 
-from localreason.reason.reader import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
+from localreason.readers import (MAX_LENGTH, MAX_SPAN_TOKENS, batch_arrays, load_tokenizer, pair_text,  # noqa: E402
                                       best_phrase, heading_text, sigmoid, span_tokens, squeezed)
 from localreason.reason.ranking import is_synopsis  # noqa: E402
 from localreason.text import sentences  # noqa: E402
@@ -379,7 +379,7 @@ def validation_figures(val: list[dict], logits: np.ndarray, phrases: list) -> di
 
 def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
     from localreason.openvino_runtime import load_openvino
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     ov = load_openvino()
     tok = load_tokenizer(tok_folder)

@@ -373,7 +373,7 @@ def main() -> None:
     from localreason.config import load_settings
     from localreason.embed import make_embedder
     from localreason.models import PASSAGE_DIR, READER_DIR, resolve_embedding_model
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     settings = load_settings(args.data_dir / "libs")
     embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)

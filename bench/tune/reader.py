@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the reader (localreason/reader.py) decides, chosen on fit domains and reported on held-out ones.
+"""Where the reader (localreaders.py) decides, chosen on fit domains and reported on held-out ones.
 
 For every question (bench/data/qa_sets.py) this runs reason's own stages up to the choice of quotations
 (progressive search, the 1,000-token packet, the retrieval ranking of quotes.rank_quotes, its
@@ -705,7 +705,7 @@ def main() -> None:
     from localreason.config import load_settings
     from localreason.embed import SentenceTransformerEmbedder, make_embedder
     from localreason.models import resolve_embedding_model
-    from localreason.reason.reader import Reader
+    from localreason.readers import Reader
 
     settings = load_settings(args.data_dir / "libs")
     info = resolve_embedding_model(settings)

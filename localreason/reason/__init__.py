@@ -8,7 +8,8 @@
     candidates.py   the quotable sentences of the evidence (Candidate, Quote), and the text that reads like
                     instructions to an AI, which is never one
     ranking.py      the retrieval ranking of those sentences: features, weights, softmax, the echo rule
-    reader.py       the trained cross-encoder's runtime on OpenVINO (its files: models.py)
+    ../readers.py   the trained cross-encoders' runtime on OpenVINO (its files: models.py); outside this package,
+                    as search re-reads its first candidates with the passage reader too
     read.py         the reader's decision: its re-ordering of the best sentences and its estimate for the gate
     likelihood.py   question likelihood, and the model's re-ordering of the best sentences by it (answer_rerank)
     gate.py         the relevance gate (answers / does not clearly answer / too weak), and the gaps about

@@ -26,7 +26,7 @@ from .candidates import Quote
 from .gate import WEAK, judge
 from .passage import around, place, windows_for
 from .ranking import sink_echoes, softmax
-from .reader import heading_text, sigmoid
+from ..readers import heading_text, sigmoid
 
 
 class Read(NamedTuple):

@@ -9,8 +9,7 @@ import numpy as np
 from ..text import WORD, counted, query_terms
 from ..types import Evidence
 from .index import Index
-from .ranking import CANDIDATES, Ranked, distinct, hybrid, lexical_ranking, one
-from .rerank import reread_first
+from .ranking import CANDIDATES, Ranked, distinct, hybrid, lexical_ranking, one, reread_unless_exact
 from .scope import (DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, Grant, ResolvedScope, clamp_limit, clean_query,
                     resolve_scope)  # fmt: skip
 
@@ -48,11 +47,11 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
         return Evidence(q, (), False, True, ("the scope selects nothing: no document or collection matches",))
     ranked = hybrid(index, q, max(k * 2, 20), scope)
     steps.append(f"hybrid ranking: {len(ranked)} candidates")
-    chosen = _passing(reread_first(index, q, ranked), k)
+    chosen = _passing(reread_unless_exact(index, q, ranked), k)
     steps.append(f"adaptive threshold kept {len(chosen)}")
     if len(chosen) < ENOUGH_EVIDENCE and len(ranked) >= max(k * 2, 20):
         ranked = hybrid(index, q, CANDIDATES * 3, scope, candidates=CANDIDATES * 3)
-        chosen = _passing(reread_first(index, q, ranked), k)
+        chosen = _passing(reread_unless_exact(index, q, ranked), k)
         steps.append(f"widened the pool to {len(ranked)} candidates: {len(chosen)} pass")
     order = [r.rowid for r in chosen]
     if len(order) < ENOUGH_EVIDENCE and order:

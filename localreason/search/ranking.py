@@ -308,6 +308,14 @@ def deep_search(index: Index, query: str, *, document_id: object = UNSET, collec
     return distinct_search(index, q, k, scope)
 
 
+def reread_unless_exact(index: Index, query: str, ranked: list[Ranked]) -> list[Ranked]:
+    """``ranked`` with its first candidates re-read (rerank.reread_first), unless the query names a code, a dotted
+    or hyphenated name or a quoted phrase (``query_phrases(exact_only=True)``): there the exact-term lift has put
+    the passages that hold it first, and a reader of sentences does not read codes (bench.quality.rerank: level on
+    the fit parts without it for those questions)."""
+    return ranked if query_phrases(query, exact_only=True) else reread_first(index, query, ranked)
+
+
 DUPLICATE_ROOM = 3
 """deep_search reads its ranking this many times deeper than the passages it returns, so that after copies
 are folded into one hit (``distinct``) the list still holds as many different passages as asked for; if it
@@ -319,7 +327,7 @@ def distinct_search(index: Index, query: str, k: int, scope: ResolvedScope,
     """deep_search's ranking: the ``k`` best different passages, copies folded into ``also_in``. One fused
     ranking, read DUPLICATE_ROOM times as deep as asked, and DUPLICATE_ROOM ** 2 times if copies fill that."""
     ranked = hybrid(index, query, k * DUPLICATE_ROOM**2, scope, qvec=qvec)  # the same pool whatever k: one ranking
-    ranked = reread_first(index, query, ranked)
+    ranked = reread_unless_exact(index, query, ranked)
     rowids = [r.rowid for r in ranked]
     hits = distinct(index.store.hits(rowids[:k * DUPLICATE_ROOM]), k)
     if len(hits) < k and len(rowids) > k * DUPLICATE_ROOM:

@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import models
-from ..errors import ModelError
-from ..openvino_runtime import compile_model
+from . import models
+from .errors import ModelError
+from .openvino_runtime import compile_model
 
 MAX_LENGTH = 128
 """Tokens of question + sentence + context read together; the context is cut first."""
