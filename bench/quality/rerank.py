@@ -127,7 +127,8 @@ def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> No
     for r in recs:
         parts[r["part"]].append(r)
     fit = [r for r in recs if r["part"] in ("squad-dev fit", "manuals fit")]
-    print(f"\nthe grid on the fit parts ({len(fit)} questions: SQuAD dev fit half, the fit manuals' fit halves), R@5 / MRR@10")
+    print(f"\nthe grid on the fit parts ({len(fit)} questions: SQuAD dev fit half, the fit manuals' fit halves), "
+          "R@5 / MRR@10")
     signals = [x for x in SIGNALS if f"logits_{x}" in fit[0]] or ["window"]
     grid = {}
     for sig in signals:
@@ -142,7 +143,8 @@ def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> No
                     key=lambda key: (key[1], -deep[key]["MRR@10"]))  # fmt: skip
     print(f"chosen on the fit parts: {sig}, K={k}, w={w} (the best MRR@10 at a depth of {MIN_DEPTH} or more; within "
           f"{TOLERANCE} of it, the fewest passages read)")
-    methods = {"BM25 alone": lambda r: r["lex"], "dense alone": lambda r: r["dense"], "hybrid (today)": lambda r: r["hybrid"]}
+    methods = {"BM25 alone": lambda r: r["lex"], "dense alone": lambda r: r["dense"],
+               "hybrid (today)": lambda r: r["hybrid"]}  # fmt: skip
     for sg, k, w in [(sig, k, w), *(shown or [])]:
         methods[f"{sg} K={k} w={w}"] = lambda r, k=k, w=w, sg=sg: order(r, k, w, sg)
     from localreason.search.ranking import query_phrases
@@ -159,7 +161,8 @@ def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> No
             cells.append(f"{m['R@1']:.3f} / {m['R@5']:.3f} / {m['MRR@10']:.3f}")
         ms = [statistics.median(r["ms"] * sum(r["chars"][:k]) / max(1, sum(r["chars"])) for r in rs)
               for k in sorted({int(m.split("K=")[1].split()[0]) for m in methods if "K=" in m})]
-        print(f"{name[:22]:<22} {len(rs):>5} " + " ".join(f"{c:>24}" for c in cells) + " " + " / ".join(f"{x:.0f}" for x in ms))
+        print(f"{name[:22]:<22} {len(rs):>5} " + " ".join(f"{c:>24}" for c in cells) + " "
+              + " / ".join(f"{x:.0f}" for x in ms))  # fmt: skip
 
 
 def main() -> None:
@@ -171,7 +174,8 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=300, help="a fixed sample of this many a kind (a manual)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--from-records", type=Path)
-    ap.add_argument("--show", nargs="*", default=[], metavar="SIGNAL,K,W", help="re-read orders to show beside the chosen one (window,20,1.0)")
+    ap.add_argument("--show", nargs="*", default=[], metavar="SIGNAL,K,W",
+                    help="re-read orders to show beside the chosen one (window,20,1.0)")
     args = ap.parse_args()
     if args.from_records:
         return report([json.loads(line) for line in args.from_records.open()], shown(args.show))
