@@ -410,8 +410,7 @@ class Library:
         ``search_reread`` and ``reader`` settings are on and it can be read; else None (the hybrid's order)."""
         if self.settings.search_reread == "off" or self._reread_problem is not None:
             return None
-        reader = self.reader
-        return getattr(reader, "passage", None) if reader is not None else None
+        return getattr(self.reader, "passage", None)
 
     def reread_failed(self, exc: BaseException) -> None:
         """The passage reader could not re-read search's candidates: search keeps the hybrid's order from now on;

@@ -166,7 +166,8 @@ def reader_reads(reader, question: str, evidence, ranked: list[Quote], failed=No
     if not evidence.scoped and judge(evidence.relevance, ranked[0].score, calibration=calibration) == WEAK:
         return ranked, 0.0
     try:
-        done = read(reader, question, ranked, calibration=calibration, chunks=chunks, headings=headings_of(evidence))
+        headings = headings_of(evidence) if getattr(reader, "reads_headings", False) else None
+        done = read(reader, question, ranked, calibration=calibration, chunks=chunks, headings=headings)
     except ModelError as exc:
         if callable(failed):
             failed(exc)

@@ -47,12 +47,14 @@ def progressive_search(index: Index, query: str, *, document_id: object = UNSET,
         return Evidence(q, (), False, True, ("the scope selects nothing: no document or collection matches",))
     ranked = hybrid(index, q, max(k * 2, 20), scope)
     steps.append(f"hybrid ranking: {len(ranked)} candidates")
-    chosen = _passing(reread_unless_exact(index, q, ranked), k)
+    chosen = _passing(ranked, k)
     steps.append(f"adaptive threshold kept {len(chosen)}")
     if len(chosen) < ENOUGH_EVIDENCE and len(ranked) >= max(k * 2, 20):
         ranked = hybrid(index, q, CANDIDATES * 3, scope, candidates=CANDIDATES * 3)
-        chosen = _passing(reread_unless_exact(index, q, ranked), k)
+        chosen = _passing(ranked, k)
         steps.append(f"widened the pool to {len(ranked)} candidates: {len(chosen)} pass")
+    # Re-read once, the final pool: each candidate keeps the fused score of its place, so as many pass, a prefix.
+    chosen = reread_unless_exact(index, q, ranked)[:len(chosen)]
     order = [r.rowid for r in chosen]
     if len(order) < ENOUGH_EVIDENCE and order:
         added = _neighbours(index, order[:ENOUGH_EVIDENCE], scope)
