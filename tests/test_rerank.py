@@ -108,22 +108,25 @@ def _library(home, embedder, files_dir, **settings):
     return lib
 
 
-def test_deep_search_and_the_evidence_are_reread_by_the_packaged_passage_reader(isolated_home, fake_embedder, tmp_path):
+def test_deep_search_and_the_evidence_are_reread_by_the_packaged_passage_reader(isolated_home, fake_embedder, tmp_path,
+                                                                              store_setting):  # fmt: skip
+    """On both stores (PostgreSQL: one database the three libraries share, the second and third ingest finding it
+    unchanged)."""
     files = tmp_path / "files"
     files.mkdir()
     (files / "echo.md").write_text(ECHO)
     (files / "answer.md").write_text(ANSWER)
     q = "When was the bridge over the river rebuilt?"
-    plain = _library(isolated_home / "a", fake_embedder, files, search_reread="off")
+    plain = _library(isolated_home / "a", fake_embedder, files, search_reread="off", store=store_setting)
     assert plain.rereader is None
-    assert plain.deep_search(q)[0].content.startswith("The bridge over"), "the hybrid: the passage repeating the question"
+    assert plain.deep_search(q)[0].content.startswith("The bridge over"), "the hybrid: the passage echoing the question"
     plain.close()
-    lib = _library(isolated_home / "b", fake_embedder, files)
+    lib = _library(isolated_home / "b", fake_embedder, files, store=store_setting)
     assert lib.rereader is not None and lib.rereader.format == 3, "the packaged passage reader"
     assert lib.deep_search(q)[0].content.startswith("After the flood"), "the reader: the passage that answers"
     assert lib.progressive_search(q).hits[0].content.startswith("After the flood")
     lib.close()
-    off = _library(isolated_home / "c", fake_embedder, files, reader="off")
+    off = _library(isolated_home / "c", fake_embedder, files, reader="off", store=store_setting)
     assert off.rereader is None, "no reader: no re-reading"
     off.close()
 

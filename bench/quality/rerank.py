@@ -13,7 +13,9 @@ logit: that the passage holds the answer; search.rerank.reread). Orders compared
 The grid is read on the fit parts only (SQuAD dev's fit half of articles, the fit manuals' fit halves) and the
 chosen K and w are reported on every part: in-sample (those fit parts; new_wiki too, which the shipped passage
 reader was trained on), and held out (SQuAD dev's evaluation half, the fit manuals' evaluation halves, the Apache
-manual, reddit, Amazon). The reader's milliseconds per question for K passages are printed beside it.
+manual, reddit, Amazon). The reader's milliseconds per question for K passages are printed beside it. Last, what
+leaving a question unread would save and cost where the hybrid's first candidate stands out (measured, not shipped:
+docs/history/52-search-beats-bm25.md).
 
     python -m bench.quality.rerank --questions 300
     python -m bench.quality.rerank --questions 300 --out rerank.jsonl    # each question's record
@@ -22,19 +24,17 @@ manual, reddit, Amazon). The reader's milliseconds per question for K passages a
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
 from bench import cpu_name
 from bench.data import qa
-from bench.data.squad import KINDS, paragraph_library, paragraph_questions
-from bench.quality.retrieval import MANUALS, KindRun, doc_rank, metrics
+from bench.data.squad import paragraph_library, paragraph_questions
+from bench.quality.retrieval import MANUALS, KindRun, doc_rank, manual_sets, metrics, record_arguments
 from localreason.search.rerank import SIGNALS
 
 DEPTH = 20
@@ -85,32 +85,51 @@ def paragraph_records(kind: str, args, reader) -> list[dict]:
 
 
 def manual_records(args, reader, embedder) -> list[dict]:
-    from bench.data import manuals as M
-    from bench.quality.manuals import answering_chunks, library, sample
-
-    recs = []
-    for manual in M.MANUALS:
-        lib = library(manual, args.manuals_dir, embedder)
-        asked = [q for q in sample(M.questions(manual), args.questions) if q.kind != "unanswerable" and q.page]
-        qs = [(q.question, frozenset(answering_chunks(lib, manual, args.manuals_dir, q)), q.page) for q in asked]
-        units = {r: cid for r, cid in lib.store.db.execute("SELECT rowid, id FROM chunks WHERE level = 2")}
-
-        def part(page: str, manual: str = manual) -> str:
-            return "apache held out" if manual in M.HELD_OUT else f"manuals {M.page_half(manual, page)}"
-
-        recs += record_kind(lib, reader, [q for q in qs if q[1]], units, part, f"manuals {manual}")
-        lib.close()
-    return recs
+    return [rec for manual, lib, qs, units, part in manual_sets(args.manuals_dir, embedder, args.questions)
+            for rec in record_kind(lib, reader, qs, units, part, f"manuals {manual}")]
 
 
-def order(rec: dict, k: int, w: float, signal: str = "window") -> list[str]:
+def order(rec: dict, k: int, w: float, signal: str = "window", standout: float = float("inf")) -> list[str]:
     """The units in the re-read order: the first ``k`` by the reader's ``signal`` + w x the fused score's z over
-    those k (search.rerank.combined), then the rest of the hybrid's."""
+    those k (search.rerank.combined), then the rest of the hybrid's; the hybrid's order where its first
+    ``stands_out`` by ``standout``."""
     from localreason.search.rerank import combined
 
+    if stands_out(rec["fused"][:k], standout):
+        return rec["hybrid"]
     logits = np.array(rec.get(f"logits_{signal}", rec.get("logits"))[:k])
     top = np.argsort(-combined(logits, np.array(rec["fused"][:k]), w), kind="stable")
     return [rec["hybrid"][i] for i in top] + rec["hybrid"][len(top):]
+
+
+STANDOUTS = (float("inf"), 3.0, 2.5, 2.0, 1.5, 1.2, 1.0, 0.8, 0.6)
+SKIP_TOLERANCE = 0.005
+
+
+def stands_out(fused, standout: float) -> bool:
+    """Whether the first of ``fused`` (the fused scores of the candidates to re-read, best first) stands ``standout``
+    standard deviations of them above the second."""
+    f = np.asarray(fused, dtype=np.float64)
+    return len(f) >= 2 and (f[0] - f[1]) / (f.std() or 1.0) >= standout
+
+
+def choose_standout(fit: list[dict], sig: str, k: int, w: float) -> float:
+    """What leaving a question unread when the hybrid's first stands out would save and cost (not in the product:
+    docs/history/52-search-beats-bm25.md): on the fit parts, the lowest threshold (the most questions left unread)
+    whose R@5 and MRR@10 stay within SKIP_TOLERANCE of reading every question, lowering it until one does not."""
+    every = ranks_of(fit, lambda r: order(r, k, w, sig))
+    print("\nleaving unread the questions whose first stands out (fit parts), R@5 / MRR@10 and the share unread")
+    chosen = float("inf")
+    for t in STANDOUTS:
+        m = ranks_of(fit, lambda r, t=t: order(r, k, w, sig, t))
+        share = np.mean([stands_out(r["fused"][:k], t) for r in fit])
+        print(f"  standout {t:<4}: {m['R@5']:.3f} / {m['MRR@10']:.3f}, unread {share:.2f}")
+        if all(every[x] - m[x] <= SKIP_TOLERANCE + 1e-9 for x in ("R@5", "MRR@10")):
+            chosen = t  # the thresholds fall: the last one before the first that costs more
+        else:
+            break
+    print(f"chosen: {chosen} (the lowest within {SKIP_TOLERANCE} of reading every question)")
+    return chosen
 
 
 def ranks_of(recs: list[dict], ranking) -> dict[str, float]:
@@ -120,7 +139,7 @@ def ranks_of(recs: list[dict], ranking) -> dict[str, float]:
                     for rec in recs for r in [ranking(rec)]])  # fmt: skip
 
 
-def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> None:
+def report(recs: list[dict], shown: list[tuple[str, int, float]] | None = None) -> None:
     """The grid on the fit parts, the depth and weight it chooses, and every part's figures under BM25, dense, the
     hybrid, the chosen re-read order and those ``shown`` (K, w) besides."""
     parts = defaultdict(list)
@@ -143,14 +162,17 @@ def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> No
                     key=lambda key: (key[1], -deep[key]["MRR@10"]))  # fmt: skip
     print(f"chosen on the fit parts: {sig}, K={k}, w={w} (the best MRR@10 at a depth of {MIN_DEPTH} or more; within "
           f"{TOLERANCE} of it, the fewest passages read)")
+    standout = choose_standout(fit, sig, k, w)
     methods = {"BM25 alone": lambda r: r["lex"], "dense alone": lambda r: r["dense"],
                "hybrid (today)": lambda r: r["hybrid"]}  # fmt: skip
-    for sg, k, w in [(sig, k, w), *(shown or [])]:
-        methods[f"{sg} K={k} w={w}"] = lambda r, k=k, w=w, sg=sg: order(r, k, w, sg)
+    for sg, kk, ww in [(sig, k, w), *(shown or [])]:  # k, w stay the chosen ones for the columns below
+        methods[f"{sg} K={kk} w={ww}"] = lambda r, kk=kk, ww=ww, sg=sg: order(r, kk, ww, sg)
     from localreason.search.ranking import query_phrases
 
     methods["chosen, exact names kept"] = lambda r: r["hybrid"] if query_phrases(r["q"], exact_only=True) \
         else order(r, k, w, sig)  # search.ranking.reread_unless_exact: the product's order
+    methods[f"standouts unread ({standout})"] = lambda r: r["hybrid"] if query_phrases(r["q"], exact_only=True) \
+        else order(r, k, w, sig, standout)  # measured, not shipped
     print(f"\nR@1 / R@5 / MRR@10 by part ({cpu_name()})")
     print(f"{'part':<22} {'n':>5} " + " ".join(f"{m:>24}" for m in methods) + " reader ms p50 (each K read)")
     for name in sorted(parts):
@@ -161,19 +183,13 @@ def report(recs: list[dict], shown: list[tuple[int, float]] | None = None) -> No
             cells.append(f"{m['R@1']:.3f} / {m['R@5']:.3f} / {m['MRR@10']:.3f}")
         ms = [statistics.median(r["ms"] * sum(r["chars"][:k]) / max(1, sum(r["chars"])) for r in rs)
               for k in sorted({int(m.split("K=")[1].split()[0]) for m in methods if "K=" in m})]
+        unread = np.mean([stands_out(r["fused"][:k], standout) for r in rs])
         print(f"{name[:22]:<22} {len(rs):>5} " + " ".join(f"{c:>24}" for c in cells) + " "
-              + " / ".join(f"{x:.0f}" for x in ms))  # fmt: skip
+              + " / ".join(f"{x:.0f}" for x in ms) + f"; unread {unread:.2f}")  # fmt: skip
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"))
-    qa.add_argument(ap)
-    ap.add_argument("--manuals-dir", type=Path, default=Path(".cache/manuals"))
-    ap.add_argument("--kinds", nargs="*", default=[*KINDS, MANUALS], choices=[*KINDS, MANUALS])
-    ap.add_argument("--questions", type=int, default=300, help="a fixed sample of this many a kind (a manual)")
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--from-records", type=Path)
+    ap = record_arguments(__doc__, 300)
     ap.add_argument("--show", nargs="*", default=[], metavar="SIGNAL,K,W",
                     help="re-read orders to show beside the chosen one (window,20,1.0)")
     args = ap.parse_args()

@@ -10,7 +10,9 @@ passage that holds its evidence, so there the units ranked are passages, not pag
 
 Reported, all in one run: per kind, R@1, R@5, R@10, MRR@10 and the search's p50 for lexical only (FTS5 BM25),
 dense only (MiniLM + FAISS), plain reciprocal rank fusion (k = 60) and localreason's hybrid (the product's
-default). The hybrid's constants (search.DENSE_WEIGHT, ranking.RARITY_END) were chosen on SQuAD dev questions
+default), whose dense weight follows the dense ranking's best cosine (search.ranking.fusion_weight, chosen by
+bench.quality.fusion on SQuAD dev's fit half and the fit manuals' fit halves), beside the z-score sum at the
+constant weight it had before (search.DENSE_WEIGHT). RARITY_END and DENSE_WEIGHT were chosen on SQuAD dev questions
 (before 2026-12-06, on the archive's copy of the same set), so SQuAD dev is in-sample for them; the other kinds
 were not used. On SQuAD dev the sweeps of both constants are shown on its fitting half of articles beside its
 evaluation half (bench/data/qa.py ``article_half``, the split every fit uses). Then deep_search latency p50/p95
@@ -155,10 +157,12 @@ class KindRun:
             "dense (MiniLM, FAISS)": self.evaluate(lambda i: [r for r, _ in dense[i]], every),
             "reciprocal rank fusion k=60": self.evaluate(lambda i: [r for r, _ in search.fuse(dense[i], lex[i], "rrf")],
                                                          every),  # fmt: skip
+            f"z-score sum, constant weight {search.DENSE_WEIGHT}": self.evaluate(
+                lambda i: [r for r, _ in search.fuse(dense[i], lex[i], "zsum", search.DENSE_WEIGHT)], every),
         }
         rows["lexical (FTS5 BM25)"]["p50 ms"] = statistics.median(self.ms["lexical"])
         rows["dense (MiniLM, FAISS)"]["p50 ms"] = statistics.median(self.ms["dense"])
-        hybrid = f"localreason hybrid (dense weight {search.DENSE_WEIGHT})"
+        hybrid = "localreason hybrid (dense weight by cosine)"
         rows[hybrid] = self.evaluate(self.timed(lambda i: [h.rowid for h in search.hybrid(
             self.lib.index, self.qs[i][0], 10 * 3, scope, qvec=self.qvecs[i])], "hybrid"), every)
         rows[hybrid]["p50 ms"] = statistics.median(self.ms["hybrid"])
@@ -179,6 +183,38 @@ class KindRun:
 MANUALS = "manuals"
 """Our manuals set (bench/data/manuals.py): each manual a library of its pages; a question's gold is the passage
 that holds its evidence (bench.quality.manuals.answering_chunks), not the page."""
+
+
+def record_arguments(doc: str, questions: int) -> argparse.ArgumentParser:
+    """The arguments of a bench that records each question of every kind (bench.quality.rerank, .fusion)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, default=Path(".cache/qa"))
+    qa.add_argument(ap)
+    ap.add_argument("--manuals-dir", type=Path, default=Path(".cache/manuals"))
+    ap.add_argument("--kinds", nargs="*", default=[*KINDS, MANUALS], choices=[*KINDS, MANUALS])
+    ap.add_argument("--questions", type=int, default=questions, help="a fixed sample of this many a kind (a manual)")
+    ap.add_argument("--out", type=Path, help="write each question's record here (JSON lines)")
+    ap.add_argument("--from-records", type=Path, help="read the records instead of searching")
+    return ap
+
+
+def manual_sets(manuals_dir: Path, embedder, questions: int):
+    """Each manual's (name, library, its answerable questions as (question, gold passage ids, page), rowid ->
+    passage id, the part a page is in: "apache held out" or "manuals fit/eval"); the library is closed after."""
+    from bench.data import manuals as M
+    from bench.quality.manuals import answering_chunks, library, sample
+
+    for manual in M.MANUALS:
+        lib = library(manual, manuals_dir, embedder)
+        asked = [q for q in sample(M.questions(manual), questions) if q.kind != "unanswerable" and q.page]
+        qs = [(q.question, frozenset(answering_chunks(lib, manual, manuals_dir, q)), q.page) for q in asked]
+        units = {r: cid for r, cid in lib.store.db.execute("SELECT rowid, id FROM chunks WHERE level = 2")}
+
+        def part(page: str, manual: str = manual) -> str:
+            return "apache held out" if manual in M.HELD_OUT else f"manuals {M.page_half(manual, page)}"
+
+        yield manual, lib, [q for q in qs if q[1]], units, part
+        lib.close()
 
 
 def manual_rows(manuals_dir: Path, questions: int) -> dict[str, dict[str, float]]:
@@ -242,7 +278,7 @@ def print_summary(tables: dict[str, dict[str, dict[str, float]]]) -> None:
         print(f"{m:<44} " + " ".join((f"{t[m]['R@5']:.3f} / {t[m]['MRR@10']:.3f}" if m in t else "-").rjust(15)
                                      for t in tables.values()))  # fmt: skip
     lexical = methods[0]
-    for best in methods[3:]:
+    for best in methods[4:]:
         print(f"{best[:32] + ' - BM25 alone':<44} " + " ".join(
             f"{t[best]['R@5'] - t[lexical]['R@5']:+.3f} / {t[best]['MRR@10'] - t[lexical]['MRR@10']:+.3f}".rjust(15)
             if best in t else "-".rjust(15) for t in tables.values()))  # fmt: skip
@@ -270,7 +306,8 @@ def rarity_sweep(lib, qs, dense_l, evaluate, dev, test) -> None:
     for end in (1.5, 2, 3, 4, 6, 10):
         ranking.RARITY_END = end
         lex_v = [search.lexical_ranking(lib.index, q, search.CANDIDATES, scope) for q, _ in qs]
-        fn = lambda i, lex_v=lex_v: [r for r, _ in search.fuse(dense_l[i], lex_v[i])]  # noqa: E731
+        fn = lambda i, lex_v=lex_v: [r for r, _ in search.fuse(dense_l[i], lex_v[i], "zsum",  # noqa: E731
+                                                              ranking.fusion_weight(dense_l[i]))]  # fmt: skip
         d, te = evaluate(fn, dev), evaluate(fn, test)
         mark = "  <- RARITY_END" if end == chosen else ""
         print(f"{end:>8} {d['R@5']:>8.3f} {d['MRR@10']:>8.3f} {te['R@5']:>9.3f} {te['MRR@10']:>9.3f}{mark}", flush=True)

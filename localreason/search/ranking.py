@@ -4,9 +4,12 @@ Hybrid search fuses a dense ranking (FAISS inner product over unit vectors, i.e.
 cosine) with a lexical one (SQLite FTS5 BM25). Each list's scores are turned into
 z-scores over its own top candidates, so the two scales meet on equal terms; a
 chunk missing from one list takes that list's lowest observed value; the fused
-score is a weighted sum. The weight was chosen by measurement on SQuAD (see
-docs/benchmarks.md and bench/quality/retrieval.py, which also reports plain
-reciprocal rank fusion).
+score is a weighted sum. With the packaged embedder the dense half's weight falls
+where its best passage is far from the query (``fusion_weight``: a dense ranking that
+found nothing close does not drag a good lexical one down); with another embedder it is
+the constant DENSE_WEIGHT. Both were chosen by measurement on fit data
+(bench/quality/fusion.py, bench/quality/retrieval.py, which also report each half
+alone and plain reciprocal rank fusion).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..config import DEFAULT_EMBEDDING_MODEL
 from ..textquery import TextQuery
 from ..text import STOPWORDS, WORD, collapse, query_terms
 from ..types import Elsewhere, SearchHit
@@ -28,6 +32,21 @@ from .scope import (DEFAULT_SEARCH_LIMIT, UNSET, Grant, ResolvedScope, clamp_lim
 
 # Fusion: weight of the dense z-score (the lexical one gets 1 - this); see the module docstring.
 DENSE_WEIGHT = 0.45
+"""The dense weight with an embedder other than the packaged one, and with it where its best match is close
+(chosen on SQuAD dev's questions: in-sample there)."""
+FUSION_KNEE = 0.5
+FUSION_SLOPE = 1.5
+"""``fusion_weight``'s rule: the dense weight is DENSE_WEIGHT while the dense ranking's best cosine is FUSION_KNEE or
+more, and falls by FUSION_SLOPE per unit of cosine below it (0.36 at 0.44, reddit's mean best cosine; 0.15 at 0.3),
+never below FUSION_FLOOR and never above DENSE_WEIGHT: the dense half only ever weighs less than it did, where it is
+weak. bench.quality.fusion chose KNEE and SLOPE on the fit parts (SQuAD dev's fit half, the fit manuals' fit halves);
+held out, reddit's MRR@10 0.552 -> 0.560 and Amazon's 0.392 -> 0.407 against the constant weight, the other kinds
+level (docs/history/52-search-beats-bm25.md). The cosines are all-MiniLM-L6-v2's: the rule is used with that
+embedder only."""
+FUSION_FLOOR = 0.05
+"""The least the dense half weighs: it still orders what the lexical half leaves tied (passages that match no query
+word, a query with no word the index knows) instead of their rowids. The rule reaches it at a best cosine of 0.23,
+below every fit question's (9 of bench.quality.fusion's 4,635 questions, none of the fit parts', are lower)."""
 CANDIDATES = 100
 """How many candidates each ranking contributes before fusion."""
 
@@ -231,6 +250,33 @@ def _z(scores: list[float]) -> tuple[float, float]:
     return float(arr.mean()), float(arr.std()) or 1.0
 
 
+def fusion_weight(dense: list[tuple[int, float]], *, knee: float = FUSION_KNEE, slope: float = FUSION_SLOPE) -> float:
+    """The dense half's weight for one query: DENSE_WEIGHT, less where the dense ranking's best passage is far from
+    the query (its cosine below ``knee``). Where the embedder found nothing close (informal text, reviews) its
+    ranking is mostly wrong, and a good lexical ranking must not be dragged down by it; where it found something
+    close it weighs as it always did (more would let a passage worded like the question outrank the one holding a
+    code the question names)."""
+    if not dense:
+        return DENSE_WEIGHT
+    best = max(s for _, s in dense)
+    return max(FUSION_FLOOR, DENSE_WEIGHT - slope * max(0.0, knee - best))
+
+
+def fusion_grid() -> list[dict[str, float]]:
+    """The constants bench.quality.fusion tries for ``fusion_weight`` (slope 0 is the constant weight)."""
+    return [{"knee": k, "slope": s} for k in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65) for s in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)]
+
+
+def fusion_constants() -> dict[str, float]:
+    return {"knee": FUSION_KNEE, "slope": FUSION_SLOPE}
+
+
+def dense_weight_for(index: Index, dense: list[tuple[int, float]]) -> float:
+    """``fusion_weight`` with the packaged embedder (its cosines are what the rule was fit on), else DENSE_WEIGHT."""
+    packaged = getattr(index.embedder, "name", None) == DEFAULT_EMBEDDING_MODEL
+    return fusion_weight(dense) if packaged else DENSE_WEIGHT
+
+
 def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]], method: str = "zsum",
          dense_weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:  # fmt: skip
     """Fuse two rankings into one list of (rowid, fused score), best first.
@@ -290,7 +336,7 @@ def hybrid(index: Index, query: str, k: int, scope: ResolvedScope, candidates: i
     dense = dense_ranking(index, qvec, candidates, scope)
     lexical = lexical_ranking(index, query, candidates, scope, rarity=rarity)
     cos = dict(dense)
-    fused = fuse(dense, lexical, method)
+    fused = fuse(dense, lexical, method, dense_weight_for(index, dense))
     missing = [r for r, _ in fused[:k] if r not in cos]
     if missing:  # cosine of lexical-only hits, for the relevance guard
         for r, v in index.store.vectors_of(missing).items():
