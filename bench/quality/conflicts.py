@@ -20,6 +20,12 @@ differ in that answer only. The ordinary set: the same questions asked of the li
   set is gone).
 - ``--set samples``: QUESTIONS, written for the three sample articles (the set of docs/benchmarks.md's first
   figures): in-sample for the rules it checks, small and easy: a check, not a measure.
+- ``--set opposing`` (issue #53): bench/data/opposing.json's yes/no questions, each with two sides in their own
+  words: a real paragraph of the shared sets (referenced there, read from ``--qa-data``) and either a passage
+  written for the set or another real paragraph (two reviews that disagree). The library holds every case's first
+  side, one document each; the other side is the "copy" added for its question. Here "both sides quoted" means
+  both stance sentences (the cases' quotes) are quoted, and the ordinary set asks without the other side. Its two
+  parts, "fit" (SQuAD dev's fit half) and "held out" (everything else), are reported apart.
 
 Reported, per set and run:
 - both sides: the verified quotations hold the gold answer from the article and the replacement from its copy;
@@ -34,6 +40,7 @@ and on the ordinary set (no copies):
     python -m bench.quality.conflicts                                   # 12 questions per domain, both runs
     python -m bench.quality.conflicts --domains reddit --questions 2   # a smoke run
     python -m bench.quality.conflicts --set samples                     # the samples' 24 questions
+    python -m bench.quality.conflicts --set opposing                    # opposing passages, both parts
 """
 
 from __future__ import annotations
@@ -189,6 +196,43 @@ def squad_set(name: str, qa_data, n: int) -> tuple[dict[str, str], list[Case]]:
     return conflict_cases(questions, articles, n)
 
 
+OPPOSING = Path(__file__).resolve().parents[1] / "data" / "opposing.json"
+"""Issue #53's opposing passages (bench/data/check_opposing.py checks them): a yes/no question, a real paragraph of
+the shared sets that takes one side (referenced, read from the shared folder), and a passage on the other side:
+written for the set in its own words ("written") or another real paragraph ("natural")."""
+
+
+def _document(title: str, text: str) -> str:
+    return f"{title}\n{'=' * max(3, len(title))}\n\n{text.strip()}\n"
+
+
+def opposing_set(qa_data, part: str | None = None) -> tuple[dict[str, str], list[Case]]:
+    """The documents (file -> text: each case's first side, a paragraph of its own) and the cases, whose "copy" is
+    the other side's document; ``gold`` and ``other`` are the two sides' stance sentences. ``part``: "fit" or
+    "held out" only."""
+    import json
+
+    chosen = [c for c in json.loads(OPPOSING.read_text(encoding="utf-8")) if part in (None, c["part"])]
+    articles: dict[str, dict[str, dict]] = {}
+
+    def paragraph(ref: dict) -> str:
+        if ref["domain"] not in articles:
+            articles[ref["domain"]] = {a["title"]: a for a in qa.articles(ref["domain"], qa_data)}
+        return articles[ref["domain"]][ref["title"]]["paragraphs"][ref["paragraph"]]["context"]
+
+    files, cases = {}, []
+    for c in chosen:
+        a, b = c["a"], c["b"]
+        name = f"{c['id']}-a.txt"
+        files[name] = _document(f"{a['title'].replace('_', ' ')} ({c['id']})", paragraph(a))
+        if "text" in b:
+            other = _document(b["title"], b["text"])
+        else:
+            other = _document(f"{b['title'].replace('_', ' ')} ({c['id']}, {b['paragraph']})", paragraph(b))
+        cases.append(Case(c["question"], a["quote"], b["quote"], name, (f"{c['id']}-b.txt", other)))
+    return files, cases
+
+
 def build(folder: Path, files: dict[str, str], embedder, collection: str):
     """A library of ``files`` (name -> text), one collection."""
     from localreason.config import load_settings
@@ -263,8 +307,9 @@ def run_set(lib, root: Path, cases: list[Case], runs: dict, budget: int, collect
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", choices=("squad", "samples"), default="squad",
-                    help="squad: the shared sets' questions and articles; samples: QUESTIONS on the bundled samples")
+    ap.add_argument("--set", choices=("squad", "samples", "opposing"), default="squad",
+                    help="squad: the shared sets' questions and articles; samples: QUESTIONS on the bundled samples; "
+                         "opposing: bench/data/opposing.json's yes/no questions, two sides in their own words")  # fmt: skip
     qa.add_argument(ap)
     ap.add_argument("--domains", nargs="+", choices=list(qa_sets.DOMAINS), default=list(qa_sets.DOMAINS),
                     help="--set squad: the domains asked")  # fmt: skip
@@ -294,6 +339,9 @@ def main() -> None:
     runs = {"today (no detection)": replace(DEFAULT, disagree_candidates=0), "now": DEFAULT}
     if args.set == "samples":
         sets = {"samples": sample_set(args.questions or len(QUESTIONS))}
+    elif args.set == "opposing":
+        sets = {f"opposing, {part}": opposing_set(args.qa_data, part) for part in ("fit", "held out")}
+        sets = {k: (files, cases[:args.questions] if args.questions else cases) for k, (files, cases) in sets.items()}
     else:
         sets = {name: squad_set(name, args.qa_data, args.questions or 12) for name in args.domains}
     results, warm = {}, False
