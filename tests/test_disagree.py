@@ -36,6 +36,15 @@ def test_near_twins_that_differ_in_the_answer_disagree_and_say_what_each_says():
     assert differs("Who won?", q("Yes."), q("No.")) is None, "too little in common to be twins"
 
 
+def test_an_answer_that_shares_a_stopword_with_the_other_is_still_one_difference():
+    a = q("Rewley Abbey was founded in 1280 by a grandson of King John.")
+    b = q("Rewley Abbey was founded in 1280 by the Free Territory of Ukraine.", "chk_b")
+    assert differs("Who founded Rewley Abbey?", a, b) == ("a grandson of King John", "the Free Territory of Ukraine")
+    apart = differs("Who founded it?", q("It was founded by Anna and later sold to Tom."),
+                    q("It was founded by Maria and later sold to Ivan."))  # fmt: skip
+    assert apart is None, "two differences apart by words that are not stopwords speak of two things"
+
+
 def test_sentences_that_differ_in_two_places_speak_of_two_things():
     a = q("Model X weighs 5 kg and ships in a box.")
     b = q("Model Y weighs 7 kg and ships in a box.")

@@ -3,8 +3,8 @@
 Among the best-ranked sentences (the first ``Calibration.disagree_candidates``, after the reader), two from
 different documents disagree when they answer the question differently:
 - **near-twins** (``differs``): their words agree but for one stretch (at most ``disagree_words`` words on
-  each side; the rest at least ``disagree_similarity`` alike and MIN_SHARED words long) and the two stretches
-  share no word: "The warranty lasts five years." against "The warranty lasts
+  each side; the rest at least ``disagree_similarity`` alike and MIN_SHARED words long; two stretches apart by a
+  stopword or two are one, JOIN_GAP) and the two stretches share no word but stopwords: "The warranty lasts five years." against "The warranty lasts
   three years.". Sentences that differ in two places speak of two things ("Model X weighs 5 kg", "Model Y
   weighs 7 kg") and do not disagree;
 - or the reader is sure of an answer phrase in each (span margin at least ``phrase_margin``, the reader's
@@ -113,14 +113,30 @@ def _clause(quote: Quote, words: list[re.Match], at: int) -> str:
     return text + ("\u2026" if hi < len(words) else "")
 
 
+JOIN_GAP = 2
+"""Two differing stretches apart by at most this many words, all of them stopwords, are one stretch: "a grandson of
+King John" against "Free Territory of Ukraine" differ in one answer, though both say "of" (a rule, not a fit)."""
+
+
+def _joined(regions: list[tuple[int, int, int, int]], la: list[str]) -> list[tuple[int, int, int, int]]:
+    """``regions`` (differing stretches, in order) with those apart by JOIN_GAP stopwords or fewer made one."""
+    out: list[tuple[int, int, int, int]] = []
+    for r in regions:
+        if out and r[0] - out[-1][1] <= JOIN_GAP and all(w in STOPWORDS for w in la[out[-1][1]:r[0]]):
+            out[-1] = (out[-1][0], r[1], out[-1][2], r[3])
+        else:
+            out.append(r)
+    return out
+
+
 def differs(question: str, a: Quote, b: Quote, calibration: Calibration = DEFAULT) -> tuple[str, str] | None:
     """What near-twins ``a`` and ``b`` each say where they differ, when that difference answers ``question``
     differently (module doc); else None."""
     wa, wb = _tokens(a.text), _tokens(b.text)
     la, lb = [w.group(0).lower() for w in wa], [w.group(0).lower() for w in wb]
     _, regions = _regions(la, lb)
-    content = [r for r in regions if any(w not in STOPWORDS for w in la[r[0]:r[1]] + lb[r[2]:r[3]])
-               or any(w in _NEGATION for w in la[r[0]:r[1]] + lb[r[2]:r[3]])]  # fmt: skip
+    content = _joined([r for r in regions if any(w not in STOPWORDS for w in la[r[0]:r[1]] + lb[r[2]:r[3]])
+                       or any(w in _NEGATION for w in la[r[0]:r[1]] + lb[r[2]:r[3]])], la)  # fmt: skip
     if len(content) != 1:
         return None
     i1, i2, j1, j2 = content[0]
@@ -134,7 +150,7 @@ def differs(question: str, a: Quote, b: Quote, calibration: Calibration = DEFAUL
         if not _NEGATION & set(la[i1:i2] + lb[j1:j2]):
             return None
         return _clause(a, wa, i1), _clause(b, wb, j1)
-    if set(la[i1:i2]) & set(lb[j1:j2]):
+    if (set(la[i1:i2]) & set(lb[j1:j2])) - STOPWORDS:
         return None
     if _counts(la[i1:i2]) and _counts(lb[j1:j2]) and i2 < len(la) and j2 < len(lb) and la[i2] == lb[j2] \
             and la[i2].isalpha() and la[i2] not in STOPWORDS:  # fmt: skip
