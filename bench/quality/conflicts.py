@@ -309,7 +309,8 @@ def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", choices=("squad", "samples", "opposing"), default="squad",
                     help="squad: the shared sets' questions and articles; samples: QUESTIONS on the bundled samples; "
-                         "opposing: bench/data/opposing.json's yes/no questions, two sides in their own words")  # fmt: skip
+                         "opposing: bench/data/opposing.json's yes/no questions, two sides in their own "
+                         "words")  # fmt: skip
     qa.add_argument(ap)
     ap.add_argument("--domains", nargs="+", choices=list(qa_sets.DOMAINS), default=list(qa_sets.DOMAINS),
                     help="--set squad: the domains asked")  # fmt: skip

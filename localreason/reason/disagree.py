@@ -4,8 +4,8 @@ Among the best-ranked sentences (the first ``Calibration.disagree_candidates``, 
 different documents disagree when they answer the question differently:
 - **near-twins** (``differs``): their words agree but for one stretch (at most ``disagree_words`` words on
   each side; the rest at least ``disagree_similarity`` alike and MIN_SHARED words long; two stretches apart by a
-  stopword or two are one, JOIN_GAP) and the two stretches share no word but stopwords: "The warranty lasts five years." against "The warranty lasts
-  three years.". Sentences that differ in two places speak of two things ("Model X weighs 5 kg", "Model Y
+  stopword or two are one, JOIN_GAP) and the two stretches share no word but stopwords: "The warranty lasts five
+  years." against "The warranty lasts three years.". Sentences that differ in two places speak of two things ("Model X weighs 5 kg", "Model Y
   weighs 7 kg") and do not disagree;
 - or the reader is sure of an answer phrase in each (span margin at least ``phrase_margin``, the reader's
   chance at least ``read_answers``), the phrases share no word, and the rest of the two sentences agree as
