@@ -59,3 +59,14 @@ def test_every_real_side_is_quoted_word_for_word_from_its_paragraph():
     for case in cases:
         assert case.gold in files[case.file], case.question
         assert case.other in case.twin[1], case.question
+
+
+def test_the_alarm_count_reads_the_gaps_of_recorded_answers(tmp_path):
+    from bench.quality.alarms import alarms, claims_disagreement
+
+    said = {"domain": "reddit", "kind": "answerable", "q": "q",
+            "gaps": ["\u201ca\u201d says x; \u201cb\u201d says y. The sources disagree, and the evidence does not settle "
+                     "which is right."]}  # fmt: skip
+    calm = {"manual": "sqlite", "kind": "answerable", "q": "q", "gaps": ["Only the closest statement is quoted."]}
+    assert claims_disagreement(said) and not claims_disagreement(calm)
+    assert alarms([said, calm, dict(calm)]) == {("reddit", "answerable"): (1, 1), ("sqlite", "answerable"): (0, 2)}
