@@ -80,6 +80,16 @@ def test_find_takes_sides_from_different_documents_only():
     assert find(WARRANTY, [a, q(a.text, "chk_b")], docs) is None
 
 
+def test_a_pair_below_the_first_two_sentences_is_heard():
+    docs = {"chk_a": ("d1", "Manual 2023"), "chk_b": ("d2", "Manual 2025"), "chk_x": ("d3", "Guide"),
+            "chk_y": ("d4", "Notes")}  # fmt: skip
+    first = [q("Register the heat pump online within a month.", "chk_x"), q("Keep the receipt.", "chk_y")]
+    a = q("The warranty on the heat pump lasts five years.")
+    b = q("The warranty on the heat pump lasts three years.", "chk_b")
+    found = find(WARRANTY, first + [a, b], docs)
+    assert found is not None and [s.says for s in found.sides] == ["five years", "three years"]
+
+
 def side(title: str, says: str, doc: str) -> Side:
     return Side(q("x"), says, doc, title)
 
@@ -150,6 +160,26 @@ def test_both_sides_are_cited_the_gap_names_them_and_no_phrase_leads(manuals):
     data = a.to_dict()["statements"]
     assert data[0]["side"] == {"label": "A", "says": "three years", "documentTitle": "Heat pump manual (2025)",
                                "stands": False}
+
+
+def test_sides_whose_documents_share_a_title_are_named_by_their_paths(lib, tmp_path):
+    from localreason.reason.disagree import told_apart
+
+    for folder, years in (("shop-a", "five"), ("shop-b", "three")):
+        (tmp_path / "posts" / folder).mkdir(parents=True)
+        (tmp_path / "posts" / folder / "000.txt").write_text(
+            f"The warranty on the heat pump lasts {years} years from the date of installation. Register it online.\n")
+    assert lib.ingest([tmp_path / "posts"], "work").ok
+    a = reason(lib, WARRANTY, generator=FakeGenerator())
+    said = [g for g in a.gaps if "disagree" in g]
+    assert said and "\u201cshop-a/000.txt\u201d says five years" in said[0], a.gaps
+    assert "\u201cshop-b/000.txt\u201d says three years" in said[0]
+    assert sorted(s.side.document_title for s in a.statements if s.side) == ["shop-a/000.txt", "shop-b/000.txt"]
+    one = Disagreement((Side(q("x"), "x", "d1", "Manual"), Side(q("y"), "y", "d2", "Guide")))
+    assert told_apart(one, {"d1": "/a/m.txt", "d2": "/b/g.txt"}) == one, "titles apart already: unchanged"
+    deep = Disagreement((Side(q("x"), "x", "d1", "000.txt"), Side(q("y"), "y", "d2", "000.txt")))
+    named = told_apart(deep, {"d1": "/data/x/post/000.txt", "d2": "/data/y/post/000.txt"})
+    assert [s.title for s in named.sides] == ["x/post/000.txt", "y/post/000.txt"], "as much of the path as tells"
 
 
 def test_copies_that_agree_and_ordinary_questions_raise_no_alarm(library_of):

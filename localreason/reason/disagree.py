@@ -5,8 +5,8 @@ different documents disagree when they answer the question differently:
 - **near-twins** (``differs``): their words agree but for one stretch (at most ``disagree_words`` words on
   each side; the rest at least ``disagree_similarity`` alike and MIN_SHARED words long; two stretches apart by a
   stopword or two are one, JOIN_GAP) and the two stretches share no word but stopwords: "The warranty lasts five
-  years." against "The warranty lasts three years.". Sentences that differ in two places speak of two things ("Model X weighs 5 kg", "Model Y
-  weighs 7 kg") and do not disagree;
+  years." against "The warranty lasts three years.". Sentences that differ in two places speak of two things
+  ("Model X weighs 5 kg", "Model Y weighs 7 kg") and do not disagree;
 - or the reader is sure of an answer phrase in each (span margin at least ``phrase_margin``, the reader's
   chance at least ``read_answers``), the phrases share no word, and the rest of the two sentences agree as
   much as near-twins must (``disagree_similarity``).
@@ -191,10 +191,13 @@ def read_apart(question: str, a: Quote, b: Quote, calibration: Calibration = DEF
 
 def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str]], *,
          calibration: Calibration = DEFAULT) -> Disagreement | None:  # fmt: skip
-    """The disagreement among the first ``calibration.disagree_candidates`` of ``quotes`` (best first), or None.
-    ``documents``: chunk id -> (document id, title). Unordered and unsettled: see ``ordered`` and ``settled``."""
+    """The disagreement among the first ``calibration.disagree_candidates`` of ``quotes`` (best first), or None:
+    the first of them (in that order) that disagrees with others, with every other that does. Any of them may: the
+    sentence that answers is not always among the first two (the re-reading of #52 put a near-twin pair third and
+    fourth behind two sentences on the plague's spread). ``documents``: chunk id -> (document id, title).
+    Unordered and unsettled: see ``ordered`` and ``settled``."""
     top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
-    for anchor in top[:2]:
+    for anchor in top:
         sides: list[Side] = []
         for other in top:
             if documents[other.chunk_id][0] == documents[anchor.chunk_id][0]:
@@ -212,6 +215,24 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
         if sides:
             return Disagreement(tuple(sides))
     return None
+
+
+def told_apart(found: Disagreement, paths: dict[str, str]) -> Disagreement:
+    """``found`` with each side whose title another side's document shares ("000.txt" in two folders) named by the
+    shortest end of its source path (``paths``: document id -> path) that no other of them has: a gap that says
+    "“000.txt” says ...; “000.txt” says ..." names neither."""
+    sides = list(found.sides)
+    for title in {s.title for s in sides}:
+        clash = [i for i, s in enumerate(sides) if s.title == title]
+        if len({sides[i].document_id for i in clash}) < 2:
+            continue
+        parts = {i: [p for p in paths.get(sides[i].document_id, "").replace("\\", "/").split("/") if p] for i in clash}
+        for n in range(1, max(len(p) for p in parts.values()) + 1):
+            ends = {i: "/".join(p[-n:]) for i, p in parts.items()}
+            if all(ends.values()) and len(set(ends.values())) == len(clash):
+                sides = [replace(s, title=ends[i]) if i in ends else s for i, s in enumerate(sides)]
+                break
+    return replace(found, sides=tuple(sides))
 
 
 def _same(x: str, y: str) -> bool:

@@ -50,7 +50,7 @@ from .answer import NO_EVIDENCE_ANSWER, Answer, SideMark, Timings
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .compare import compared, compared_terms, own_words, speaks_of, term_query
-from .disagree import Disagreement, find, ordered, settled, twins_close
+from .disagree import Disagreement, find, ordered, settled, told_apart, twins_close
 from .gate import NoEvidence, check_relevance, instruction_gaps, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .likelihood import rerank
@@ -327,13 +327,14 @@ def disagreement(req: Request, ranked: list[Quote], packet: EvidencePacket) -> D
     found = find(req.query, ranked, _documents(packet), calibration=req.calibration)
     if found is None:
         return None
-    texts = {}
+    texts, paths = {}, {}
     for side in found.sides:
         try:
             texts[side.document_id] = req.lib.document_text(side.document_id)
+            paths[side.document_id] = req.lib.document(side.document_id).source_path
         except (AttributeError, LocalReasonError):  # gone since the search, or a fake library: nothing to read
             texts[side.document_id] = ""
-    return settled(ordered(found), req.query, texts)
+    return settled(ordered(told_apart(found, paths)), req.query, texts)
 
 
 def marked_sides(statements: list, found: Disagreement) -> list:
