@@ -18,9 +18,10 @@ from ..text import sentences
 
 REREAD_DEPTH = 10
 """How many of the hybrid's first candidates the reader reads. bench.quality.rerank's grid on the fit parts (SQuAD
-dev's fit half, the fit manuals' fit halves; 410 questions) is nearly flat from 5 to 20 passages (MRR@10 0.827 /
-0.832 / 0.835 at each depth's best weight); a depth of 5 cannot bring a passage into the first 5, and within 0.005
-of the best the fewest passages read is 10: about 70 ms on 2 cores (20: about 150 ms)."""
+dev's fit half, the fit manuals' fit halves; 747 questions, on the final fusion) is nearly flat from 5 to 20
+passages (MRR@10 0.874 / 0.880 / 0.879 at each depth's best weight); a depth of 5 cannot bring a passage into the
+first 5, and within 0.005 of the best the fewest passages read is 10: about 70 ms on 2 cores (20: about 150 ms).
+Held out, docs/history/52-search-beats-bm25.md."""
 REREAD_WEIGHT = 1.0
 """The weight of the hybrid's fused score (standardised over those read) beside the reader's logit: the best on
 the fit parts at depth 10."""
@@ -29,7 +30,7 @@ SIGNALS = ("window", "sentence", "span")
 sentence's logit, or the log-odds of its span head's best phrase (reader.Span.probability)."""
 REREAD_SIGNAL = "window"
 """The window logit: on the fit parts it beats the best sentence's logit and the best phrase's log-odds at each
-depth's best weight (MRR@10 0.832 against 0.820 and 0.821 at depth 10)."""
+depth's best weight (MRR@10 0.880 against 0.871 and 0.871 at depth 10)."""
 
 
 def readings(reader, question: str, texts: list[str]) -> dict[str, np.ndarray]:
