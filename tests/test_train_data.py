@@ -395,3 +395,58 @@ def test_every_example_carries_the_heading_reason_would_show_a_reader_that_reads
     assert backup["h"] == "htpasswd - Manage user files > Making the backup file"
     # the trainer shows it only with --headings, after the sentence before it
     assert reader.read_as(which, False)[3] == "" and reader.read_as(which, True)[3] == which["h"]
+
+
+def _nli_folder(folder):
+    """A tiny folder in the shapes bench/train/stance.py reads (SNLI lines, VitaminC zips, Perspectrum JSON)."""
+    import json
+    import zipfile
+
+    folder.mkdir()
+    for split in ("dev", "test"):
+        (folder / f"snli_s1.{split}").write_text("A man sleeps .\nA dog runs .\nTwo kids play .\n")
+        (folder / f"snli_s2.{split}").write_text("A man is awake .\nAn animal moves .\nKids are outside .\n")
+        (folder / f"snli_labels.{split}").write_text("contradiction\nentailment\nneutral\n")
+    for name in ("vitaminc_real", "vitaminc_synthetic"):
+        rows = [{"evidence": f"Page {i} had {i} visitors .", "claim": f"Page {i} had {i + 1} visitors .",
+                 "label": "REFUTES", "page": f"Page{i}", "case_id": str(i)} for i in range(40)]
+        rows.append({"evidence": "Page 0 had 1 visitors .", "claim": "Page 0 had 1 visitors .", "label": "SUPPORTS",
+                     "page": "Page0", "case_id": "0"})  # the other revision of case 0's sentence
+        with zipfile.ZipFile(folder / f"{name}.zip", "w") as z:
+            z.writestr(f"{name}/test.jsonl", "\n".join(json.dumps(r) for r in rows))
+    (folder / "perspective_pool_v1.0.json").write_text(json.dumps(
+        [{"pId": i, "text": f"Perspective {i}."} for i in range(8)]))
+    (folder / "dataset_split_v1.0.json").write_text(json.dumps({"1": "train", "2": "test"}))
+    claims = [{"cId": c, "text": f"Claim {c}.", "perspectives": [
+        {"stance_label_3": "SUPPORT", "pids": [4 * (c - 1)]}, {"stance_label_3": "SUPPORT", "pids": [4 * (c - 1) + 1]},
+        {"stance_label_3": "UNDERMINE", "pids": [4 * (c - 1) + 2, 4 * (c - 1) + 3]}]} for c in (1, 2)]
+    (folder / "perspectrum_with_answers_v1.0.json").write_text(json.dumps(claims))
+    return folder
+
+
+def test_the_stance_readers_pairs_come_from_the_inference_sets_and_keep_validation_claims_out(qa_folder, tmp_path):
+    from bench.train import stance as st
+
+    examples = st.build_examples(_nli_folder(tmp_path / "nli"), qa_folder, same=20)
+    by = lambda src: [e for e in examples if e["src"] == src]  # noqa: E731
+    assert {("A man sleeps .", 2), ("A dog runs .", 0), ("Two kids play .", 1)} <= {(e["p"], e["y"]) for e in by("snli")}
+    assert {e["y"] for e in by("vitaminc")} == {0, 2} and {e["split"] for e in by("vitaminc")} <= {"train", "val"}
+    revised = by("vitaminc-revisions")
+    assert {frozenset((e["p"], e["h"])) for e in revised} == {frozenset(("Page 0 had 1 visitors .",
+                                                                         "Page 0 had 0 visitors ."))}
+    assert all(e["y"] == 2 for e in revised), "a claim's two revisions contradict each other"
+    persp = by("perspectrum")
+    assert {e["split"] for e in persp if e["h"] == "Claim 2."} == {"val"}, "a test-split claim is validation only"
+    assert {(e["p"], e["y"]) for e in persp if e["h"] == "Claim 1."} == {("Perspective 0.", 0), ("Perspective 1.", 0),
+                                                                        ("Perspective 2.", 2), ("Perspective 3.", 2)}
+    pairs = by("perspectrum-pairs")
+    assert pairs and all("Claim" not in e["p"] and e["split"] == "train" for e in pairs)
+    assert {e["y"] for e in pairs if {e["p"], e["h"]} == {"Perspective 0.", "Perspective 2."}} == {2}, "opposite sides"
+    assert {e["y"] for e in pairs if {e["p"], e["h"]} == {"Perspective 0.", "Perspective 1."}} == {1}, "one side"
+    assert not any(e["p"] in ("Perspective 4.", "Perspective 6.") for e in pairs), "no pair of a validation claim"
+    same = by("squad-train")
+    assert same and all(e["y"] == 1 and e["p"] != e["h"] for e in same)
+    swapped = [e for e in examples if e["src"] == "snli" and e["p"] == "A man is awake ."]
+    assert all(e["y"] == 2 for e in swapped), "a contradiction shown the other way round is still one"
+    assert set(st.SOURCES) == {"snli", "vitaminc", "perspectrum", "squad-train"} and all(
+        "CC BY-SA" in licence for _, licence in st.SOURCES.values())

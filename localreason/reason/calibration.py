@@ -143,6 +143,19 @@ class Calibration:
     other words match (2 x matched / all, the differing stretch or the phrases left out). A rule, as above."""
     disagree_words: int = 8
     """disagree.differs: the most words of each near-twin's one differing stretch (an answer, not a rewrite)."""
+    stance_contradiction: float = 2.0
+    """disagree.opposite: two sentences of different documents among the compared ones take opposite sides when
+    the stance reader (localreason/stance.py) gives them at least this chance of contradicting each other (read
+    both ways round). Above 1: never, as now: no stance reader trained here has reached the bar to ship (none is
+    packaged; docs/history/53-disagreement-beyond-near-copies.md), and bench/tune/stance.py chooses this with
+    the others below when one does."""
+    stance_shared: int = 2
+    """disagree.opposite: two sentences are asked about only when they share at least this many of the question's
+    content words (both speak of what is asked)."""
+    twins_when_closest: bool = False
+    """Whether near-twins are also looked for when the relevance gate answers from the closest passage only."""
+    stance_when_closest: bool = False
+    """Whether opposite stances are also looked for then (yes/no questions often get that answer)."""
 
 
 DEFAULT = Calibration()

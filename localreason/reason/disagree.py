@@ -29,7 +29,7 @@ import difflib
 import re
 from dataclasses import dataclass, replace
 
-from ..text import STOPWORDS, WORD, collapse
+from ..text import STOPWORDS, WORD, collapse, suffix_stem
 from .answer_type import agrees
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
@@ -42,6 +42,8 @@ MOST_SIDES = 3
 """The most sides an answer hears (a limit, not a fit)."""
 SAYS_WORDS = 12
 """A side whose difference is a negation is said in at most this many of its sentence's words."""
+GIST_WORDS = 24
+"""A side that takes a stance is said in at most this many words of its sentence (a limit, not a fit)."""
 _NEGATION = frozenset("no not never none cannot without nor neither".split())
 _NUMBER_WORDS = frozenset(("one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
                            "fifty sixty hundred thousand million billion half").split())  # fmt: skip
@@ -189,20 +191,71 @@ def read_apart(question: str, a: Quote, b: Quote, calibration: Calibration = DEF
     return sa, sb
 
 
+def _stems(text: str) -> set[str]:
+    """The content words of ``text`` (no stopwords, no digits alone), stemmed."""
+    return {suffix_stem(w.lower()) for w in WORD.findall(text) if w.lower() not in STOPWORDS and not w.isdigit()}
+
+
+def gist(quote: Quote) -> str:
+    """What a side that takes a stance says: its sentence, at most GIST_WORDS words of it."""
+    words = quote.text.split()
+    return " ".join(words[:GIST_WORDS]) + ("\u2026" if len(words) > GIST_WORDS else "")
+
+
+def opposite(question: str, top: list[Quote], documents: dict[str, tuple[str, str]], contradiction,
+             calibration: Calibration = DEFAULT) -> dict[tuple[int, int], tuple[str, str]]:  # fmt: skip
+    """The pairs (i, j) of ``top`` (i < j, different documents, sharing at least ``calibration.stance_shared`` of
+    the question's content words: both speak of what is asked) that take opposite sides: the stance reader
+    (``contradiction``: pairs of texts -> their chance of contradicting each other) gives them at least
+    ``calibration.stance_contradiction``; what each says (``gist``), both ways round."""
+    if contradiction is None or calibration.stance_contradiction > 1:
+        return {}
+    asked = _stems(question)
+    words = [_stems(q.text) & asked for q in top]
+    pairs = [(i, j) for i in range(len(top)) for j in range(i + 1, len(top))
+             if documents[top[i].chunk_id][0] != documents[top[j].chunk_id][0]
+             and len(words[i] & words[j]) >= calibration.stance_shared]  # fmt: skip
+    if not pairs:
+        return {}
+    chance = contradiction([(top[i].text, top[j].text) for i, j in pairs])
+    out = {}
+    for (i, j), c in zip(pairs, chance):
+        if c >= calibration.stance_contradiction:
+            out[(i, j)], out[(j, i)] = (gist(top[i]), gist(top[j])), (gist(top[j]), gist(top[i]))
+    return out
+
+
+def look(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str]], closest_only: bool, *,
+         calibration: Calibration = DEFAULT, contradiction=None) -> Disagreement | None:  # fmt: skip
+    """``find`` as ``reason`` asks it: when the relevance gate answers from the closest passage only
+    (``closest_only``), near-twins and opposite stances are looked for only as ``calibration.twins_when_closest``
+    and ``stance_when_closest`` say."""
+    twins = not closest_only or calibration.twins_when_closest
+    if closest_only and not calibration.stance_when_closest:
+        contradiction = None
+    if not twins and contradiction is None:
+        return None
+    return find(question, quotes, documents, calibration=calibration, contradiction=contradiction, twins=twins)
+
+
 def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str]], *,
-         calibration: Calibration = DEFAULT) -> Disagreement | None:  # fmt: skip
+         calibration: Calibration = DEFAULT, contradiction=None, twins: bool = True) -> Disagreement | None:  # fmt: skip
     """The disagreement among the first ``calibration.disagree_candidates`` of ``quotes`` (best first), or None:
     the first of them (in that order) that disagrees with others, with every other that does. Any of them may: the
     sentence that answers is not always among the first two (the re-reading of #52 put a near-twin pair third and
     fourth behind two sentences on the plague's spread). ``documents``: chunk id -> (document id, title).
-    Unordered and unsettled: see ``ordered`` and ``settled``."""
+    Two sentences that the stance reader finds contradicting each other (``contradiction``, ``opposite``) disagree
+    too; ``twins`` False looks for those only. Unordered and unsettled: see ``ordered`` and ``settled``."""
     top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
-    for anchor in top:
+    opposed = opposite(question, top, documents, contradiction, calibration)
+    for a, anchor in enumerate(top):
         sides: list[Side] = []
-        for other in top:
+        for o, other in enumerate(top):
             if documents[other.chunk_id][0] == documents[anchor.chunk_id][0]:
                 continue
-            said = differs(question, anchor, other, calibration) or read_apart(question, anchor, other, calibration)
+            said = twins and (differs(question, anchor, other, calibration) or read_apart(question, anchor, other,
+                                                                                         calibration))  # fmt: skip
+            said = said or opposed.get((a, o))
             if said is None or any(_same(said[1], s.says) for s in sides):
                 continue
             if not sides:

@@ -36,12 +36,13 @@ The contract is shared/spec/reasoning.md. Decisions it leaves open:
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import search
 from ..config import ANSWER_RERANK_MODES
-from ..errors import LocalReasonError, ValidationError
+from ..errors import LocalReasonError, ModelError, ValidationError
 from ..generate import Completion, GenerationError, Generator
 from ..stages import Stage, reporter
 from ..text import collapse
@@ -50,7 +51,7 @@ from .answer import NO_EVIDENCE_ANSWER, Answer, SideMark, Timings
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .compare import compared, compared_terms, own_words, speaks_of, term_query
-from .disagree import Disagreement, find, ordered, settled, told_apart, twins_close
+from .disagree import Disagreement, look, ordered, settled, told_apart, twins_close
 from .gate import NoEvidence, check_relevance, instruction_gaps, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .likelihood import rerank
@@ -306,7 +307,7 @@ def lead_offer(req: Request, ranked: list[Quote], closest_only: bool,
                packet: EvidencePacket) -> tuple[Offer, Disagreement | None]:  # fmt: skip
     """What the model is offered (offer.offer_of), led by each side when the sources disagree (``disagreement``)
     or by each document a comparison question asks about (compare.compared); and the disagreement, if any."""
-    found = None if closest_only else disagreement(req, ranked, packet)
+    found = disagreement(req, ranked, packet, closest_only)
     if found is not None:
         sides = [s.quote for s in found.sides]
     else:  # a comparison hears each document even when the gate doubts the evidence: each side's closest sentence
@@ -321,10 +322,20 @@ def _documents(packet: EvidencePacket) -> dict[str, tuple[str, str]]:
     return {c.chunk_id: (c.document_id, c.document_title) for c in packet.chunks}
 
 
-def disagreement(req: Request, ranked: list[Quote], packet: EvidencePacket) -> Disagreement | None:
-    """Whether the best-ranked sentences' sources disagree (disagree.find), in the answer's order and settled when
-    the evidence settles it (the sides' documents read for a note that one replaces the other)."""
-    found = find(req.query, ranked, _documents(packet), calibration=req.calibration)
+def disagreement(req: Request, ranked: list[Quote], packet: EvidencePacket,
+                 closest_only: bool = False) -> Disagreement | None:  # fmt: skip
+    """Whether the best-ranked sentences' sources disagree (disagree.find, with the reader's stance reader when it
+    has one), in the answer's order and settled when the evidence settles it (the sides' documents read for a note
+    that one replaces the other). ``closest_only``: the relevance gate answers from the closest passage only
+    (disagree.look says what is looked for then)."""
+    stance = getattr(req.reader, "stance", None)
+    try:
+        found = look(req.query, ranked, _documents(packet), closest_only, calibration=req.calibration,
+                     contradiction=stance.contradiction if stance is not None else None)
+    except ModelError as exc:  # a damaged stance reader: said once, then near-twins are still found without it
+        warnings.warn(f"{exc} Opposite stances are not looked for.", RuntimeWarning, stacklevel=2)
+        req.reader.stance = None
+        found = look(req.query, ranked, _documents(packet), closest_only, calibration=req.calibration)
     if found is None:
         return None
     texts, paths = {}, {}
