@@ -276,6 +276,9 @@ def test_sentences_the_stance_reader_finds_contradicting_are_two_sides_in_their_
     assert (a.text, same_doc.text) not in asked and (same_doc.text, a.text) not in asked, \
         "two sentences of one document are never asked about"
     assert "The sources disagree" in found.gap()
+    copy = q("Most patients feel little or nothing when the thin needles go in", "chk_b")
+    assert opposite(question, [a, copy], documents, lambda pairs: [1.0] * len(pairs), on) == {}, \
+        "a sentence is never asked whether it contradicts a copy of itself"
     assert find(question, [a, b, c], documents, calibration=on, contradiction=lambda pairs: [0.2] * len(pairs)) is None, \
         "below the threshold nothing is claimed"
     off = with_(DEFAULT, stance_contradiction=1.5)

