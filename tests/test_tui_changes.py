@@ -21,7 +21,7 @@ from localreason.tui.app import LocalReasonApp
 from localreason.tui.widgets import LibraryTree
 from localreason.watch import BackgroundWatch, logged, stat_key
 
-from waiting import PATIENCE
+from waiting import PATIENCE, threads_now
 
 from fakes import FakeEmbedder, FakeGenerator
 
@@ -66,6 +66,7 @@ def watching_app(service, clock: Clock) -> tuple[LocalReasonApp, list[tuple]]:
     app = LocalReasonApp(service, watch=True, watch_options={"clock": clock, "settle": SETTLE, "recheck": 0.2})
     said: list[tuple] = []
     notify = app.notify
+    app.said_in_test = said
     app.notify = lambda message, **kw: said.append((kw.get("title"), message, kw.get("severity"))) or notify(message,
                                                                                                             **kw)
     return app, said
@@ -74,8 +75,19 @@ def watching_app(service, clock: Clock) -> tuple[LocalReasonApp, list[tuple]]:
 async def until(pilot, condition, what: str, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}\n{watch_now(pilot.app)}"
         await pilot.pause(0.05)
+
+
+def watch_now(app) -> str:
+    """What the app's watch holds and where every thread is: what a failure message needs to be understood."""
+    watch = app.watcher
+    if watch is None:
+        return "no watch"
+    w = watch.watcher
+    return (f"said: {getattr(app, 'said_in_test', None)}\nwatch thread alive: {watch.thread.is_alive()}, ticks: {w.ticks}, live: {list(w.live)}, "
+            f"pending: {w.pending.snapshot()}, groups: {[(type(g).__name__, g.thread.is_alive()) for g in w.groups]}"
+            f"\n{threads_now()}")
 
 
 async def caught_up(pilot, said) -> None:
@@ -94,7 +106,7 @@ async def applied(pilot, clock: Clock, paths, condition, what: str) -> None:
                                    for p in paths), "the watch to see the changes")  # fmt: skip
     deadline = time.monotonic() + PATIENCE
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}\n{watch_now(pilot.app)}"
         clock.now += SETTLE + 0.01
         watcher.wake()
         await pilot.pause(0.05)

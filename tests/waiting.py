@@ -30,3 +30,13 @@ def finished(thread: threading.Thread, what: str, patience: float = PATIENCE) ->
     """Join ``thread``; fail saying ``what`` (what it does: "the search") if it still runs after ``patience`` s."""
     thread.join(patience)
     assert not thread.is_alive(), f"{what} was still running after {patience:g} s"
+
+
+def threads_now() -> str:
+    """Where every thread of this process is now (for a failure message: a thread stuck waiting shows where)."""
+    import sys
+    import traceback
+
+    names = {t.ident: t.name for t in threading.enumerate()}
+    return "\n".join(f"--- {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame, limit=12))
+                     for ident, frame in sys._current_frames().items())  # fmt: skip
