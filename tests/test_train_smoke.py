@@ -12,7 +12,8 @@ import pytest
 pytestmark = pytest.mark.real_model
 
 
-def test_the_passage_reader_trainer_takes_steps_and_reads_windows_where_its_weights_are(tmp_path):
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
+def test_the_passage_reader_trainer_takes_steps_and_reads_windows_where_its_weights_are(tmp_path, bf16):
     torch = pytest.importorskip("torch")
     from bench.train import passage_reader as pr
     from localreason.config import load_settings
@@ -30,7 +31,8 @@ def test_the_passage_reader_trainer_takes_steps_and_reads_windows_where_its_weig
     rows = pr.encode(tok, examples)
     assert sum(r[3][0] > 0 for r in rows) == 6, "the span of each answering window is located"
     before = [p.detach().clone() for p in model.parameters() if p.requires_grad]
-    args = argparse.Namespace(batch=4, lr=8e-5, pilot=True, pilot_steps=2, minutes=1, data_dir=tmp_path, resume=False)
+    args = argparse.Namespace(batch=4, lr=8e-5, pilot=True, pilot_steps=2, minutes=1, data_dir=tmp_path, resume=False,
+                              bf16=bf16)  # fmt: skip
     steps = pr.train_model(args, model, rows, examples, torch)
     assert steps == 2
     assert any(not torch.equal(a, b) for a, b in zip(before, [p for p in model.parameters() if p.requires_grad]))
