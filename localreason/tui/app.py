@@ -140,13 +140,27 @@ class LocalReasonApp(App):
         return True
 
     def ui(self, fn, *args, **kwargs):
-        """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed."""
+        """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed (or is closing: its screens
+        gone, a worker's late result has nowhere to go)."""
+
+        def run():
+            return None if self.closed else fn(*args, **kwargs)
+
         try:
-            return self.call_from_thread(fn, *args, **kwargs)
+            return self.call_from_thread(run)
         except RuntimeError:
             return None
 
+    @property
+    def closed(self) -> bool:
+        """Whether the app's screens are gone (it is closing, or has closed): a timer or a worker's result that
+        comes now has nothing to show (the main screen's widgets cannot be found)."""
+        return not self.screen_stack
+
     async def action_quit(self) -> None:
+        for timer in (self._search_timer, self._tick):
+            if timer is not None:
+                timer.stop()
         self.cancel_event.set()  # a running question or ingest stops instead of finishing unseen
         self.library_work.cancel.set()
         self.stop_watching(wait=False)  # its thread may be waiting for this one: joined once the app has ended
@@ -273,7 +287,7 @@ class LocalReasonApp(App):
         self._refresh_stage()
 
     def _refresh_stage(self) -> None:
-        if self.busy != "ask":
+        if self.busy != "ask" or self.closed:  # the app closing: its tick may come once more
             return
         spent = time.perf_counter() - self.started
         spin = SPINNER[int(spent * 10) % len(SPINNER)]
@@ -336,6 +350,8 @@ class LocalReasonApp(App):
         self._search_timer = self.set_timer(self.search_debounce, lambda: self._start_search(query, seq))
 
     def _start_search(self, query: str, seq: int) -> None:
+        if seq != self.search_seq or self.closed:  # typed on, an id opened, or the app closing
+            return
         if not self.busy:
             self.set_status(f"Searching for “{query}”…")
         self.run_search(query, seq)
@@ -344,6 +360,7 @@ class LocalReasonApp(App):
     def _search_submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
         if value[:4] in ("col_", "doc_", "chk_") and " " not in value:
+            self.search_seq += 1  # no search for the id's text is due any more
             self.open_id(value)  # an id typed or pasted: go straight to it
             return
         self.main(SearchResults).focus_first()
