@@ -88,11 +88,9 @@ class SourceScreen(Screen):
         self.expand(self.current, direction, self._moves)
 
     def _ui(self, fn, *args, **kwargs):
-        """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed."""
-        try:
-            return self.app.call_from_thread(fn, *args, **kwargs)
-        except RuntimeError:
-            return None
+        """Run ``fn`` on the UI thread from a worker; a no-op once this viewer is closed (a passage that loads after
+        Escape has nowhere to go) or the app is."""
+        return self.app.ui(lambda: fn(*args, **kwargs) if self.is_attached else None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """This screen's workers report to it; an exception one did not handle goes on to the App."""
