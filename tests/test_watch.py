@@ -597,6 +597,37 @@ def test_at_the_inotify_limit_the_watch_says_so_and_polls(service, watch, folder
     assert w.changes() == [("updated", "pump.md"), ("updated", "pump.md"), ("added", "deep.md")]
 
 
+def test_a_watch_that_could_not_start_reads_its_folders_again_once_it_does(service, watch, folder):
+    """A watch that fails to start (not at the limit: a folder it may not read, say) is tried again at each turn;
+    what changed while it was down was seen by nobody, so once it starts its folders are read again (before, such a
+    change waited for `localreason sync`: the slow look beside the new watch took it as already known)."""
+    from watchfiles import watch as inotify
+
+    down, asked = threading.Event(), []
+    down.set()
+
+    def notify(*paths, **kwargs):
+        asked.append(paths)
+        if down.is_set():
+            raise PermissionError(f"Permission denied (os error 13) about {list(paths)}")
+        yield from inotify(*paths, **kwargs)
+
+    w = watch(notify=notify)
+    [said] = [n for n in w.notices if n.startswith("Cannot watch")]
+    assert str(folder) in said and "read again once it works" in said
+    pump = folder / "pump.md"
+    pump.write_text("# Pump\n\nChanged while nothing watched.\n")
+    down.clear()  # the next try starts the watch
+    wait_until(lambda: len(w.reports) == 2, "the folder to be read again")
+    assert [catch_up for _, catch_up in w.reports] == [True, True], "read at the start, and again"
+    assert "while nothing watched" in text_of(service, pump)
+    assert [n for n in w.notices if n.startswith("Cannot watch")] == [said], "said once, however often tried"
+    (folder / "valve.md").write_text("# Valve\n\nSeen by the watch that works now.\n")
+    w.seen(folder / "valve.md")
+    w.drain()
+    assert w.changes() == [("updated", "valve.md")]
+
+
 def test_watch_mode_poll_never_asks_inotify(lib, folder, isolated_home):
     lib.ingest([folder], "work")
     svc = Service(Library(settings=load_settings(isolated_home, reader="off", watch_mode="poll"),

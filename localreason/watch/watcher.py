@@ -66,6 +66,11 @@ class Watcher:
         self._retry_wait = 0.0
         self._failed = ""
         """The reason the last write failed, until one succeeds (said once while it stays the same)."""
+        self._unwatched: set[str] = set()
+        """Folders whose watch could not start (tried again at each look at the roots): what changed there meanwhile
+        went unseen, so their roots are read again once it starts."""
+        self._read_again: set[str] = set()
+        """Folders whose watch has just started after failing to: their roots are read again at this look."""
 
     # ------------------------------------------------------------ running
 
@@ -145,6 +150,10 @@ class Watcher:
         self.vanished &= set(self.roots)
         if restart:
             self._restart_groups()
+        if self._read_again:  # watched again after a failed start: what changed meanwhile was not seen
+            fresh += [r for r in self.live if r not in fresh and any(r.watched == p or r.watched.startswith(p + os.sep)
+                                                                     for p in self._read_again)]  # fmt: skip
+            self._read_again.clear()
         self._catch_up(fresh)
         if first:  # watched before read again: a change from now on is seen
             where = ", ".join(f"{r.path} ({r.collection})" for r in self.live)
@@ -214,13 +223,17 @@ class Watcher:
             if self.polling else Group(paths, recursive, self.events, self.notify)  # fmt: skip
         failure = group.start()
         if failure is None:
+            self._read_again |= self._unwatched & set(paths)
+            self._unwatched -= set(paths)
             return group
         group.stop()
         if not self.polling and limit_reached(failure):
             self._limit_reached(str(failure))
             return self._start_group(paths, recursive, since)
         self._say_once(f"Cannot watch {', '.join(paths)}: {failure}. Changes there are not applied while this "
-                       "lasts (it is tried again every few seconds); `localreason sync` reads them.")  # fmt: skip
+                       "lasts (it is tried again every few seconds, and the folders are read again once it "
+                       "works); `localreason sync` reads them.")  # fmt: skip
+        self._unwatched |= set(paths)
         self._restart = True
         self._next_check = self.clock() + self.recheck
         return None
