@@ -85,9 +85,9 @@ def watch_now(app) -> str:
     if watch is None:
         return "no watch"
     w = watch.watcher
-    return (f"said: {getattr(app, 'said_in_test', None)}\nwatch thread alive: {watch.thread.is_alive()}, ticks: {w.ticks}, live: {list(w.live)}, "
-            f"pending: {w.pending.snapshot()}, groups: {[(type(g).__name__, g.thread.is_alive()) for g in w.groups]}"
-            f"\n{threads_now()}")
+    groups = [(type(g).__name__, g.thread.is_alive()) for g in w.groups]
+    return (f"said: {getattr(app, 'said_in_test', None)}\nwatch thread alive: {watch.thread.is_alive()}, ticks: "
+            f"{w.ticks}, live: {list(w.live)}, pending: {w.pending.snapshot()}, groups: {groups}\n{threads_now()}")
 
 
 async def caught_up(pilot, said) -> None:

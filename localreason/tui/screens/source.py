@@ -89,8 +89,8 @@ class SourceScreen(Screen):
 
     def _ui(self, fn, *args, **kwargs):
         """Run ``fn`` on the UI thread from a worker; a no-op once this viewer is closed (a passage that loads after
-        Escape has nowhere to go) or the app is."""
-        return self.app.ui(lambda: fn(*args, **kwargs) if self.is_attached else None)
+        Escape has nowhere to go: off the screen stack at once, before Textual detaches it) or the app is."""
+        return self.app.ui(lambda: fn(*args, **kwargs) if self in self.app.screen_stack else None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """This screen's workers report to it; an exception one did not handle goes on to the App."""
