@@ -50,7 +50,7 @@ def test_a_watch_that_could_not_start_reads_its_folders_again_once_it_does(servi
     """A watch that fails to start (not at the limit: a folder it may not read, say) is tried again at each turn;
     what changed while it was down was seen by nobody, so once it starts its folders are read again (before, such a
     change waited for `localreason sync`: the slow look beside the new watch took it as already known)."""
-    from watchfiles import watch as inotify
+    from localreason.watch.sources import inotify_changes as inotify
 
     down, asked = threading.Event(), []
     down.set()
@@ -76,6 +76,62 @@ def test_a_watch_that_could_not_start_reads_its_folders_again_once_it_does(servi
     w.seen(folder / "valve.md")
     w.drain()
     assert w.changes() == [("updated", "valve.md")]
+
+
+def test_the_inotify_watch_says_it_is_in_place_and_never_times_out(monkeypatch):
+    """sources.inotify_changes drives watchfiles' RustNotify with no timeout: watchfiles.watch's timeout empties the
+    changes waiting under a second lock after counting them, and an event landing between the two was lost (the
+    likeliest cause of a watch test that failed once under load). It says the watches are in place (an empty set)
+    before any change, then hands each set over, and ends at a stop."""
+    import watchfiles._rust_notify as rust
+    from watchfiles import Change
+
+    from localreason.watch.sources import inotify_changes
+
+    asked: list[tuple] = []
+
+    class Fake:
+        def __init__(self, paths, debug, force_polling, poll_delay_ms, recursive, ignore_permission_denied):
+            asked.append(("made", tuple(paths), recursive))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            asked.append(("closed",))
+
+        def watch(self, debounce_ms, step_ms, timeout_ms, stop_event):
+            asked.append(("watch", timeout_ms))
+            return {(2, "/x/a.md")} if len(asked) == 2 else "stop"
+
+    monkeypatch.setattr(rust, "RustNotify", Fake)
+    stop = threading.Event()
+    got = list(inotify_changes("/x", debounce=500, step=100, stop_event=stop, recursive=True))
+    assert got == [set(), {(Change.modified, "/x/a.md")}]
+    assert asked == [("made", ("/x",), True), ("watch", 0), ("watch", 0), ("closed",)]
+
+
+def test_a_watch_that_fails_after_its_start_stopped_waiting_is_reported():
+    """A watch still setting up when ``start`` stops waiting (a huge tree) counts as started; if it then fails (the
+    limit reached half-way), the failure goes to the watcher's queue, which restarts it or polls; before, it was
+    said nowhere and the folders were only looked at every RESCAN_S."""
+    import queue
+
+    from localreason.watch.sources import Group
+
+    go, out = threading.Event(), queue.Queue()
+
+    def slow(*paths, **kwargs):
+        assert go.wait(PATIENCE)
+        raise OSError("OS file watch limit reached. (Error { kind: MaxFilesWatch })")
+        yield set()  # a generator, as a watch is
+
+    group = Group(["/x"], True, out, slow)
+    assert group.start(timeout=0.01) is None, "still setting up: started, as far as start can tell"
+    go.set()
+    source, failure = out.get(timeout=PATIENCE)
+    assert source is group and limit_reached(failure)
+    group.stop()
 
 
 def test_the_roots_a_watch_that_started_late_follows_are_read_again():

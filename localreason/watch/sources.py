@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from .timing import DEBOUNCE_MS, POLL_SHARE, STEP_MS, TIMEOUT_MS
+from .timing import DEBOUNCE_MS, POLL_SHARE, STEP_MS
 
 
 LIMIT_HINT = ("To raise the limit: sudo sysctl fs.inotify.max_user_watches=524288 (and the same line, "
@@ -52,6 +52,28 @@ def no_watch_left(folder: str) -> bool:
 # ---------------------------------------------------------------- one watchfiles watch on its own thread
 
 
+def inotify_changes(*paths: str, debounce: int, step: int, stop_event: threading.Event, recursive: bool,
+                    ignore_permission_denied: bool = False):  # fmt: skip
+    """watchfiles' inotify watch (its documented Rust backend, RustNotify), driven as ``watchfiles.watch`` drives it
+    but with no timeout: an empty set once the watches are in place, then each set of changes, until ``stop_event``.
+
+    ``watchfiles.watch`` with a timeout (how a watch used to tell it had started and see a stop) reads the number of
+    changes waiting and, the time being up, empties them under a second lock: an event that lands between the two
+    is lost, and on two busy cores a thread preempted there widens that gap to milliseconds, every 100 ms. With no
+    timeout the changes are only ever taken whole (or dropped at a stop); a stop is still seen every ``step`` ms."""
+    from watchfiles import Change
+    from watchfiles._rust_notify import RustNotify
+
+    with RustNotify([str(p) for p in paths], False, False, 300, recursive, ignore_permission_denied) as notify:
+        yield set()  # the watches are in place: a change from now on is reported
+        while True:
+            raw = notify.watch(debounce, step, 0, stop_event)
+            if raw in ("stop", "signal"):
+                return
+            yield {(Change(change), path) for change, path in raw}
+
+
+
 class Group:
     """One watchfiles watch (inotify) over some folders, recursively or only their own entries, on a thread of its
     own, handing change sets (or the exception that ended it) to the watcher's queue."""
@@ -61,26 +83,31 @@ class Group:
         self.stop_event = threading.Event()
         self.ready = threading.Event()
         self.failure: BaseException | None = None
+        self._answered = False
+        """Whether ``start`` has returned: a failure after that goes to the queue (``start`` did not say it)."""
+        self._lock = threading.Lock()
         self.thread = threading.Thread(target=self._follow, name="localreason-watchfiles", daemon=True)
 
     def start(self, timeout: float = 60.0) -> BaseException | None:
-        """Start watching; returns once the watch is in place (None) or has failed (the exception)."""
+        """Start watching; returns once the watch is in place (None) or has failed (the exception), or after
+        ``timeout`` seconds still setting up (None: a failure then comes through the queue, as a later one does)."""
         self.thread.start()
         self.ready.wait(timeout)
-        return self.failure
+        with self._lock:
+            self._answered = True
+            return self.failure
 
     def _follow(self) -> None:
         try:
-            for changes in self.notify(*self.paths, watch_filter=None, debounce=DEBOUNCE_MS, step=STEP_MS,
-                                       stop_event=self.stop_event, rust_timeout=TIMEOUT_MS, yield_on_timeout=True,
-                                       force_polling=False, recursive=self.recursive, raise_interrupt=False,
-                                       ignore_permission_denied=False):  # fmt: skip
+            for changes in self.notify(*self.paths, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=self.stop_event,
+                                       recursive=self.recursive, ignore_permission_denied=False):  # fmt: skip
                 self.ready.set()
                 if changes:
                     self.out.put((self, changes))
         except Exception as exc:  # noqa: BLE001 - the watcher decides: the limit, or a restart
-            self.failure = exc
-            if self.ready.is_set():
+            with self._lock:
+                self.failure, told = exc, self._answered
+            if told:
                 self.out.put((self, exc))
         finally:
             self.ready.set()

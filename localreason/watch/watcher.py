@@ -15,7 +15,7 @@ from ..ingest.walk import path_text
 from .listener import Listener, WatchState, batch_progress
 from .pending import Pending
 from .roots import Root, hidden_or_transient, outermost, roots_of, stat_key
-from .sources import LIMIT_HINT, Group, Poller, limit_reached, no_watch_left
+from .sources import LIMIT_HINT, Group, Poller, inotify_changes, limit_reached, no_watch_left
 from .timing import BATCH_FILES, MAX_WAIT_S, POLL_S, RECHECK_S, RESCAN_S, RETRY_S, SETTLE_S, TICK_S
 
 
@@ -26,8 +26,8 @@ class Watcher:
     ``roots`` None: every folder and file ingested before (into ``collection``, or any), looked up again every
     ``recheck`` seconds (a folder added by another program is followed too). ``polling``: re-check every ``poll``
     seconds from the start instead of using inotify (None: as the ``watch_mode`` setting says). ``clock`` times
-    settling and the root checks (tests pass one they move by hand); ``notify`` is watchfiles.watch unless a test
-    gives another.
+    settling and the root checks (tests pass one they move by hand); ``notify`` is ``sources.inotify_changes``
+    unless a test gives another.
     """
 
     def __init__(self, service, roots: list[Root] | None = None, listener: Listener | None = None, *,
@@ -35,7 +35,7 @@ class Watcher:
                  clock: Callable[[], float] = time.monotonic, notify=None, collection: str | None = None,
                  polling: bool | None = None) -> None:  # fmt: skip
         if notify is None:
-            from watchfiles import watch as notify
+            notify = inotify_changes
         self.service = service
         self.listener = listener or Listener()
         self.follow_sources = roots is None
