@@ -68,8 +68,10 @@ def inotify_changes(*paths: str, debounce: int, step: int, stop_event: threading
         yield set()  # the watches are in place: a change from now on is reported
         while True:
             raw = notify.watch(debounce, step, 0, stop_event)
-            if raw in ("stop", "signal"):
-                return
+            if isinstance(raw, str):  # "stop" (or "signal", on the main thread only); "timeout" is never asked for
+                if raw != "timeout":
+                    return
+                continue
             yield {(Change(change), path) for change, path in raw}
 
 
