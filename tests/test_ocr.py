@@ -302,6 +302,9 @@ def test_a_page_over_its_time_limit_is_left_out_and_named_and_the_rest_is_kept(t
         [doc] = lib.documents()
         assert "plain text" in lib.document_text(doc.id) and [p.page for p in doc.recognized] == [2]
         assert doc.recognized[0].failed.startswith("recognising it took longer")
+        assert "read again at the next sync" in f.reason
+        [again] = lib.ingest([tmp_path / "docs"]).files  # unchanged, but a page ran out of time: read again
+        assert again.status == "updated" and "page 2 was not read" in again.reason, again
 
 
 @pytest_real

@@ -34,8 +34,11 @@ from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk, Collection, FileResul
 from .chunk import ChunkParams
 from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular
 from .recognised import LINE_MIN_SCORE, PageReading, Recognition
-from .worker import Job, Limits, OcrJob, ParseWorker, Survey, existing_worker, shared_worker
+from .worker import Job, Limits, OcrJob, ParseWorker, Survey, TimedOut, existing_worker, shared_worker
 
+READ_AGAIN = "~again"
+"""Stored after the content hash of a file a page of which ran out of its time: the hash then matches no file, so
+the next ingest, sync or watch catch-up reads it again (before, the page stayed out until the file changed)."""
 EMBED_GROUP = 256
 """Paragraph chunks gathered (across documents) before one embedding call: large enough for full batches."""
 
@@ -588,6 +591,9 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
         if isinstance(parsed, Survey):
             raise IngestFileError("the file's pages changed between two readings of the same bytes")
     notes = list(parsed.notes) + (rec.notes(readings) if readings else [])
+    if any(r.again for r in readings):  # stored so that it does not match: the file is read again next time
+        content_hash += READ_AGAIN
+        notes.append("a page that ran out of time is read again at the next sync")
     if previous and previous[1] is None:
         notes.append("re-chunked: the chunking settings or the way files are read changed")
     if not name_is_text(cand.path):
@@ -630,7 +636,7 @@ class _Recognizer:
             try:
                 out.append(self.worker.recognise(job))
             except IngestFileError as exc:
-                out.append(PageReading(page, failed=exc.message))
+                out.append(PageReading(page, failed=exc.message, again=isinstance(exc, TimedOut)))
         self._tell(path, len(pages), len(pages))
         return out
 

@@ -39,6 +39,9 @@ class PageReading:
     """Lines left out for a confidence under LINE_MIN_SCORE."""
     failed: str = ""
     """Why this page could not be read (its time limit, its size, a crash), or empty."""
+    again: bool = False
+    """It ran out of its time (a busy machine, say): the next ingest or sync reads its file again, although the
+    file is unchanged (``pipeline.READ_AGAIN``)."""
 
 
 class NeedsRecognition(Exception):

@@ -217,6 +217,10 @@ def _serve(inbox: Connection, outbox: Connection, memory_mb: int, kind: str = "p
             outbox.send(("error", "failed", "the parsed text is larger than the memory limit allows (max_parse_memory_mb)"))
 
 
+class TimedOut(IngestFileError):
+    """A file or page ran past its time limit: another try, on a less busy machine, may read it."""
+
+
 _TIMEOUT = {
     "parse": "parsing took longer than {s:g} s, the limit per file (max_parse_seconds); the file was skipped",
     "ocr": "recognising it took longer than {s:g} s, the limit per page (ocr_page_seconds); the page was left out",
@@ -293,7 +297,7 @@ class ParseWorker:
             self._send.send(job)
             if not self._recv.poll(self.limits.seconds):
                 self.kill()
-                raise IngestFileError(_TIMEOUT[self.kind].format(s=self.limits.seconds))
+                raise TimedOut(_TIMEOUT[self.kind].format(s=self.limits.seconds))
             return self._recv.recv()
         except (EOFError, OSError, TypeError):  # TypeError: the connection was closed under us (kill)
             raise IngestFileError(self._death()) from None
