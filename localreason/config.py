@@ -252,7 +252,8 @@ class Settings:
         Allowed("between 72 and 600", lambda value, _: 72 <= value <= 600))  # fmt: skip
     ocr_page_seconds: float = setting(
         60.0, "Recognising one page may take this long; a page that takes longer is left out and named in the "
-        "report, and the rest of the document is ingested.", POSITIVE)  # fmt: skip
+        "report, the rest of the document is ingested, and the next sync reads the file again.",
+        POSITIVE)  # fmt: skip
     ocr_memory_mb: int = setting(
         3072, "Memory (MB) recognising one page may take beyond the recogniser's own (0: no limit); a page that "
         "needs more is left out alone.", at_least(0, "0 (no limit) or a positive number of MB"))  # fmt: skip
