@@ -75,7 +75,6 @@ def inotify_changes(*paths: str, debounce: int, step: int, stop_event: threading
             yield {(Change(change), path) for change, path in raw}
 
 
-
 class Group:
     """One watchfiles watch (inotify) over some folders, recursively or only their own entries, on a thread of its
     own, handing change sets (or the exception that ended it) to the watcher's queue."""
