@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -535,6 +536,61 @@ def test_mcp_watch_begins_on_a_later_request_when_the_library_could_not_be_opene
     finally:
         server.close()
         svc.close()
+
+
+def _warm_thread():
+    [thread] = [t for t in threading.enumerate() if t.name == "localreason-mcp-warm"]
+    return thread
+
+
+def test_an_mcp_server_closed_while_it_warms_opens_no_library_and_starts_no_watch(isolated_home, monkeypatch):
+    """close() came while the warm-up waited: the library it would have opened afterwards stayed open and was
+    watched by nobody's watch (a thread and an inotify instance past the server's end)."""
+    from localreason.serve.mcp import LocalReasonMCP
+
+    server = LocalReasonMCP(settings=load_settings(isolated_home, reader="off"), watch=True)
+    real, entered, go_on = server.service, threading.Event(), threading.Event()
+
+    def service():
+        entered.set()
+        go_on.wait(PATIENCE)
+        return real()
+
+    monkeypatch.setattr(server, "service", service)
+    server.start_warming()
+    assert entered.wait(PATIENCE), "the warm-up never asked for the library"
+    server.close()
+    go_on.set()
+    thread = _warm_thread()
+    thread.join(PATIENCE)
+    assert not thread.is_alive()
+    assert server._service is None and server._watcher is None
+
+
+def test_an_mcp_server_closed_while_its_library_was_opening_starts_no_watch(isolated_home, folder, monkeypatch):
+    from localreason.serve.mcp import LocalReasonMCP
+
+    svc = Service(Library(settings=load_settings(isolated_home, reader="off"), embedder=FakeEmbedder(),
+                          generator=FakeGenerator()))  # fmt: skip
+    entered, go_on = threading.Event(), threading.Event()
+
+    @contextmanager
+    def reading(*args, **kwargs):
+        entered.set()
+        go_on.wait(PATIENCE)
+        yield
+
+    monkeypatch.setattr(svc, "reading", reading)
+    monkeypatch.setattr(svc, "warm", lambda background=True: None)
+    server = LocalReasonMCP(settings=svc.settings, service=svc, watch=True)
+    server.start_warming()
+    assert entered.wait(PATIENCE), "the warm-up never read the library"
+    server.close()
+    go_on.set()
+    thread = _warm_thread()
+    thread.join(PATIENCE)
+    assert not thread.is_alive()
+    assert server._watcher is None
 
 
 @pytest.mark.real_model

@@ -272,6 +272,8 @@ class LocalReasonMCP:
         self._open_lock = threading.Lock()
         self._warm_lock = threading.Lock()
         self._warm_started = False
+        self._closed = False
+        """Set by close(), under ``_open_lock``: no service is opened and no watch started after it."""
         tools = [self._tool(name) for name in INPUT_SCHEMAS]
         self.mcp = _Server("localreason", title="localreason", version=__version__, instructions=INSTRUCTIONS,
                            tools=tools, middleware=[self._on_message], log_level="WARNING")  # fmt: skip
@@ -290,6 +292,8 @@ class LocalReasonMCP:
     def service(self):
         """The service over the library, opened on first use (numpy, FAISS and SQLite load here, not at start)."""
         with self._open_lock:
+            if self._closed:
+                raise LocalReasonError("The server is shutting down.", hint="Start it again to ask more.")
             if self._service is None:
                 from ..service import Service
 
@@ -320,6 +324,8 @@ class LocalReasonMCP:
             self._start_watching(svc)
             svc.warm(background=False)
         except Exception:  # noqa: BLE001 - the first request meets the same problem and reports it
+            if self._closed:  # (the server closed while it was preparing: nothing to say)
+                return
             log.exception("Preparing the library failed; the next request tries again")
             with self._warm_lock:  # (a database down at start: the watch must still begin once it is back)
                 self._warm_started = False
@@ -339,17 +345,22 @@ class LocalReasonMCP:
         return result
 
     def _start_watching(self, svc) -> None:
-        if self.watch and self._watcher is None:
-            from ..watch import BackgroundWatch, logged
+        with self._open_lock:  # (close() may have come while the library was opening: then no watch begins)
+            if self.watch and self._watcher is None and not self._closed:
+                from ..watch import BackgroundWatch, logged
 
-            self._watcher = BackgroundWatch(svc, logged(log.info)).start()
+                self._watcher = BackgroundWatch(svc, logged(log.info)).start()
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop watching, close the service, waiting at most ``timeout`` seconds for requests still running."""
-        if self._watcher is not None:
-            self._watcher.stop(timeout)
-        if self._service is not None:
-            closer = threading.Thread(target=self._service.close, name="localreason-mcp-close", daemon=True)
+        """Stop watching, close the service, waiting at most ``timeout`` seconds for requests still running.
+        A warm-up still under way opens nothing and starts no watch after this."""
+        with self._open_lock:  # (waits for a service being opened, so that it is closed here too)
+            self._closed = True
+            watcher, service = self._watcher, self._service
+        if watcher is not None:
+            watcher.stop(timeout)
+        if service is not None:
+            closer = threading.Thread(target=service.close, name="localreason-mcp-close", daemon=True)
             closer.start()
             closer.join(timeout)
 
