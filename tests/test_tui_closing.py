@@ -75,3 +75,61 @@ async def test_a_passage_that_loads_after_the_viewer_closed_is_dropped(tui_lib, 
         await until(pilot, handed.is_set, "the viewer's load to hand its passage over")
         await pilot.pause()
         assert not painted and not isinstance(app.screen, (ErrorScreen, SourceScreen)), app.screen
+
+
+async def test_a_library_tree_load_that_ends_after_a_newer_one_does_not_paint_over_it(tui_lib, tmp_path, monkeypatch):
+    """Two tree loads overlap (an ingest's end and a removal's, say): a newer one asked for cancels the older, but
+    a thread cannot be stopped, and the older one, reaching the screen last, painted the library as it was before
+    the change."""
+    app = LocalReasonApp(tui_lib)
+    held, reached, handed, holder = threading.Event(), threading.Event(), threading.Event(), []
+    snapshot, hand = app.unread.snapshot, LocalReasonApp.ui
+
+    def slow_snapshot():  # after the older load has read the library, before it hands the tree over
+        if not holder:
+            holder.append(threading.current_thread())
+            reached.set()
+            assert held.wait(PATIENCE), "the test never let the older load go on"
+        return snapshot()
+
+    def handing(self, fn, *args, **kwargs):
+        try:
+            return hand(self, fn, *args, **kwargs)
+        finally:
+            if holder and threading.current_thread() is holder[0]:
+                handed.set()
+
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.library_size is not None, "the first tree")
+        before = app.library_size
+        monkeypatch.setattr(app.unread, "snapshot", slow_snapshot)
+        monkeypatch.setattr(LocalReasonApp, "ui", handing)
+        app.load_tree()
+        await until(pilot, reached.is_set, "the older load to read the library")
+        more = tmp_path / "more"
+        more.mkdir()
+        (more / "pump.md").write_text("# Pump\n\nThe pump hums quietly at night.\n")
+        await asyncio.to_thread(app.session.service.ingest, [more], "notes")
+        app.load_tree()
+        await until(pilot, lambda: app.library_size != before, "the newer load to show the new document")
+        after = app.library_size
+        assert after[0] == before[0] + 1
+        held.set()
+        await until(pilot, handed.is_set, "the older load to hand its tree over")
+        await pilot.pause()
+        assert app.library_size == after, "the older tree painted over the newer one"
+
+
+def test_a_workers_hand_over_that_lands_after_the_loops_last_turn_returns(tui_lib):
+    """A worker's call to the UI thread that comes once the app's loop has stopped is never run: Textual's
+    call_from_thread waited for it for ever, and a quitting app that waits for its watch (30 s) hung so long."""
+    app = LocalReasonApp(tui_lib)
+    app._loop, app._thread_id = asyncio.new_event_loop(), threading.get_ident()  # the app's loop, stopped
+    returned, ran = [], []
+    worker = threading.Thread(target=lambda: returned.append(app.ui(ran.append, "late")), daemon=True)
+    worker.start()
+    worker.join(PATIENCE)
+    assert not worker.is_alive(), "the hand-over waited for a loop that had stopped"
+    app._loop.run_until_complete(asyncio.sleep(0.05))  # the loop turning once more (asyncio.run's last turns)
+    app._loop.close()
+    assert returned == [None] and not ran, "a call given up on must not run later"

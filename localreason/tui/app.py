@@ -12,6 +12,10 @@ they finish. A worker that fails with an exception it did not handle shows the e
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import inspect
+import itertools
 import os
 import threading
 import time
@@ -38,6 +42,8 @@ from .widgets import AnswerView, LibraryTree, SearchResults
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEARCH_DEBOUNCE = 0.25
+UI_WAIT_STEP = 0.25
+"""Seconds a worker's hand-over to the UI thread waits before it looks whether the app's loop still turns."""
 
 
 class LocalReasonApp(App):
@@ -87,6 +93,10 @@ class LocalReasonApp(App):
         self.stages_seen: list[str] = []
         self.library_size: tuple[int, int] | None = None
         """(documents, passages), once the tree has loaded."""
+        self._tree_reads = itertools.count(1)
+        self._tree_shown = 0
+        """The newest tree load on screen, by the order the loads read the library in: an older load that ends
+        later (a thread cannot be cancelled) is dropped instead of painting the library as it was."""
         self.search_seq = 0
         self.shown_seq = 0
         """The search whose results are on screen (equal to search_seq once the last one is shown)."""
@@ -140,16 +150,33 @@ class LocalReasonApp(App):
         return True
 
     def ui(self, fn, *args, **kwargs):
-        """Run ``fn`` on the UI thread from a worker; a no-op once the app has closed (or is closing: its screens
-        gone, a worker's late result has nowhere to go)."""
+        """Run ``fn`` on the UI thread from a worker and return what it returns; a no-op once the app has closed (or
+        is closing: its screens gone, a worker's late result has nowhere to go).
 
-        def run():
-            return None if self.closed else fn(*args, **kwargs)
+        What ``call_from_thread`` does, but its wait is not endless: a call that lands after the loop's last turn is
+        never run, and the worker (a watch the quitting app then waits for) would wait for it for ever."""
+        loop = self._loop  # (Textual's own loop and thread, which call_from_thread reads too)
+        if loop is None or self._thread_id == threading.get_ident():
+            return None
+
+        async def run():
+            with self._context():
+                result = None if self.closed else fn(*args, **kwargs)
+                return await result if inspect.isawaitable(result) else result
 
         try:
-            return self.call_from_thread(run)
-        except RuntimeError:
+            future = asyncio.run_coroutine_threadsafe(run(), loop)
+        except RuntimeError:  # the loop is closed
             return None
+        while True:
+            try:
+                return future.result(UI_WAIT_STEP)
+            except concurrent.futures.CancelledError:  # the app cancelled its tasks as it ended
+                return None
+            except concurrent.futures.TimeoutError:
+                if not loop.is_running():  # ended: the call will not be run (cancelled, it never is)
+                    future.cancel()
+                    return None
 
     @property
     def closed(self) -> bool:
@@ -183,14 +210,18 @@ class LocalReasonApp(App):
     def load_tree(self) -> None:
         try:
             with self.session.service.reading() as lib:
+                read = next(self._tree_reads)  # (under the read lock: no write lands between two loads' numbers)
                 cols = lib.collections()
                 docs = {c.id: lib.documents(c.id) for c in cols}
         except LocalReasonError as exc:
             self.ui(self.show_error, exc)
             return
-        self.ui(self._tree_loaded, cols, docs, self.unread.snapshot())
+        self.ui(self._tree_loaded, read, cols, docs, self.unread.snapshot())
 
-    def _tree_loaded(self, cols, docs, unread) -> None:
+    def _tree_loaded(self, read: int, cols, docs, unread) -> None:
+        if read < self._tree_shown:
+            return
+        self._tree_shown = read
         self.main(LibraryTree).fill(cols, docs, unread)
         self.library_size = (sum(c.document_count for c in cols), sum(c.chunk_count for c in cols))
         if not self.busy:
