@@ -538,9 +538,16 @@ def test_mcp_watch_begins_on_a_later_request_when_the_library_could_not_be_opene
         svc.close()
 
 
-def _warm_thread():
-    [thread] = [t for t in threading.enumerate() if t.name == "localreason-mcp-warm"]
-    return thread
+def _close_while_warming(server, entered: threading.Event, go_on: threading.Event) -> None:
+    """Start the server's warm-up, close the server while the warm-up is held at ``entered``, then let it go on
+    and wait for it to end."""
+    server.start_warming()
+    assert entered.wait(PATIENCE), "the warm-up never reached the library"
+    [thread] = [t for t in threading.enumerate() if t.name == "localreason-mcp-warm"]  # (held: still alive)
+    server.close()
+    go_on.set()
+    thread.join(PATIENCE)
+    assert not thread.is_alive(), "the warm-up did not end"
 
 
 def test_an_mcp_server_closed_while_it_warms_opens_no_library_and_starts_no_watch(isolated_home, monkeypatch):
@@ -557,13 +564,7 @@ def test_an_mcp_server_closed_while_it_warms_opens_no_library_and_starts_no_watc
         return real()
 
     monkeypatch.setattr(server, "service", service)
-    server.start_warming()
-    assert entered.wait(PATIENCE), "the warm-up never asked for the library"
-    server.close()
-    go_on.set()
-    thread = _warm_thread()
-    thread.join(PATIENCE)
-    assert not thread.is_alive()
+    _close_while_warming(server, entered, go_on)
     assert server._service is None and server._watcher is None
 
 
@@ -583,13 +584,7 @@ def test_an_mcp_server_closed_while_its_library_was_opening_starts_no_watch(isol
     monkeypatch.setattr(svc, "reading", reading)
     monkeypatch.setattr(svc, "warm", lambda background=True: None)
     server = LocalReasonMCP(settings=svc.settings, service=svc, watch=True)
-    server.start_warming()
-    assert entered.wait(PATIENCE), "the warm-up never read the library"
-    server.close()
-    go_on.set()
-    thread = _warm_thread()
-    thread.join(PATIENCE)
-    assert not thread.is_alive()
+    _close_while_warming(server, entered, go_on)
     assert server._watcher is None
 
 
