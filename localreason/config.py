@@ -256,7 +256,7 @@ class Settings:
         POSITIVE)  # fmt: skip
     ocr_memory_mb: int = setting(
         3072, "Memory (MB) recognising one page may take beyond the recogniser's own (0: no limit); a page that "
-        "needs more is left out alone.", at_least(0, "0 (no limit) or a positive number of MB"))  # fmt: skip
+        "needs more is left out alone, and the next sync reads it again.", at_least(0, "0 (no limit) or a positive number of MB"))  # fmt: skip
     ocr_min_confidence: float = setting(
         0.9, "Pages recognised with a mean confidence under this are named in the ingest report (their text is "
         "kept: it may hold misread words).", Allowed("between 0 and 1", lambda value, _: 0 <= value <= 1))  # fmt: skip

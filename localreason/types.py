@@ -146,9 +146,10 @@ class IngestReport:
     seconds: float = 0.0
     stopped: str = ""
     """Why the run stopped before the end (a full disk), or empty; the files not done are listed as failed."""
-    kept: list[tuple[str, int]] = field(default_factory=list)
-    """(folder, documents) for each given folder that held documents and is empty now: pruning kept them (it may be
-    the mount point of a drive not mounted now); ``sync --prune`` removes them."""
+    kept: list[tuple[str, int, str]] = field(default_factory=list)
+    """(folder or file, documents, why) for the documents whose files only seem gone (ingest/prune.py): a folder
+    empty now (the mount point of a drive not mounted), a link to nowhere, a folder that could not be read. Pruning
+    kept them; ``why`` says so and what removes them."""
     made: bool = True
     """False when the collection was new and nothing was written into it: it was not made (``collectionId`` is then
     null, since no collection has the id it would have had)."""
@@ -173,7 +174,7 @@ class IngestReport:
             "counts": self.counts,
             "seconds": round(self.seconds, 3),
             **({"stopped": self.stopped} if self.stopped else {}),
-            **({"kept": [{"folder": f, "documents": n} for f, n in self.kept]} if self.kept else {}),
+            **({"kept": [{"folder": f, "documents": n, "why": why} for f, n, why in self.kept]} if self.kept else {}),
             "files": [f.to_dict() for f in self.files],
         }
 

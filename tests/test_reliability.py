@@ -21,7 +21,7 @@ from localreason.config import load_settings
 from localreason.errors import IngestFileError, LibraryError, ValidationError
 from localreason.ingest.chunk import ChunkParams
 from localreason.ingest.walk import read_regular
-from localreason.ingest.worker import Job, Limits, ParseWorker
+from localreason.ingest.worker import Job, Limits, OverLimit, ParseWorker
 from localreason.library import Library
 from localreason.store import lock as write_lock
 from localreason.store.db import Store
@@ -242,17 +242,65 @@ def test_a_parser_that_crashes_costs_one_file_and_a_new_parser_takes_over(tmp_pa
     job = Job("big.txt", big, "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**20)
     small = Job("small.txt", b"A small text.", "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**20)
     assert worker.parse(small).text == "A small text."  # the parser is up
-    answer = worker._recv.poll
-
-    def crash_then_wait(timeout):  # the big file is sent: the parser crashes while it works on it
-        os.kill(worker._proc.pid, signal.SIGSEGV)
-        return answer(timeout)
-
-    worker._recv.poll = crash_then_wait
+    _crash_on_next(worker, signal.SIGSEGV)  # the big file is sent: the parser crashes while it works on it
     with pytest.raises(IngestFileError, match="crashed on this file \\(SIGSEGV"):
         worker.parse(job)
     assert worker.parse(small).text == "A small text."
     worker.close()
+
+
+def _crash_on_next(worker: ParseWorker, sig: int) -> None:
+    """The next job sent: the child is sent ``sig`` while it works on it."""
+    answer = worker._recv.poll
+
+    def crash_then_wait(timeout):
+        os.kill(worker._proc.pid, sig)
+        return answer(timeout)
+
+    worker._recv.poll = crash_then_wait
+
+
+@pytest.mark.parametrize("memory_mb, sig, over", [(2048, signal.SIGKILL, True), (2048, signal.SIGSEGV, True),
+                                                  (0, signal.SIGSEGV, False)])  # fmt: skip
+def test_a_child_killed_or_crashed_for_memory_is_over_a_limit_that_another_try_may_not_meet(memory_mb, sig, over):
+    """OverLimit (as a timeout): a page of a scan it costs is read again at the next sync, once the limit is raised
+    (ocr_memory_mb); before, only a timeout was, and the advice to raise the limit could not take effect."""
+    worker = ParseWorker(Limits(seconds=60, memory_mb=memory_mb))
+    small = Job("small.txt", b"A small text.", "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**20)
+    assert worker.parse(small).text == "A small text."
+    big = Job("big.txt", ("word " * 200 + "\n\n").encode() * 20_000, "text", "doc_aaaaaaaaaaaaaaaa",
+              ChunkParams.from_settings(), 2**20)  # fmt: skip
+    _crash_on_next(worker, sig)
+    with pytest.raises(IngestFileError) as failed:
+        worker.parse(big)
+    assert isinstance(failed.value, OverLimit) is over, failed.value
+    worker.close()
+
+
+def test_a_file_over_the_memory_limit_is_over_a_limit(tmp_path):
+    worker = ParseWorker(Limits(seconds=60, memory_mb=40))
+    text = ("lorem ipsum dolor sit amet " * 6 + "\n\n").encode() * 30_000  # chunking 5 MB takes over 100 MB
+    with pytest.raises(OverLimit, match="memory"):
+        worker.parse(Job("big.txt", text, "text", "doc_aaaaaaaaaaaaaaaa", ChunkParams.from_settings(), 2**24))
+    worker.close()
+
+
+def test_a_page_over_a_limit_is_marked_to_be_read_again(monkeypatch):
+    from localreason.ingest import pipeline
+    from localreason.ingest.recognised import Recognition
+
+    failures = iter([OverLimit("recognising it needed more memory than the limit allows (ocr_memory_mb)"),
+                     IngestFileError("the image is larger than the pixel limit")])  # fmt: skip
+
+    class Failing:
+        def recognise(self, job):
+            raise next(failures)
+
+    monkeypatch.setattr(pipeline, "shared_worker", lambda limits, kind: Failing())
+    reader = pipeline._Recognizer(Recognition(), Limits(seconds=60), 0.9, None)
+    over, other = reader.read("scan.pdf", "key", b"%PDF", "pdf", (1, 2))
+    assert over.again and "ocr_memory_mb" in over.failed
+    assert not other.again, "a page too large is not read again: nothing would change"
 
 
 # ---------------------------------------------------------------- several programs on one library

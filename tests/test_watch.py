@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from localreason.config import load_settings
+from localreason.ingest.prune import EMPTY_NOW
 from localreason.library import Library
 from localreason.service import Service
 from localreason.store import lock as write_lock
@@ -270,14 +271,16 @@ def test_a_folder_emptied_keeps_its_documents_until_sync_prune(lib, folder):
     for f in folder.iterdir():  # what an unmounted drive leaves: its mount point, empty
         f.unlink()
     report = lib.sync()[0]
-    assert report.kept == [(str(folder), 2)] and report.counts["removed"] == 0 and len(lib.documents()) == 2
-    assert report.to_dict()["kept"] == [{"folder": str(folder), "documents": 2}]
+    assert report.kept == [(str(folder), 2, EMPTY_NOW)] and report.counts["removed"] == 0
+    assert len(lib.documents()) == 2
+    assert report.to_dict()["kept"] == [{"folder": str(folder), "documents": 2, "why": EMPTY_NOW}]
     from localreason.tui.screens.dialogs import report_text
 
     shown = " ".join(report_text([report]).plain.split())
-    assert f"kept {folder} empty now" in shown and "sync --prune removes them" in shown.replace("`", "")
+    assert f"kept {folder} 2 documents kept: the folder is empty now" in shown
+    assert "sync --prune removes them" in shown.replace("`", "")
     again = lib.ingest([folder], "work", prune=True)
-    assert again.kept == [(str(folder), 2)] and len(lib.documents()) == 2, "an explicit --prune keeps them too"
+    assert again.kept == [(str(folder), 2, EMPTY_NOW)] and len(lib.documents()) == 2, "an explicit --prune keeps them"
     (folder / "pump.md").write_text("# Pump\n\nThe pump runs on twelve volts.\n")
     partial = lib.sync()[0]
     assert partial.kept == [] and partial.counts["removed"] == 1, "a folder with files in it is pruned as before"

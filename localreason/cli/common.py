@@ -180,9 +180,9 @@ def print_report(report, verbose: bool) -> None:
               f"{', '.join(parts) or 'nothing to do'} in {report.seconds:.1f} s.")  # fmt: skip
     for f in report.by_status("failed"):
         out.print(f"  [red]failed[/]  {escape(f'{f.path}: {f.reason}')}")
-    for folder, n in report.kept:
-        out.print(f"  [yellow]kept[/]    {escape(str(folder))} is empty now (a drive not mounted?): its "
-                  f"{n} document{'s' * (n != 1)} stay. `localreason sync --prune` removes them.", highlight=False)  # fmt: skip
+    for folder, n, why in report.kept:
+        kept = f"{folder}: {counted(n, 'document')} kept: {why}."
+        out.print(f"  [yellow]kept[/]    {escape(kept)}", highlight=False)
     skipped = report.by_status("skipped")
     if verbose or len(skipped) <= 5:
         for f in skipped:

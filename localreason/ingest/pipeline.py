@@ -31,10 +31,11 @@ from ..ids import derived_id
 from ..store.db import now
 from ..text import counted, pages_named
 from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk, Collection, FileResult, IngestReport
+from . import prune
 from .chunk import ChunkParams
 from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular
 from .recognised import LINE_MIN_SCORE, PageReading, Recognition
-from .worker import Job, Limits, OcrJob, ParseWorker, Survey, TimedOut, existing_worker, shared_worker
+from .worker import Job, Limits, OcrJob, ParseWorker, Survey, OverLimit, existing_worker, shared_worker
 
 READ_AGAIN = "~again"
 """Stored after the content hash of a file a page of which ran out of its time: the hash then matches no file, so
@@ -208,6 +209,9 @@ class Ingestor:
             if not report.stopped:
                 with self.turn():
                     self.founding.settle(report)
+            if not report.stopped:
+                with self.turn():
+                    self._drop_textless(known, problems, report)
             if prune and not report.stopped:
                 with self.turn():
                     self._prune(col, candidates, roots, problems, known, report, prune_emptied,
@@ -341,30 +345,32 @@ class Ingestor:
 
     def _prune(self, col: Collection, candidates: list[Candidate], roots: list[Path], problems, known: dict,
                report: IngestReport, prune_emptied: bool = False, globs: bool = False) -> None:  # fmt: skip
-        """Remove the documents whose files have left the given folders (or a given file that is gone). A folder in
-        which no file is found any more keeps its documents unless ``prune_emptied`` (an unmounted drive leaves its
-        mount point empty: that is no reason to forget a whole library); ``report.kept`` says so."""
+        """Remove the documents whose files have left the given folders (or a given file that is gone), but those
+        whose files only seem gone (prune.judge: a folder empty now, unreadable, or a link to nowhere, as an
+        unmounted drive leaves it: no reason to forget a library); ``report.kept`` says which and why."""
         seen = {path_text(c.path) for c in candidates}
         seen |= {s["path"] for s in self.store.sources(col.id) if os.path.isfile(s["path"])}  # a file named: kept
-        missing_files = {path_text(p.path) for p in problems if p.reason == "no such file or folder"}
-        root_texts = [path_text(r) for r in roots]
-        emptied = set() if prune_emptied else {r for r in root_texts if not any(s.startswith(r + os.sep) for s in seen)}
-        doomed: list[tuple[str, str]] = []
-        kept: dict[str, int] = {}
-        for path, (doc_id, _) in known.items():
-            root = next((r for r in root_texts if path.startswith(r + os.sep)), None)
-            if root in emptied and path not in missing_files:
-                kept[root] = kept.get(root, 0) + 1
-            elif (root is not None and path not in seen) or path in missing_files:
-                doomed.append((path, doc_id))
-        report.kept += sorted(kept.items())
-        if not doomed:
+        verdict = prune.judge(known, seen, [path_text(r) for r in roots], problems, prune_emptied)
+        report.kept += sorted((where, n, why) for (where, why), n in verdict.kept.items())
+        if not verdict.doomed:
             return
-        write = self.store.delete_documents((d for _, d in doomed), [(col.id, path) for path in missing_files])
+        write = self.store.delete_documents((d for _, d in verdict.doomed), [(col.id, p) for p in verdict.forget])
         self.index.vectors.apply(write)
         why = {path_text(p.path): p.reason for p in problems}
-        for path, doc_id in doomed:
-            report.files.append(FileResult(path, "removed", _removal_reason(path, why.get(path), globs), doc_id))
+        for path, doc_id in verdict.doomed:
+            report.files.append(FileResult(path, "removed", prune.removal_reason(path, why.get(path), globs), doc_id))
+
+    def _drop_textless(self, known: dict, problems, report: IngestReport) -> None:
+        """A file read this time that holds no text now (emptied, binary, no text found) loses the document its old
+        text made: left, that text went on answering for a file that no longer says it."""
+        walked = {path_text(p.path) for p in problems}  # (skipped before reading: prune's to judge)
+        stale = [(i, f) for i, f in enumerate(report.files)
+                 if f.status == "skipped" and f.path in known and f.path not in walked]  # fmt: skip
+        if not stale:
+            return
+        self.index.vectors.apply(self.store.delete_documents(known[f.path][0] for _, f in stale))
+        for i, f in stale:
+            report.files[i] = FileResult(f.path, "removed", f"{f.reason} now: its old text is removed", known[f.path][0])
 
     def _forget(self, col: Collection, gone: list[str], known: dict, report: IngestReport,
                 reason: str = "the file no longer exists", sources: list[tuple[str, str]] = ()) -> None:  # fmt: skip
@@ -406,17 +412,6 @@ class Ingestor:
         dim = int(embedder.embed(["dimension probe"]).shape[1])
         store.reembed(updates, [(v.tobytes(), d[0]) for d, v in zip(docs, doc_vecs)], model_meta(embedder, dim))
         return len(rows)
-
-
-def _removal_reason(path: str, problem: str | None, globs: bool = False) -> str:
-    """Why pruning removed the document of ``path``: its file is gone, or is there and no longer read (a file the
-    reading rules now skip, one the --include/--exclude globs leave out, or a path that is no file now)."""
-    if problem == "no such file or folder" or (problem is None and not os.path.lexists(path)):
-        return "the file no longer exists"
-    if problem is None:
-        return ("no longer read: the --include/--exclude globs leave it out" if globs
-                else "no longer read: it is not a file the ingest reads now")  # fmt: skip
-    return f"no longer read: {problem}"
 
 
 def _given(candidates: list[Candidate], roots: list[Path], include, exclude) -> dict[str, tuple[list, list, bool]]:
@@ -593,7 +588,7 @@ def prepare_file(prep: _Preparer, cand: Candidate, path: str) -> PreparedDocumen
     notes = list(parsed.notes) + (rec.notes(readings) if readings else [])
     if any(r.again for r in readings):  # stored so that it does not match: the file is read again next time
         content_hash += READ_AGAIN
-        notes.append("a page that ran out of time is read again at the next sync")
+        notes.append("a page that ran past its time or memory limit is read again at the next sync")
     if previous and previous[1] is None:
         notes.append("re-chunked: the chunking settings or the way files are read changed")
     if not name_is_text(cand.path):
@@ -636,7 +631,7 @@ class _Recognizer:
             try:
                 out.append(self.worker.recognise(job))
             except IngestFileError as exc:
-                out.append(PageReading(page, failed=exc.message, again=isinstance(exc, TimedOut)))
+                out.append(PageReading(page, failed=exc.message, again=isinstance(exc, OverLimit)))
         self._tell(path, len(pages), len(pages))
         return out
 

@@ -40,8 +40,8 @@ class PageReading:
     failed: str = ""
     """Why this page could not be read (its time limit, its size, a crash), or empty."""
     again: bool = False
-    """It ran out of its time (a busy machine, say): the next ingest or sync reads its file again, although the
-    file is unchanged (``pipeline.READ_AGAIN``)."""
+    """It ran past its time or memory limit (a busy machine, say, or a limit raised since): the next ingest or sync
+    reads its file again, although the file is unchanged (``pipeline.READ_AGAIN``)."""
 
 
 class NeedsRecognition(Exception):

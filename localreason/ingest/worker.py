@@ -209,15 +209,20 @@ def _serve(inbox: Connection, outbox: Connection, memory_mb: int, kind: str = "p
         except IngestFileError as exc:
             reply = ("error", exc.status, exc.message)
         except MemoryError:
-            reply = ("error", "failed", "recognising it needed more memory than the limit allows (ocr_memory_mb)"
+            reply = ("over", "failed", "recognising it needed more memory than the limit allows (ocr_memory_mb)"
                      if kind == "ocr" else "parsing it needed more memory than the limit allows (max_parse_memory_mb)")
         try:
             outbox.send(reply)
         except MemoryError:
-            outbox.send(("error", "failed", "the parsed text is larger than the memory limit allows (max_parse_memory_mb)"))
+            outbox.send(("over", "failed", "the parsed text is larger than the memory limit allows (max_parse_memory_mb)"))
 
 
-class TimedOut(IngestFileError):
+class OverLimit(IngestFileError):
+    """A file or page ran past a limit of its own (time, memory) or its process was killed: another try, with the
+    limit raised or on a less busy machine, may read it."""
+
+
+class TimedOut(OverLimit):
     """A file or page ran past its time limit: another try, on a less busy machine, may read it."""
 
 
@@ -274,7 +279,7 @@ class ParseWorker:
             reply = self._ask(job)
         if reply[0] == "ok":
             return reply[1]
-        raise IngestFileError(reply[2], status=reply[1])
+        raise (OverLimit if reply[0] == "over" else IngestFileError)(reply[2], status=reply[1])
 
     def recognise(self, job: OcrJob) -> PageReading:
         """Recognise one page within the limits (its bytes sent only if this child does not hold them yet), or
@@ -287,7 +292,7 @@ class ParseWorker:
             if reply[0] == "ok":
                 self.holds = job.key
                 return reply[1]
-        raise IngestFileError(reply[2], status=reply[1])
+        raise (OverLimit if reply[0] == "over" else IngestFileError)(reply[2], status=reply[1])
 
     def _ask(self, job) -> tuple:
         if self._proc is None or self._proc.poll() is not None:
@@ -300,10 +305,11 @@ class ParseWorker:
                 raise TimedOut(_TIMEOUT[self.kind].format(s=self.limits.seconds))
             return self._recv.recv()
         except (EOFError, OSError, TypeError):  # TypeError: the connection was closed under us (kill)
-            raise IngestFileError(self._death()) from None
+            raise self._death() from None
 
-    def _death(self) -> str:
-        """Why the child died, for the failed file's reason; the child is cleared for a restart."""
+    def _death(self) -> IngestFileError:
+        """Why the child died, for the failed file's reason (OverLimit when memory may be why); the child is cleared
+        for a restart."""
         proc = self._proc
         code = None
         if proc is not None:
@@ -316,12 +322,12 @@ class ParseWorker:
         if code is not None and code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
             if name == "SIGKILL":
-                return f"the {who} was stopped (out of memory, or the ingest was cancelled)"
+                return OverLimit(f"the {who} was stopped (out of memory, or the ingest was cancelled)")
             if self.limits.memory_mb > 0 and name in ("SIGABRT", "SIGSEGV", "SIGBUS"):
-                return (f"the {who} crashed on this {unit} ({name}), most likely because it needed more memory "
-                        f"than the limit of {self.limits.memory_mb} MB ({setting})")  # fmt: skip
-            return f"the {who} crashed on this {unit} ({name})"
-        return f"the {who} stopped unexpectedly on this {unit} (exit code {code})"
+                return OverLimit(f"the {who} crashed on this {unit} ({name}), most likely because it needed more "
+                                 f"memory than the limit of {self.limits.memory_mb} MB ({setting})")  # fmt: skip
+            return IngestFileError(f"the {who} crashed on this {unit} ({name})")
+        return IngestFileError(f"the {who} stopped unexpectedly on this {unit} (exit code {code})")
 
     def kill(self) -> None:
         """Stop the child now (a timeout, a crash, or a cancelled ingest); the next parse starts a new one."""

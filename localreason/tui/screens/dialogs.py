@@ -118,10 +118,9 @@ def report_text(reports, note: str = "") -> Text:
             if f.reason:
                 body.append(f"\n             {f.reason}", style="dim")
             body.append("\n")
-        for folder, n in report.kept:
+        for folder, n, why in report.kept:
             body.append("  kept     ", style="yellow")
-            body.append(f" {folder}\n             empty now (a drive not mounted?): its {counted(n, 'document')} "
-                        "stay; `localreason sync --prune` removes them\n", style="dim")  # fmt: skip
+            body.append(f" {folder}\n             {counted(n, 'document')} kept: {why}\n", style="dim")
         unchanged = report.counts.get("unchanged", 0)
         if unchanged:
             body.append(f"  {unchanged} unchanged file(s) skipped\n", style="dim")
