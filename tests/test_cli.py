@@ -93,8 +93,9 @@ def test_remove_and_sync(capsys, folder):
     assert json.loads(out)["data"]["counts"]["removed"] == 1
     code, out, _ = run(capsys, "library", "-c", "work", "--json")
     [doc] = json.loads(out)["data"]["documents"]
-    code, out, _ = run(capsys, "remove", doc["id"], "--yes")
+    code, out, err = run(capsys, "remove", doc["id"], "--yes")
     assert code == 0 and "Removed document Router manual" in out
+    assert f"Its file is still in {folder}" in " ".join(err.split()) and "comes back" in err
     code, out, _ = run(capsys, "remove", "work", "--yes", "--json")
     assert json.loads(out)["data"]["removed"] == "collection"
 

@@ -221,11 +221,19 @@ def test_remove_document_and_collection(lib, notes):
     doc = next(d for d in lib.documents("work") if d.title == "Inverter manual")
     result = lib.remove(doc.id)
     assert result["removed"] == "document"
+    assert result["followedBy"] == str(notes), "its file is in a folder sync reads again: the person is told"
     with pytest.raises(NotFoundError):
         lib.document(doc.id)
     consistent(lib)
+    single = notes.parent / "single.md"
+    single.write_text("# Single\n\nA file named on its own.\n")
+    lib.ingest([single], "named")
+    [named] = lib.documents("named")
+    assert "followedBy" not in lib.remove(named.id), "a file ingested by name is forgotten with its document"
+    assert lib.sync("named") == [] and [r.counts["added"] for r in lib.sync("work")] == [1], "what it was told"
+    lib.remove("named")
     result = lib.remove("work")
-    assert result == {**result, "removed": "collection", "documents": 1}
+    assert result == {**result, "removed": "collection", "documents": 2}  # (the removed one came back with sync)
     assert [c.name for c in lib.collections()] == ["keep"]
     consistent(lib)
     with pytest.raises(ValidationError):

@@ -225,7 +225,12 @@ def remove(obj: Ctx, target, yes, as_json) -> int:
         emit_json(result)
     else:
         click.echo(f"Removed {result['removed']} {result.get('title') or result.get('name')} ({result['id']}).")
+        if "followedBy" in result:
+            from ..library import comes_back
+
+            click.echo(comes_back(result["followedBy"]), err=True)
     return 0
+
 
 
 @cli.command()

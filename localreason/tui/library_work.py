@@ -137,16 +137,21 @@ class LibraryWork:
 
     def remove(self, kind: str, id_: str, label: str) -> None:
         try:
-            self.app.session.service.remove(id_)
+            result = self.app.session.service.remove(id_)
         except Exception as exc:  # noqa: BLE001
             self.app.ui(self.app.show_error, exc)
             return
-        self.app.ui(self._removed, id_, label)
+        self.app.ui(self._removed, id_, label, result.get("followedBy"))
 
-    def _removed(self, id_: str, label: str) -> None:
+    def _removed(self, id_: str, label: str, followed_by: str | None = None) -> None:
         if self.app.session.scope.id == id_:
             self.app.action_clear_scope()
-        self.app.notify(f"Removed {label}.")
+        if followed_by is None:
+            self.app.notify(f"Removed {label}.")
+        else:
+            from ..library import comes_back
+
+            self.app.notify(f"Removed {label}. {comes_back(followed_by)}", severity="warning", timeout=12)
         self.app.load_tree()
 
     def look_for_vanished(self, collection: str | None) -> None:
