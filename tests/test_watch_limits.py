@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ from localreason.watch import Root, Watcher, limit_reached
 
 from fakes import FakeEmbedder
 from waiting import PATIENCE, wait_until
-from watch_world import Clock, Watch, folder, ingested, read_until, service, start_cli, stop_with_ctrl_c, text_of, watch  # noqa: F401
+from watch_world import Clock, Watch, documents, folder, ingested, read_until, service, start_cli, stop_with_ctrl_c, text_of, watch  # noqa: F401
 
 
 # ---------------------------------------------------------------- the inotify limit
@@ -203,3 +204,33 @@ def test_the_real_inotify_limit_is_said_and_polling_takes_over(tmp_path, folder,
     finally:
         code = stop_with_ctrl_c(proc, seen)
     assert code == 0, "".join(seen)
+
+
+
+def test_a_drive_unplugged_below_a_watched_folder_keeps_its_documents(service, watch, folder, tmp_path, monkeypatch):
+    """The watch saw the files under a link to a drive, or under a drive's mount point, go and removed them all:
+    what `localreason sync` keeps (ingest/prune.py) the watch now keeps too, and says why. A file deleted beside
+    others is still removed."""
+    from localreason.ingest import prune
+    from localreason.ingest.prune import LINK_GONE, NOT_MOUNTED
+
+    media = tmp_path / "media" / "usb"
+    media.mkdir(parents=True)
+    (media / "manual.md").write_text("# Manual\n\nHold the button for ten seconds.\n")
+    (folder / "usb").symlink_to(media, target_is_directory=True)
+    (folder / "drive").mkdir()
+    (folder / "drive" / "boiler.md").write_text("# Boiler\n\nThe boiler is serviced every spring.\n")
+    monkeypatch.setattr(prune, "fstab_mount_points", lambda fstab="/etc/fstab": frozenset({str(folder / "drive")}))
+    service.ingest([folder], "work")
+    w = watch()
+    (media / "manual.md").unlink()
+    media.rmdir()  # the drive unplugged: the link points nowhere
+    (folder / "drive" / "boiler.md").unlink()  # the drive not mounted: its mount point is empty
+    (folder / "valve.md").unlink()  # deleted, beside pump.md
+    w.seen(folder / "valve.md", folder / "drive" / "boiler.md", folder / "usb" / "manual.md")
+    w.drain()
+    assert sorted(Path(p).name for p in documents(service)) == ["boiler.md", "manual.md", "pump.md"]
+    assert w.changes() == [("removed", "valve.md")]
+    said = " ".join(w.notices)
+    assert f"{folder / 'usb'}: the files under it in 'work' are kept: {LINK_GONE}" in said, w.notices
+    assert f"{folder / 'drive'}: the files under it in 'work' are kept: {NOT_MOUNTED}" in said, w.notices

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..errors import LocalReasonError, NotFoundError
+from ..ingest import prune
 from ..ingest.walk import path_text
 from .listener import Listener, WatchState, batch_progress
 from .pending import Pending
@@ -373,11 +374,20 @@ class Watcher:
             return {}
         present = [r for r in self.live if r.identity() == self.live[r]]
         due: dict[str, set[str]] = {}
+        held: dict[tuple[str, str], str] = {}
+        mounts = prune.fstab_mount_points()
         for path in self.gone:
             for root in present:
-                if root.holds(path):
+                if not root.holds(path):
+                    continue
+                why = prune.held_by_absence(path, root.path if root.folder else None, mounts)  # (a drive unplugged)
+                if why is None:
                     due.setdefault(root.collection, set()).add(path)
+                else:
+                    held[why] = root.collection
         self.gone.clear()
+        for (where, why), collection in held.items():
+            self.listener.notice(f"{where}: the files under it in {collection!r} are kept: {why}.")
         return due
 
     def _refresh(self, collection: str, files: list[str], gone: list[str], offset: int, total: int) -> bool:
