@@ -588,22 +588,12 @@ class Library:
                 self.vectors.apply(self.store.delete_documents([doc.id], [(doc.collection_id, doc.source_path)]))
                 self._save_vectors_if_dirty()
                 return {"removed": "document", "id": doc.id, "title": doc.title, "chunks": doc.chunk_count,
-                        **self._comes_back(doc)}  # fmt: skip
+                        **_comes_back(self.store, doc)}  # fmt: skip
             col = self.collection(target)
             self.vectors.apply(self.store.delete_collection(col.id))
             self._save_vectors_if_dirty()
             return {"removed": "collection", "id": col.id, "name": col.name, "documents": col.document_count,
                     "chunks": col.chunk_count}  # fmt: skip
-
-    def _comes_back(self, doc) -> dict:
-        """``{"followedBy": folder}`` when the removed document's file is still in a folder that sync reads again
-        (and a watch follows): the document comes back then, and the person who removed it must be told."""
-        if not os.path.lexists(doc.source_path):
-            return {}
-        for s in self.store.sources(doc.collection_id):
-            if doc.source_path.startswith(s["path"].rstrip(os.sep) + os.sep):
-                return {"followedBy": s["path"]}
-        return {}
 
     def reindex(self, progress: ProgressCallback | None = None, batch: int = 512) -> int:
         """Re-embed every paragraph chunk with the configured model, in one transaction; return the count."""
@@ -617,6 +607,17 @@ class Library:
 
 
 # ---------------------------------------------------------------- helpers
+def _comes_back(store, doc) -> dict:
+    """``{"followedBy": folder}`` when the removed document's file is still in a folder that sync reads again (and a
+    watch follows): the document comes back then, and the person who removed it must be told."""
+    if not os.path.lexists(doc.source_path):
+        return {}
+    for s in store.sources(doc.collection_id):
+        if doc.source_path.startswith(s["path"].rstrip(os.sep) + os.sep):
+            return {"followedBy": s["path"]}
+    return {}
+
+
 def comes_back(folder: str) -> str:
     """What a person who removed a document whose file is in a followed folder must know (the CLI's and the TUI's
     words)."""
