@@ -186,6 +186,16 @@ def test_a_phrase_that_opens_with_a_pronoun_is_not_shown():
     assert with_phrase(st, quote, 140, "Who was the first woman to win a Nobel Prize?") == st
 
 
+def test_a_phrase_that_refers_takes_no_name_from_its_own_sentence_however_many_statements_follow():
+    """No naming sentence was found to join: the first name in the sentence that refers was shown as the answer
+    when a second statement followed ("Pierre Curie" for who discovered radium)."""
+    sentence = "She discovered radium in 1898, working beside her husband Pierre Curie."
+    quote = Quote("chk_a", sentence, 40, 1.0, phrase=(0, 3), phrase_margin=6.0)
+    for st in ([statement(sentence, start=140)],
+               [statement(sentence, start=140), statement("The shed was cold and damp all winter.", start=300)]):
+        assert with_phrase(st, quote, 140, "Who discovered radium?") == st
+
+
 def statement(quotation: str, start: int = 100, chunk: str = "chk_a") -> Statement:
     return Statement(quotation, (Reference(chunk, quotation, "doc_a", start, start + len(quotation)),))
 

@@ -185,8 +185,10 @@ def _before(statements: list[Statement], best: Quote, best_start: int,
 
 def _named(statements: list[Statement], question: str) -> AnswerPhrase | None:
     """For a phrase that only refers: the name in the first statement's quotation, when that quotation is the
-    naming sentence (offer.with_naming_sentence leads with it, joined to the sentence that refers)."""
-    if len(statements) < 2 and len(statements[0].references) < 2:
+    naming sentence (offer.with_naming_sentence leads with it, joined to the sentence that refers, in one statement).
+    Not otherwise, however many statements follow: the first name in the sentence that refers is often someone else
+    ("She discovered radium ... beside her husband Pierre Curie")."""
+    if len(statements[0].references) < 2:
         return None
     for ref in statements[0].references:
         run = name_run(ref.quotation, question)
