@@ -116,6 +116,12 @@ def test_the_evidence_settles_it_only_by_a_replacement_or_a_version_asked_for():
     assert replaced.stands == 0 and replaced.sides[0].title == "Manual (2025)" and "says it replaces" in replaced.why
     older = settled(found, WARRANTY, {"d1": "This manual is superseded by the 2025 edition.", "d2": ""})
     assert older.sides[older.stands].title == "Manual (2025)" and "replaces it" in older.why
+    for notice in ({"d1": "The 2025 edition replaces this manual.", "d2": ""},
+                   {"d2": "The 2023 manual was superseded by this edition.", "d1": ""}):
+        other_way = settled(found, WARRANTY, notice)  # the other side named before the verb: the old one crowned
+        assert other_way.sides[other_way.stands].title == "Manual (2025)", (notice, other_way.why)
+    both = settled(found, WARRANTY, {"d1": "The 2025 edition replaces the 2025 draft.", "d2": ""})
+    assert both.stands is None, "the other side named on both sides of the verb says nothing about this one"
     topics = Disagreement((side("Black Death", "Central Asia", "d1"), side("Plague notes", "China", "d2")))
     assert settled(topics, "Where did the Black Death originate?", {}).stands is None, \
         "a title that names the question's subject is not a version the question asks for"

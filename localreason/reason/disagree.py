@@ -334,13 +334,30 @@ def settled(found: Disagreement, question: str, texts: dict[str, str]) -> Disagr
             if j == i or not own:
                 continue
             for s in re.split(r"(?<=[.!?])\s+", text):
-                if not own & {w.lower() for w in WORD.findall(s)}:
-                    continue
-                if _REPLACED.search(s):  # "... is superseded by the 2025 edition", in side i's own text
+                newer = _other_is_newer(s, own)
+                if newer is True:  # "... is superseded by the 2025 edition", in side i's own text
                     return _first(found, j, f"\u201c{side.title}\u201d says \u201c{other.title}\u201d replaces it")
-                if _REPLACES.search(s):
+                if newer is False:  # "This edition replaces the 2023 manual."
                     return _first(found, i, f"\u201c{side.title}\u201d says it replaces \u201c{other.title}\u201d")
     return found
+
+
+def _other_is_newer(sentence: str, own: set[str]) -> bool | None:
+    """Whether ``sentence`` (of one side's text) says the other side, named by its ``own`` title words, replaces
+    this one (True) or is replaced by it (False), by where those words stand around the verb: "the 2025 edition
+    replaces this manual", "this manual is superseded by the 2025 edition" (True); "this edition replaces the
+    2023 manual", "the 2023 manual was superseded by this edition" (False). None when the sentence says neither,
+    or names the other side on both sides of the verb."""
+    for pattern, named_first in ((_REPLACES, True), (_REPLACED, False)):
+        m = pattern.search(sentence)
+        if m is None:
+            continue
+        before = bool(own & {w.lower() for w in WORD.findall(sentence[:m.start()])})
+        after = bool(own & {w.lower() for w in WORD.findall(sentence[m.end():])})
+        if before == after:
+            return None
+        return named_first if before else not named_first
+    return None
 
 
 def _first(found: Disagreement, stands: int, why: str) -> Disagreement:
