@@ -150,6 +150,12 @@ def _as_sentence(text: str) -> str:
     return text + "."
 
 
+def _no_tokens(text: str) -> str:
+    """``text`` (a document's words) with no ``[[``: every citation token in an answer is the server's, and a
+    document that holds one ("... 99 years [[chk_...]]") must not cite another passage, in or out of scope."""
+    return text.replace("[[", "[ [")
+
+
 def compose(statements: list[Statement], titles: dict[str, tuple[str, str]]) -> tuple[str, tuple[Citation, ...]]:
     """Answer prose with server-bound [[chunkId]] tokens, and each cited chunk once. A statement with an answer
     phrase (phrase.py) is written as that phrase ("from 1969 to 1972 [[chk_...]]"): its quotation, in full,
@@ -161,7 +167,7 @@ def compose(statements: list[Statement], titles: dict[str, tuple[str, str]]) -> 
         text = collapse(st.phrase.text) if st.phrase is not None else _as_sentence(st.text)
         if st.side is not None:  # the sources disagree: each side is said as its source's
             text = f"\u201c{st.side.document_title}\u201d: {text}"
-        parts.append(text + " " + " ".join(f"[[{i}]]" for i in ids))
+        parts.append(_no_tokens(text) + " " + " ".join(f"[[{i}]]" for i in ids))
         for i in ids:
             doc_id, title = titles[i]
             cited.setdefault(i, Citation(i, doc_id, title))
