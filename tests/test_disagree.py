@@ -239,6 +239,10 @@ def test_the_specs_comparison_hears_each_document_that_speaks_to_it(library_of):
     assert not any("disagree" in g for g in a.gaps), "two documents on two things do not disagree"
     one = reason(lib, "What does the mobile backend require?", generator=FakeGenerator(), collection_id=collection.id)
     assert len({s.references[0].document_id for s in one.statements[:1]}) == 1
+    for limit in (1, 2):  # the passages added for each side stay within the request's limit (they went past it)
+        few = reason(lib, "Which interface is required, REST or GraphQL?", generator=FakeGenerator(),
+                     collection_id=collection.id, limit=limit)  # fmt: skip
+        assert few.chunks_gathered <= limit and len(few.citations) <= limit, (limit, few.to_dict())
 
 
 def test_every_front_ends_form_names_the_sides_and_the_disagreement(manuals):

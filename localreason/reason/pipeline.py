@@ -185,18 +185,21 @@ def gather_evidence(req: Request):
     terms = compared_terms(req.query)
     if not terms or len(terms) < 2:
         return evidence
-    hits, added = list(evidence.hits), []
+    hits, extra, added = list(evidence.hits), [], []
+    room = max(req.limit - 1, 0)  # the request's limit holds, and the question's best passage stays
     for i, own in enumerate(own_words(terms)):
-        if not own or any(speaks_of(h.content + " " + h.document_title, own) for h in hits):
+        if not own or any(speaks_of(h.content + " " + h.document_title, own) for h in hits + extra):
             continue
         more = search.progressive_search(req.lib.index, term_query(req.query, terms, i), limit=COMPARED_HITS * 4,
                                          **req.scope)  # fmt: skip
-        known = {h.chunk_id for h in hits}
+        known = {h.chunk_id for h in hits + extra}
         new = [h for h in more.hits if h.chunk_id not in known and speaks_of(h.content + " " + h.document_title, own)]
-        hits += new[:COMPARED_HITS]
-        added.append(f"{len(new[:COMPARED_HITS])} on \u201c{terms[i]}\u201d")
+        new = new[:min(COMPARED_HITS, room - len(extra))]
+        extra += new
+        added.append(f"{len(new)} on \u201c{terms[i]}\u201d")
     if not added:
         return evidence
+    hits = hits[:req.limit - len(extra)] + extra  # the weakest of the first hits make room
     return replace(evidence, hits=tuple(hits), steps=(*evidence.steps, "a comparison: added passages " + ", ".join(added)))
 
 
