@@ -245,6 +245,20 @@ def test_the_specs_comparison_hears_each_document_that_speaks_to_it(library_of):
         assert few.chunks_gathered <= limit and len(few.citations) <= limit, (limit, few.to_dict())
 
 
+def test_an_unsure_comparison_says_each_sources_closest_statement_is_quoted(library_of, monkeypatch):
+    """The gate doubts the evidence (only the closest statement, its gap says) but a comparison hears each
+    document: two statements were shown under a gap that said one was."""
+    from localreason.reason import pipeline
+    from localreason.reason.gate import NOT_ANSWERED_GAP, NOT_ANSWERED_SIDES_GAP
+
+    lib = library_of({"adr-7.md": REST, "adr-12.md": GRAPHQL}, collection="API Decisions")
+    monkeypatch.setattr(pipeline, "check_relevance", lambda *args, **kwargs: (True, [NOT_ANSWERED_GAP]))
+    a = reason(lib, "Which interface is required, REST or GraphQL?", generator=FakeGenerator(), limit=12)
+    assert len(a.statements) >= 2 and NOT_ANSWERED_SIDES_GAP in a.gaps and NOT_ANSWERED_GAP not in a.gaps, a.gaps
+    one = reason(lib, "What does the mobile backend require?", generator=FakeGenerator())
+    assert len(one.statements) == 1 and NOT_ANSWERED_GAP in one.gaps, "no sides: the closest statement alone"
+
+
 def test_every_front_ends_form_names_the_sides_and_the_disagreement(manuals):
     """The CLI's plain text and the Markdown of MCP's readable output and the notebook: each side's document in
     the prose, both quotations under Sources, the disagreement under Limitations; JSON keeps it for a client."""

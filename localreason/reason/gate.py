@@ -17,6 +17,9 @@ from .candidates import Quote, instruction_sentences
 
 NOT_ANSWERED_GAP = ("The evidence is on the topic but does not clearly answer the question; only the closest "
                     "statement is quoted.")  # fmt: skip
+NOT_ANSWERED_SIDES_GAP = ("The evidence is on the topic but does not clearly answer the question; the closest "
+                          "statement of each source is quoted.")  # fmt: skip
+"""NOT_ANSWERED_GAP's words when the sources disagree or a comparison hears each document (offer.with_sides)."""
 WEAK_SCOPE_GAP = "The evidence in the requested scope matches the question only weakly."
 """The gap of an answer from weak evidence inside an explicit scope (which is answered, per the spec)."""
 WEAK, UNSURE, ANSWERS = "weak", "unsure", "answers"

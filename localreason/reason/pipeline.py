@@ -52,7 +52,7 @@ from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .compare import compared, compared_terms, own_words, speaks_of, term_query
 from .disagree import Disagreement, look, ordered, settled, told_apart, twins_close
-from .gate import NoEvidence, check_relevance, instruction_gaps, unread_gap
+from .gate import NOT_ANSWERED_GAP, NOT_ANSWERED_SIDES_GAP, NoEvidence, check_relevance, instruction_gaps, unread_gap
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .likelihood import rerank
 from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered, with_sides
@@ -144,6 +144,8 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
     ranked, read = model_reorders(req, ranked, cancel)
     clock.mark("rerank")
     offer, found = lead_offer(req, ranked, closest_only, packet)
+    if offer.several and NOT_ANSWERED_GAP in gaps:  # each side's closest sentence is quoted, not one statement
+        gaps = [NOT_ANSWERED_SIDES_GAP if g == NOT_ANSWERED_GAP else g for g in gaps]
     prompt = fit_context(req, evidence, packet, offer, gaps)
     clock.mark("fitted")
     say(Stage.WRITING)
