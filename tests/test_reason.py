@@ -575,3 +575,10 @@ def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model
     fitted = P.shrink_prompt(req, evidence, wide)
     assert fitted.offer.closest_only and len(fitted.offer.quotes) == 1, "the verdict survives the shrink"
     assert fitted.packet.max_tokens > 1000, "shrinking stops as soon as what the model reads fits"
+    sides = P.prompt_for(req, packet, Offer(offer.quotes[:2], 2, True, several=True))  # two sides, the gate unsure
+    room = probe.prompt_tokens(sides.messages) + sides.out_tokens
+    req = P.Request(library, q, FakeGenerator(context_size=room + 5), req.scope, req.limit, req.budget, "extract", 3,
+                    "likelihood")  # fmt: skip
+    heard = P.shrink_prompt(req, evidence, P.prompt_for(req, packet, Offer(offer.quotes, 2, True, several=True)))
+    assert heard.offer.several and len(heard.offer.quotes) >= 2 and heard.offer.lead_quotes == 2, \
+        "each side is still heard after the shrink (it was narrowed to the closest sentence)"

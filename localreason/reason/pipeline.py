@@ -442,7 +442,9 @@ def shrink_prompt(req: Request, evidence, prompt: Prompt) -> Prompt:
             break
         lead = min(prompt.offer.lead_quotes, len(ranked))  # the lead count already decided
         joined = prompt.offer.joined and _same_lead(ranked, prompt.offer.quotes)
-        smaller = prompt_for(req, packet, offered(ranked, lead, prompt.offer.closest_only)._replace(joined=joined).narrowed())
+        base = offered(ranked, lead, prompt.offer.closest_only)._replace(joined=joined)
+        # the sides of a disagreement or a comparison (offer.with_sides) are each heard even under the gate's doubt
+        smaller = prompt_for(req, packet, base._replace(several=True) if prompt.offer.several else base.narrowed())
         if _fits(gen, smaller):
             return smaller
     raise GenerationError(f"The model's context ({gen.context_size} tokens) is too small for the instructions and "
