@@ -381,7 +381,7 @@ def test_a_server_that_wants_a_key_is_asked_only_with_one(homes, tmp_path):
         server = Server(home, tmp_path / "keyed.log", handoff._read(handoff.discovery_path(home)))
         assert server.record["apiKey"] is True
         reference = run(home, "search", "origin of the Black Death", "--json", "--local")
-        for given, asked in ((None, 0), ("not-" + key, 0), (key, 1)):
+        for given, asked in ((None, 0), ("not-" + key, 0), ("lrk_" + key, 0), (key, 1)):  # lrk_: a collection key
             before = server.served("/v1/deep_search")
             out = run(home, "search", "origin of the Black Death", "--json", **({"LOCALREASON_API_KEY": given}
                                                                                if given else {}))  # fmt: skip

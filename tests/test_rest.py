@@ -514,6 +514,17 @@ def test_a_short_key_is_refused(monkeypatch):
         run(None, host="0.0.0.0", port=0)
 
 
+def test_a_collection_key_as_the_main_key_is_refused(monkeypatch):
+    """docs/team.md: `keys add support -c handbook`, then `LOCALREASON_API_KEY=... localreason serve`: the key just
+    printed, pasted there, made the handbook-only key the one that sees every collection."""
+    from localreason.keys import new_key
+
+    monkeypatch.setenv("LOCALREASON_API_KEY", new_key())
+    with pytest.raises(ValidationError, match="holds a collection key") as exc:
+        run(None, host="0.0.0.0", port=0)
+    assert "sees only its collections" not in exc.value.message and "token_urlsafe" in exc.value.hint
+
+
 def test_loopback_names():
     assert all(is_loopback(h) for h in ("127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2", "LOCALHOST"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "localhost.example.com", ""))

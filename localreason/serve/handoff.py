@@ -59,6 +59,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import API_KEY_ENV, HANDOFF_ENV
+from ..keys import KEY_PREFIX
 
 PROTOCOL = 2
 """What the discovery file, /v1/instance and the request fields the CLI sends mean; another number is ignored.
@@ -191,8 +192,8 @@ def connect(home: str | None) -> "Remote | None":
     if record is None or not _agrees(record, mine, settings):
         return None
     key = (os.environ.get(API_KEY_ENV, "").strip() or None) if record["apiKey"] else None  # not sent where not wanted
-    if record["apiKey"] and key is None:
-        return None
+    if record["apiKey"] and (key is None or key.startswith(KEY_PREFIX)):
+        return None  # (a collection key would see less through the server than the command sees here)
     remote = Remote(record["url"], None, settings.answer_budget)
     if not remote.proves(record["token"], record["pid"], key):
         return None

@@ -27,7 +27,7 @@ from ..ids import check_id
 from ..signals import stop_signals
 from ..search import DEFAULT_EVIDENCE_LIMIT, MAX_EVIDENCE_LIMIT, UNSET, clamp_limit, clean_max_tokens, clean_query
 from . import handoff
-from ..keys import KeyCheck, library_has_keys
+from ..keys import KEY_PREFIX, KeyCheck, library_has_keys
 from .http import (Gate, ReasonQueue, StrictJSONRoute, grant_of, host_name, install_error_handlers, is_loopback,
                    UNTOLD, reason_in_thread, service_errors)  # fmt: skip
 from .models import (CollectionsResponse, DeepExpandRequest, DeepExpandResponse, DeepReadRequest, DeepReadResponse,
@@ -232,6 +232,12 @@ def api_key_from_env() -> str | None:
     key = os.environ.get(API_KEY_ENV, "").strip()
     if not key:
         return None
+    if key.startswith(KEY_PREFIX):
+        raise ValidationError(f"{API_KEY_ENV} holds a collection key (it starts with {KEY_PREFIX!r}, as `localreason "
+                              "keys add` makes them): as the server's main key it would see every collection.",
+                              hint=f"Give {API_KEY_ENV} a long random key of its own, e.g. the output of python -c "
+                              "'import secrets; print(secrets.token_urlsafe(32))', and the collection key to the "
+                              "client that should see only its collections.")  # fmt: skip
     if len(key) < MIN_KEY_CHARS:
         raise ValidationError(f"{API_KEY_ENV} is too short ({len(key)} characters; at least {MIN_KEY_CHARS}).",
                               hint="Use a long random key, e.g. the output of "
