@@ -100,6 +100,22 @@ def test_remove_and_sync(capsys, folder):
     assert json.loads(out)["data"]["removed"] == "collection"
 
 
+def test_remove_asks_on_stderr_so_that_json_stays_json(capsys, folder, monkeypatch):
+    """`localreason remove work --json | jq .` in a terminal: the question went to stdout, into the pipe (the
+    command seemed to hang), and the JSON after it did not parse."""
+    import io
+    import types
+
+    import localreason.cli.library as cli_library
+
+    run(capsys, "ingest", str(folder), "-c", "work")
+    monkeypatch.setattr(cli_library, "sys", types.SimpleNamespace(stdin=types.SimpleNamespace(isatty=lambda: True)))
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    code, out, err = run(capsys, "remove", "work", "--json")
+    assert code == 0 and json.loads(out)["data"]["removed"] == "collection"
+    assert "Remove 'work'" in err
+
+
 def test_models_command_reports_a_corrupt_gguf(capsys, tmp_path, monkeypatch):
     code, out, _ = run(capsys, "models")
     assert code == 0 and "all-MiniLM-L6-v2" in out and "SmolLM2" in out

@@ -219,7 +219,7 @@ def remove(obj: Ctx, target, yes, as_json) -> int:
     item = svc.get(target) if target.startswith(("doc_", "chk_")) else svc.collection(target)
     if not yes and sys.stdin.isatty():
         label = getattr(item, "title", None) or getattr(item, "name", target)
-        click.confirm(f"Remove {label!r} ({item.id}) from the library?", abort=True)
+        click.confirm(f"Remove {label!r} ({item.id}) from the library?", abort=True, err=True)  # (stdout: --json's)
     result = svc.remove(item.id)
     if as_json:
         emit_json(result)
