@@ -68,6 +68,30 @@ def test_piped_library_keeps_each_document_on_one_line(long_titles):
     assert "│ work [old] │" in out, "a name is printed as written, never read as markup"
 
 
+def test_find_show_read_and_expand_print_titles_names_and_paths_as_written(tmp_path, fake_models):
+    """A title, collection name or folder with square brackets was read as Rich markup by these commands: words
+    vanished ("Plan  v2"), a path came out wrong ("docs//plan.md"), and "[/b]" ended the command as a bug."""
+    docs = tmp_path / "docs" / "[old]"
+    docs.mkdir(parents=True)
+    (docs / "plan.md").write_text("# Plan [draft] v2\n\n## Use [/b] to stop bold\n\nThe plan ships in May.\n")
+    invoke("ingest", str(tmp_path / "docs"), "-c", "work [old]")
+    found = json.loads(invoke("find", "plan", "--json").stdout)["data"]
+    doc = next(i["id"] for i in found if i["type"] == "document")
+    assert "Plan [draft] v2" in invoke("find", "plan").stdout
+    shown = invoke("show", doc).stdout
+    assert str(docs / "plan.md") in shown and "Plan [draft] v2" in shown, shown
+    col = next(i["id"] for i in found if i["type"] == "collection") if any(i["type"] == "collection" for i in found) \
+        else json.loads(invoke("library", "--json").stdout)["data"]["collections"][0]["id"]
+    assert "work [old]" in invoke("show", col).stdout
+    [hit] = json.loads(invoke("search", "plan ships in May", "-n", "1", "--json").stdout)["data"]
+    for out in (invoke("read", hit["chunkId"]).stdout, invoke("show", hit["chunkId"]).stdout):
+        assert "Plan [draft] v2" in out and "Use [/b] to stop bold" in out, out
+    chunk = hit["chunkId"]
+    while (parent := json.loads(invoke("read", chunk, "--json").stdout)["data"]["parentId"] or "").startswith("chk_"):
+        chunk = parent  # up to the top section: "Up from a section is the document itself: ..."
+    assert "document itself: Plan [draft] v2" in " ".join(invoke("expand", chunk, "--direction", "up").stdout.split())
+
+
 @pytest.mark.parametrize("columns", ["40", "80"])
 def test_a_narrow_columns_wraps_titles_between_words_only(long_titles, columns):
     out = invoke("library", "-d", columns=columns).stdout

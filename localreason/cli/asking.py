@@ -10,7 +10,7 @@ import click
 from ..text import counted
 from ..types import DIRECTIONS
 from .app import cli
-from .common import LOCAL_HELP, SCOPE_HELP, Ctx, console, each_line, emit_json, print_answer, scope_args
+from .common import LOCAL_HELP, SCOPE_HELP, Ctx, console, each_line, emit_json, escaped, print_answer, scope_args
 
 
 def _print_hits(hits, out) -> None:
@@ -47,7 +47,7 @@ def find(obj: Ctx, query, limit, as_json) -> int:
     if not items:
         out.print("Nothing found.")
     for i in items:
-        out.print(f"[bold]{i.title}[/]  [dim]{i.type}[/] [cyan]{i.id}[/]")
+        out.print(f"[bold]{escaped(i.title)}[/]  [dim]{i.type}[/] [cyan]{i.id}[/]")
         out.print(f"   {i.preview}", markup=False)
     return 0
 
@@ -102,8 +102,8 @@ def read(obj: Ctx, chunk_id, as_json) -> int:
         emit_json(item)
         return 0
     out = console()
-    out.print(f"[bold]{item['documentTitle']}[/] [dim]({item['documentId']})[/]")
-    out.print(f"[dim]{' > '.join(item['sectionPath']) or '(top)'}[/]")
+    out.print(f"[bold]{escaped(item['documentTitle'])}[/] [dim]({item['documentId']})[/]")
+    out.print(f"[dim]{escaped(' > '.join(item['sectionPath'])) or '(top)'}[/]")
     out.print(f"[cyan]{item['chunkId']}[/] {item['levelName']} {item['chunkIndex'] + 1} of {item['siblingCount']}"
               f", {item['childCount']} children, parent {item['parentId']}, {counted(item['tokenCount'], 'token')}")  # fmt: skip
     out.print()
@@ -125,7 +125,7 @@ def expand(obj: Ctx, chunk_id, direction, window, as_json) -> int:
         return 0
     out = console()
     if result.document:
-        out.print(f"Up from a section is the document itself: [bold]{result.document['title']}[/] "
+        out.print(f"Up from a section is the document itself: [bold]{escaped(result.document['title'])}[/] "
                   f"([cyan]{result.document['id']}[/])")  # fmt: skip
     elif not result.items:
         out.print(f"Nothing {direction}: {result.reason}.")

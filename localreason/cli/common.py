@@ -20,6 +20,13 @@ UNLIMITED = 1_000_000
 """The width of output that is not a terminal (a pipe, a file) when COLUMNS does not set one: no limit."""
 
 
+def escaped(text: str) -> str:
+    """``text`` as a Rich console prints it written (a title "Plan [draft] v2" or a folder "[old]" is no markup)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def console(stderr: bool = False):
     """Rich output on stdout (or stderr). Lines are never wrapped here (a terminal wraps them itself); tables are
     printed by ``print_table``, which keeps a row of output that is not a terminal on one line."""

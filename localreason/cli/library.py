@@ -11,7 +11,7 @@ import click
 from ..errors import Interrupted
 from ..text import counted
 from .app import cli
-from .common import Ctx, console, emit_json, print_library, print_report, progress_callback
+from .common import Ctx, console, emit_json, escaped, print_library, print_report, progress_callback
 
 
 EXAMPLES_INGEST = """
@@ -168,19 +168,19 @@ def show(obj: Ctx, item_id, as_json) -> int:
         return 0
     out = console()
     if isinstance(item, Collection):
-        out.print(f"[bold]{item.name}[/] ({item.id}): {counted(item.document_count, 'document')}, "
+        out.print(f"[bold]{escaped(item.name)}[/] ({item.id}): {counted(item.document_count, 'document')}, "
                   f"{counted(item.chunk_count, 'chunk')}")  # fmt: skip
         for d in svc.documents(item.id):
-            out.print(f"  {d.id}  {d.title}  ({counted(d.chunk_count, 'chunk')})")
+            out.print(f"  {d.id}  {escaped(d.title)}  ({counted(d.chunk_count, 'chunk')})")
     elif isinstance(item, Document):
         for key, value in item.to_dict().items():
             if key != "recognized":
-                out.print(f"[bold]{key}[/]: {value}", highlight=False)
+                out.print(f"[bold]{key}[/]: {escaped(str(value))}", highlight=False)
         _print_recognition(out, item, svc.library.settings.ocr_min_confidence)
     elif isinstance(item, Chunk):
         doc = svc.get(item.document_id)
-        out.print(f"[bold]{item.id}[/] {item.level_name} {item.index} of {doc.title} ({doc.id})")
-        out.print(f"[dim]{' > '.join(item.section_path) or '(no section)'}  "
+        out.print(f"[bold]{item.id}[/] {item.level_name} {item.index} of {escaped(doc.title)} ({doc.id})")
+        out.print(f"[dim]{escaped(' > '.join(item.section_path)) or '(no section)'}  "
                   f"chars {item.start}-{item.end}, {counted(item.token_count, 'token')}"
                   + (f", pages {item.page_start}-{item.page_end}" if item.page_start else "") + "[/]")  # fmt: skip
         if item.recognized:
