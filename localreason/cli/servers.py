@@ -126,7 +126,7 @@ def serve(obj: Ctx, host, port, watch) -> int:
     Examples:
       localreason serve                          # http://127.0.0.1:8765
       curl -s localhost:8765/v1/reason -H 'Content-Type: application/json' -d '{"query": "..."}'
-      LOCALREASON_API_KEY=secret localreason serve --host 0.0.0.0
+      LOCALREASON_API_KEY=<a long random key> localreason serve --host 0.0.0.0   # 16 characters at least
       localreason serve --watch                  # and apply changes to the library's folders as they happen
     """
     from ..serve.rest import run
