@@ -370,10 +370,21 @@ class Library:
                                          limit=limit, grant=grant)  # fmt: skip
 
     def evidence_packet(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET,
-                        limit: object = 50, max_tokens: object = 8000, grant: Grant = None) -> EvidencePacket:  # fmt: skip
-        """Exactly the evidence packet ``reason`` would send to the model."""
-        return search.evidence_packet(self.index, query, document_id=document_id, collection_id=collection_id,
-                                      limit=limit, max_tokens=max_tokens, grant=grant)  # fmt: skip
+                        limit: object = 50, max_tokens: object = None, grant: Grant = None) -> EvidencePacket:  # fmt: skip
+        """Exactly the evidence packet ``ask`` would send to the model (``max_tokens`` None: the answer_budget
+        setting, as ``ask``)."""
+        return self.gathered(query, document_id=document_id, collection_id=collection_id, limit=limit,
+                             max_tokens=max_tokens, grant=grant)[1]  # fmt: skip
+
+    def gathered(self, query: str, *, document_id: object = UNSET, collection_id: object = UNSET, limit: object = 50,
+                 max_tokens: object = None, grant: Grant = None):  # fmt: skip
+        """(what ``ask`` gathers for ``query``: progressive search and the passages a comparison adds, the packet
+        it sends the model); ``max_tokens`` None: the answer_budget setting."""
+        from .reason.pipeline import evidence_of
+
+        budget = self.settings.answer_budget if max_tokens is None else max_tokens
+        return evidence_of(self, query, scope={"document_id": document_id, "collection_id": collection_id,
+                                               "grant": grant}, limit=limit, max_tokens=budget)  # fmt: skip
 
     # ------------------------------------------------------------ reason
 

@@ -172,6 +172,10 @@ class Service:
         with self.reading() as lib:
             return lib.evidence_packet(query, **kwargs)
 
+    def gathered(self, query: str, **kwargs):
+        with self.reading() as lib:
+            return lib.gathered(query, **kwargs)
+
     def progressive_search(self, query: str, **kwargs):
         with self.reading() as lib:
             return lib.progressive_search(query, **kwargs)

@@ -245,6 +245,19 @@ def test_the_specs_comparison_hears_each_document_that_speaks_to_it(library_of):
         assert few.chunks_gathered <= limit and len(few.citations) <= limit, (limit, few.to_dict())
 
 
+def test_the_evidence_packet_is_the_one_ask_sends_comparisons_included(library_of):
+    """`localreason evidence` said "the exact evidence packet ask would send" but searched alone, at 8,000 tokens:
+    the passages a comparison adds, and the answer_budget ask uses, were not in it."""
+    lib = library_of({"adr-7.md": REST, "adr-12.md": GRAPHQL}, collection="API Decisions")
+    q = "Which interface is required, REST or GraphQL?"
+    evidence, packet = lib.gathered(q)
+    assert any("a comparison: added passages" in step for step in evidence.steps), evidence.steps
+    assert packet.max_tokens == lib.settings.answer_budget and lib.evidence_packet(q) == packet
+    a = reason(lib, q, generator=FakeGenerator(), max_tokens=lib.settings.answer_budget)
+    assert a.chunks_gathered == packet.chunks_gathered
+    assert {c.chunk_id for c in a.citations} <= {c.chunk_id for c in packet.chunks}
+
+
 def test_an_unsure_comparison_says_each_sources_closest_statement_is_quoted(library_of, monkeypatch):
     """The gate doubts the evidence (only the closest statement, its gap says) but a comparison hears each
     document: two statements were shown under a gap that said one was."""

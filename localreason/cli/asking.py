@@ -138,7 +138,8 @@ def expand(obj: Ctx, chunk_id, direction, window, as_json) -> int:
 @click.option("-c", "--collection", default=None, help=SCOPE_HELP["collection"])
 @click.option("-d", "--document", default=None, help=SCOPE_HELP["document"])
 @click.option("-n", "--limit", default="50", show_default=True, help="Most chunks in the packet (1-50).")
-@click.option("--max-tokens", default="8000", show_default=True, help="Token budget of the whole packet.")
+@click.option("--max-tokens", default=None, help="Token budget of the whole packet (default: the answer_budget "
+              "setting, as ask).")  # fmt: skip
 @click.option("--explain", is_flag=True, help="Also say what progressive search did.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_obj
@@ -146,10 +147,7 @@ def evidence(obj: Ctx, query, collection, document, limit, max_tokens, explain, 
     """The exact evidence packet `ask` would send to the model for QUERY."""
     svc = obj.service()
     scope = scope_args(svc, collection, document)
-    ev = svc.progressive_search(query, limit=limit, **scope)
-    from ..search import build_packet
-
-    packet = build_packet(ev, max_tokens)
+    ev, packet = svc.gathered(query, limit=limit, max_tokens=max_tokens, **scope)
     if as_json:
         emit_json({**packet.to_dict(), **({"steps": list(ev.steps)} if explain else {})})
         return 0

@@ -205,6 +205,15 @@ def gather_evidence(req: Request):
     return replace(evidence, hits=tuple(hits), steps=(*evidence.steps, "a comparison: added passages " + ", ".join(added)))
 
 
+def evidence_of(lib, query: str, *, scope: dict, limit: object, max_tokens: object,
+                calibration: Calibration = DEFAULT) -> tuple:  # fmt: skip
+    """(what ``reason`` gathers for ``query`` in ``scope``, the packet it sends the model), checked as ``reason``
+    checks them; the packet may be empty (``reason`` then answers that there is no evidence)."""
+    req = check_request(lib, query, None, scope, limit, max_tokens, "extract", None, calibration=calibration)
+    evidence = gather_evidence(req)
+    return evidence, search.build_packet(evidence, req.budget)
+
+
 def pack_evidence(evidence, budget: int) -> EvidencePacket:
     """The evidence packet of what progressive search gathered, within ``budget`` tokens; NoEvidence if empty."""
     if not evidence.hits:
