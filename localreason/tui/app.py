@@ -46,6 +46,36 @@ UI_WAIT_STEP = 0.25
 """Seconds a worker's hand-over to the UI thread waits before it looks whether the app's loop still turns."""
 
 
+def handed_over(app: App, call):
+    """``call()`` run on ``app``'s loop from another thread, and what it returns (awaited if it is awaitable); None
+    from the app's own thread or once the loop has stopped.
+
+    What ``call_from_thread`` does, but its wait is not endless: a call that lands after the loop's last turn is
+    never run, and the worker (a watch the quitting app then waits for) would wait for it for ever."""
+    loop = app._loop  # (Textual's own loop and thread, which call_from_thread reads too)
+    if loop is None or app._thread_id == threading.get_ident():
+        return None
+
+    async def run():
+        with app._context():
+            result = call()
+            return await result if inspect.isawaitable(result) else result
+
+    try:
+        future = asyncio.run_coroutine_threadsafe(run(), loop)
+    except RuntimeError:  # the loop is closed
+        return None
+    while True:
+        try:
+            return future.result(UI_WAIT_STEP)
+        except concurrent.futures.CancelledError:  # the app cancelled its tasks as it ended
+            return None
+        except concurrent.futures.TimeoutError:
+            if not loop.is_running():  # ended: the call will not be run (cancelled, it never is)
+                future.cancel()
+                return None
+
+
 class LocalReasonApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "localreason"
@@ -151,32 +181,8 @@ class LocalReasonApp(App):
 
     def ui(self, fn, *args, **kwargs):
         """Run ``fn`` on the UI thread from a worker and return what it returns; a no-op once the app has closed (or
-        is closing: its screens gone, a worker's late result has nowhere to go).
-
-        What ``call_from_thread`` does, but its wait is not endless: a call that lands after the loop's last turn is
-        never run, and the worker (a watch the quitting app then waits for) would wait for it for ever."""
-        loop = self._loop  # (Textual's own loop and thread, which call_from_thread reads too)
-        if loop is None or self._thread_id == threading.get_ident():
-            return None
-
-        async def run():
-            with self._context():
-                result = None if self.closed else fn(*args, **kwargs)
-                return await result if inspect.isawaitable(result) else result
-
-        try:
-            future = asyncio.run_coroutine_threadsafe(run(), loop)
-        except RuntimeError:  # the loop is closed
-            return None
-        while True:
-            try:
-                return future.result(UI_WAIT_STEP)
-            except concurrent.futures.CancelledError:  # the app cancelled its tasks as it ended
-                return None
-            except concurrent.futures.TimeoutError:
-                if not loop.is_running():  # ended: the call will not be run (cancelled, it never is)
-                    future.cancel()
-                    return None
+        is closing: its screens gone, a worker's late result has nowhere to go). See ``handed_over``."""
+        return handed_over(self, lambda: None if self.closed else fn(*args, **kwargs))
 
     @property
     def closed(self) -> bool:
@@ -222,10 +228,21 @@ class LocalReasonApp(App):
         if read < self._tree_shown:
             return
         self._tree_shown = read
+        self._scope_still_there(cols, docs)
         self.main(LibraryTree).fill(cols, docs, unread)
         self.library_size = (sum(c.document_count for c in cols), sum(c.chunk_count for c in cols))
         if not self.busy:
             self.show_ready()
+
+    def _scope_still_there(self, cols, docs) -> None:
+        """A scope whose collection or document is gone (removed, its file deleted under a watch) is cleared, and
+        said: kept, every question found no evidence in it, as if the document did not hold the answer."""
+        scope = self.session.scope
+        there = {c.id for c in cols} | {d.id for ds in docs.values() for d in ds}
+        if scope.kind != "all" and scope.id not in there:
+            self.action_clear_scope()
+            self.notify(f"{scope.label} is no longer in the library: questions go to the whole library again.",
+                        title="Scope cleared", severity="warning")  # fmt: skip
 
     @on(LibraryTree.ScopeRequested)
     def _scope_requested(self, event: LibraryTree.ScopeRequested) -> None:
@@ -249,6 +266,7 @@ class LocalReasonApp(App):
         self.show_scope()
 
     def show_scope(self) -> None:
+        self._search_again()
         scope = self.session.scope
         text = Text("Scope: ", style="bold")
         if scope.kind == "all":
@@ -342,8 +360,10 @@ class LocalReasonApp(App):
             return
         assert turn is not None
         self.set_status(f"Answered in {elapsed_text(spent)}.")
+        box = self.main("#ask", Input)
+        if box.value.strip() == turn.question.strip():  # (not the next question, typed while this one ran)
+            box.value = ""
         self.call_later(self.show_turn, turn)
-        self.main("#ask", Input).value = ""
 
     def action_cancel(self) -> None:
         if self.busy == "ask" and not self.cancel_event.is_set():
@@ -379,6 +399,14 @@ class LocalReasonApp(App):
             self.main(SearchResults).clear()
             return
         self._search_timer = self.set_timer(self.search_debounce, lambda: self._start_search(query, seq))
+
+    def _search_again(self) -> None:
+        """The scope changed: the results on screen (or a search running) are of the scope before; the box's text
+        is searched again in the new one."""
+        query = self.main("#search", Input).value.strip()
+        if query:
+            self.search_seq += 1
+            self._start_search(query, self.search_seq)
 
     def _start_search(self, query: str, seq: int) -> None:
         if seq != self.search_seq or self.closed:  # typed on, an id opened, or the app closing
@@ -510,13 +538,15 @@ class LocalReasonApp(App):
         if self.turn is None or self.turn.answer is None:
             self.notify("Ask a question first; then Ctrl+S saves its answer.", severity="warning")
             return
-        self.push_screen(ExportScreen(str(Path.cwd() / default_export_name(self.turn))), self._export_to)
+        turn = self.turn  # (the answer on screen now: another may land while the dialog is open)
+        self.push_screen(ExportScreen(str(Path.cwd() / default_export_name(turn))),
+                         lambda path: self._export_to(path, turn))  # fmt: skip
 
-    def _export_to(self, path) -> None:
+    def _export_to(self, path, turn: Turn) -> None:
         if not path:
             return
         try:
-            target = self.session.export(self.turn, path)
+            target = self.session.export(turn, path)
         except LocalReasonError as exc:
             self.show_error(exc)
         except OSError as exc:
@@ -531,7 +561,15 @@ class LocalReasonApp(App):
     # ------------------------------------------------------------ status and errors
 
     def set_status(self, text) -> None:
-        self.main("#status", Static).update(text)
+        """The status line; plain text is shown as written (a question or a title may hold "[/]", which as markup
+        ended the app)."""
+        self.main("#status", Static).update(Text(text) if isinstance(text, str) else text)
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = True) -> None:  # fmt: skip
+        """Textual's notify, never reading its text as markup (every call, a screen's and a widget's too, comes
+        here): titles, file names and questions hold square brackets ("Removed [Draft] Report." lost a word)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def show_ready(self) -> None:
         docs, passages = self.library_size or (0, 0)

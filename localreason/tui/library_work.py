@@ -98,8 +98,8 @@ class LibraryWork:
         try:
             reports = job()
         except Interrupted as stop:
-            self._noted([stop.report] if stop.report else [])
-            self.app.ui(self.done, title + " (cancelled)", [stop.report] if stop.report else [],
+            self._noted(stop.reports)
+            self.app.ui(self.done, title + " (cancelled)", stop.reports,
                         "Cancelled: what was finished is kept. Run it again to continue.", None)  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - the progress bar and busy flag must be reset
             self.app.ui(self.done, title, [], "", exc)

@@ -153,8 +153,14 @@ class AnswerView(ListView):
         await self.extend(items)
         first_ref = next((i for i, it in enumerate(items) if isinstance(it, RefItem)), None)
         self.index = first_ref
-        if first_ref is not None:
+        if first_ref is not None and self._may_take_focus():
             self.focus()
+
+    def _may_take_focus(self) -> bool:
+        """Not while hidden (the search mode's list is on screen) nor from a box the person is typing in (their
+        next question, a search): an answer that landed then took the keys that followed."""
+        focused = self.app.focused
+        return self.display and not (isinstance(focused, Input) and focused.value.strip())
 
     def action_open_ref(self, n: int) -> None:
         if not 1 <= n <= len(self.refs):

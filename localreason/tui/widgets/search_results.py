@@ -66,7 +66,7 @@ class SearchResults(ListView):
         """Replace the rows by the results of ``query`` (or the LocalReasonError ``error`` it met)."""
         await self.clear()
         await self.extend(result_items(query, passages, documents, error))
-        self.border_title = f"Search results for “{query}”"
+        self.border_title = Text(f"Search results for “{query}”")  # (as typed: no markup)
 
     def focus_first(self) -> None:
         """Focus the list on its first row, if it has rows."""
