@@ -71,11 +71,18 @@ class IngestFileError(LocalReasonError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a long operation; carries what was finished before it (``report``)."""
+    """Ctrl-C during a long operation; carries what was finished before it (``report``, and the reports of the
+    parts of it done before that one: ``earlier``, a sync's other folders)."""
 
-    def __init__(self, report) -> None:
+    def __init__(self, report, earlier=()) -> None:
         super().__init__()
         self.report = report
+        self.earlier = list(earlier)
+
+    @property
+    def reports(self) -> list:
+        """Every report of what was done, in order."""
+        return [*self.earlier, *([self.report] if self.report is not None else [])]
 
 
 class Cancelled(LocalReasonError):

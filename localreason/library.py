@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Settings, load_settings
-from .errors import LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
+from .errors import Interrupted, LibraryError, LocalReasonError, ModelError, NotFoundError, ValidationError
 from .ids import LISTED_BY, check_id, id_kind, random_id
 from .store.db import Store, now
 from .store.vectors import VectorIndex
@@ -247,29 +247,8 @@ class Library:
         return vectors
 
     def index_info(self) -> dict:
-        """The vector index and embedding backend, for `localreason library` (read without loading either).
-
-        ``kind`` is the published index's (``flat`` exact, ``ivf`` approximate), or the loaded one's.
-        """
-        from .store.vectors import IVF_FROM, lists_probed
-
-        if self._vectors is not None:
-            info = self._vectors.describe()
-        elif self.settings.store != "local":
-            info = {"kind": "hnsw", "vectors": self.store.vector_count()}
-        else:
-            meta = VectorIndex.published(self.settings.vectors_path) or {}
-            info = {"kind": meta.get("kind", "flat" if meta else "none"), "vectors": meta.get("count", 0),
-                    **({"lists": meta["lists"], "probe": lists_probed(meta.get("count", 0), meta["lists"])}
-                       if "lists" in meta else {})}  # fmt: skip
-        info["exact"] = info["kind"] not in ("ivf", "hnsw")
-        info["setting"] = self.settings.vector_index
-        info["ivfFrom"] = IVF_FROM
-        try:
-            info["embeddingBackend"] = getattr(self.embedder, "backend", "custom")
-        except LocalReasonError as exc:  # a missing or broken model: listing the library still works
-            info["embeddingBackend"], info["embeddingProblem"] = None, exc.message
-        return info
+        """The vector index and embedding backend, for `localreason library` (read without loading either)."""
+        return _index_info(self)
 
     def _save_vectors_if_dirty(self) -> None:
         """Publish the index for other processes; a full or read-only disk only costs them a rebuild."""
@@ -529,9 +508,12 @@ class Library:
             cols = [self.collection(collection)] if collection is not None else self.collections()
             for col in cols:
                 for source in self.store.sources(col.id):
-                    reports.append(self.ingest([source["path"]], col.name, include=source["include"],
-                                               exclude=source["exclude"], prune=True, progress=progress,
-                                               prune_emptied=prune_vanished))  # fmt: skip
+                    try:
+                        reports.append(self.ingest([source["path"]], col.name, include=source["include"],
+                                                   exclude=source["exclude"], prune=True, progress=progress,
+                                                   prune_emptied=prune_vanished))  # fmt: skip
+                    except Interrupted as stop:  # the folders synced before it are reported too
+                        raise Interrupted(stop.report, reports) from stop
                     if reports[-1].stopped:
                         return reports
             return reports
@@ -618,6 +600,32 @@ class Library:
 
 
 # ---------------------------------------------------------------- helpers
+def _index_info(lib) -> dict:
+    """The vector index and embedding backend, for `localreason library` (read without loading either).
+
+    ``kind`` is the published index's (``flat`` exact, ``ivf`` approximate), or the loaded one's.
+    """
+    from .store.vectors import IVF_FROM, lists_probed
+
+    if lib._vectors is not None:
+        info = lib._vectors.describe()
+    elif lib.settings.store != "local":
+        info = {"kind": "hnsw", "vectors": lib.store.vector_count()}
+    else:
+        meta = VectorIndex.published(lib.settings.vectors_path) or {}
+        info = {"kind": meta.get("kind", "flat" if meta else "none"), "vectors": meta.get("count", 0),
+                **({"lists": meta["lists"], "probe": lists_probed(meta.get("count", 0), meta["lists"])}
+                   if "lists" in meta else {})}  # fmt: skip
+    info["exact"] = info["kind"] not in ("ivf", "hnsw")
+    info["setting"] = lib.settings.vector_index
+    info["ivfFrom"] = IVF_FROM
+    try:
+        info["embeddingBackend"] = getattr(lib.embedder, "backend", "custom")
+    except LocalReasonError as exc:  # a missing or broken model: listing the library still works
+        info["embeddingBackend"], info["embeddingProblem"] = None, exc.message
+    return info
+
+
 def _comes_back(store, doc) -> dict:
     """``{"followedBy": folder}`` when the removed document's file is still in a folder that sync reads again (and a
     watch follows): the document comes back then, and the person who removed it must be told."""

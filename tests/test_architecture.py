@@ -34,9 +34,10 @@ FRONT_ENDS = ("serve", "cli", "tui", "__main__")
 """They never import each other, except the command line, which starts the others (and ``__main__``, which is it)."""
 LAUNCHERS = ("cli", "__main__")
 HANDOFF_MAY_IMPORT = ("localreason", "localreason.config", "localreason.errors", "localreason.types",
-                      "localreason.reason.answer")  # fmt: skip
+                      "localreason.reason.answer", "localreason.keys")  # fmt: skip
 """The CLI's hand-off to a running server must not load what it saves the command from loading (models, the
-store, search): it imports the vocabulary, the version, and the answer's values to rebuild a served answer."""
+store, search): it imports the vocabulary, the version, the answer's values to rebuild a served answer, and what a
+collection key looks like (keys.py: the standard library and errors only)."""
 
 
 # ---------------------------------------------------------------- the import graph

@@ -366,3 +366,28 @@ def test_vectors_are_stored_and_searchable(lib, notes, fake_embedder):
     top = lib.store.db.execute("SELECT text FROM chunks WHERE rowid = ?", (int(rowids[0]),)).fetchone()[0]
     assert "warranty" in top
     assert np.all(np.diff(scores) <= 1e-6)
+
+
+def test_a_sync_stopped_in_a_later_folder_reports_the_folders_before_it_too(lib, tmp_path):
+    """Ctrl-C (Escape in the TUI) during the third folder of a sync: the report held that folder alone, and what
+    the first two added, removed or failed was never said."""
+    from localreason.errors import Interrupted
+
+    folders = []
+    for name in ("a", "b", "c"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / f"{name}.md").write_text(f"# Note {name}\n\nThe {name} note says little.\n")
+        lib.ingest([folder], "work")
+        (folder / f"{name}-new.md").write_text(f"# New {name}\n\nA new note in folder {name}.\n")
+        folders.append(folder)
+
+    def progress(p):
+        if p.path.startswith(str(folders[2])):
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as stop:
+        lib.sync(progress=progress)
+    added = [f.path for r in stop.value.reports for f in r.by_status("added")]
+    assert [str(f / f"{f.name}-new.md") for f in folders[:2]] == added[:2], added
+    assert len(stop.value.reports) == 3

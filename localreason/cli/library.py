@@ -31,7 +31,7 @@ def _run_ingest(ctx_obj: Ctx, fn, as_json: bool, quiet: bool, verbose: bool, aft
         with bar or nullcontext():
             reports = fn(update)
     except Interrupted as exc:
-        reports = [exc.report]
+        reports = exc.reports
         click.echo("Interrupted. What was finished is kept; run the same command again to continue.", err=True)
         _show_reports(reports, as_json, verbose, after)
         return 130
