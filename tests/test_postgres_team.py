@@ -569,3 +569,33 @@ def test_threads_meeting_a_cut_connection_share_one_failed_reconnect(monkeypatch
     with pytest.raises(StoreUnavailable):
         conn.live
     assert len(tries) == 2
+
+
+def test_a_shared_librarys_folders_are_synced_by_the_machine_that_ingested_them(tmp_path, pg_url, monkeypatch):
+    """Machine B, opening the library machine A filled, synced (and watched) A's folders against its own disk: a
+    path absent there read as "gone" (`sync --prune` then removed A's documents), other files there were ingested
+    over A's. Each machine follows the sources it ingested; a source recorded before machines were follows all."""
+    import shutil
+
+    from localreason.store.postgres import store as pg_store
+
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
+    (folder / "travel.md").write_text("# Travel\n\nTrain travel is booked by the office.\n")
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        a.ingest([folder], "handbook")
+    shutil.rmtree(folder)  # machine B's disk: the path is not there
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
+    with pg_lib(tmp_path / "home-b", pg_url) as b:
+        assert b.sources() == [] and b.vanished_folders() == []
+        assert b.sync() == [] and b.sync(prune_vanished=True) == [] and len(b.documents()) == 2
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        assert [s["path"] for s in a.sources()] == [str(folder)], "machine A still follows its folder"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE sources SET host = NULL")  # as recorded before schema 4
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
+    with pg_lib(tmp_path / "home-b", pg_url) as b:
+        assert [s["path"] for s in b.sources()] == [str(folder)], "a source of no machine is every machine's"

@@ -606,7 +606,8 @@ class Store:
 
     # ------------------------------------------------------------ sources
 
-    def add_source(self, cid: str, path: str, include: list[str], exclude: list[str]) -> None:
+    def add_source(self, cid: str, path: str, include: list[str], exclude: list[str], host: str | None = None) -> None:
+        """Remember a folder or file ingested (``host``: the PostgreSQL store's; a local library is one machine's)."""
         with self.transaction():
             self.db.execute(
                 """INSERT INTO sources (collection_id, path, include, exclude, added_at) VALUES (?,?,?,?,?)
@@ -615,8 +616,9 @@ class Store:
                 (cid, path, json.dumps(include), json.dumps(exclude), now()),
             )
 
-    def sources(self, cid: str | None = None) -> list[dict]:
-        """The folders and files ingested before (into collection ``cid``, or any), with their collection's name."""
+    def sources(self, cid: str | None = None, *, every: bool = False) -> list[dict]:
+        """The folders and files ingested before (into collection ``cid``, or any), with their collection's name
+        (``every``: the PostgreSQL store's; a local library's are all this machine's)."""
         sql = ("SELECT s.collection_id, s.path, s.include, s.exclude, c.name FROM sources s "
                "JOIN collections c ON c.id = s.collection_id")  # fmt: skip
         args: tuple = ()

@@ -59,8 +59,8 @@ def tally(store) -> Tally:
         chunks += len(rows)
     keys = sorted(store.key_export())
     h.update(repr(keys).encode())
-    return Tally(len(store.collection_rows()), len(store.document_ids()), chunks, len(keys), len(store.sources()),
-                 h.hexdigest())
+    sources = len(store.sources(every=True))
+    return Tally(len(store.collection_rows()), len(store.document_ids()), chunks, len(keys), sources, h.hexdigest())
 
 
 def copy_library(source, target, progress: Callable[[int, int], None] | None = None,
@@ -136,5 +136,5 @@ def _copy_rows(source, target, progress) -> None:
         target.replace_document(doc, chunks, vectors, terms)
         if progress is not None:
             progress(i, len(ids))
-    for s in source.sources():
-        target.add_source(s["collection_id"], s["path"], s["include"], s["exclude"])
+    for s in source.sources(every=True):  # (each with the machine that ingested it, where the store records one)
+        target.add_source(s["collection_id"], s["path"], s["include"], s["exclude"], s.get("host"))

@@ -110,7 +110,15 @@ INSERT INTO postings (word, rowid, tf, words)
     WHERE c.level = {_P};
 """
 
-MIGRATIONS: list[str] = [P001_INITIAL, P002_WORD_COUNTS, P003_POSTINGS]
+# The machine that ingested each folder or file (``store.this_host``): a shared library's sources are followed,
+# synced and pruned by the machine whose disk they are on, not by every machine that opens the library (another
+# machine's path, absent or other files there, read as "gone" and removed its documents). A source recorded before
+# this version has none and is followed by every machine, as it was.
+P004_SOURCE_HOST = """
+ALTER TABLE sources ADD COLUMN host TEXT;
+"""
+
+MIGRATIONS: list[str] = [P001_INITIAL, P002_WORD_COUNTS, P003_POSTINGS, P004_SOURCE_HOST]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x6C72_0001
 """The advisory lock taken while the schema is brought up to date (several servers may start at once)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -27,6 +28,11 @@ from .connection import Connection
 from .fulltext import FullText
 from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from .writer import WriterLock
+
+
+def this_host() -> str:
+    """The name this machine records its sources under (a shared store's sources are each one machine's)."""
+    return socket.gethostname()
 
 _P = LEVEL_PARAGRAPH
 CONNECTION_TIMES = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
@@ -526,20 +532,27 @@ class PgStore(WriterLock, FullText):
 
     # ------------------------------------------------------------ sources
 
-    def add_source(self, cid: str, path: str, include: list[str], exclude: list[str]) -> None:
+    def add_source(self, cid: str, path: str, include: list[str], exclude: list[str], host: str | None = None) -> None:
+        """Remember a folder or file ingested, on this machine (``host``: another's, a copy's)."""
         self.db.execute(
-            """INSERT INTO sources (collection_id, path, include, exclude, added_at) VALUES (%s,%s,%s,%s,%s)
-               ON CONFLICT (collection_id, path) DO UPDATE SET include = excluded.include, exclude = excluded.exclude""",
-            (cid, path, json.dumps(include), json.dumps(exclude), now()))  # fmt: skip
+            """INSERT INTO sources (collection_id, path, include, exclude, added_at, host) VALUES (%s,%s,%s,%s,%s,%s)
+               ON CONFLICT (collection_id, path) DO UPDATE SET include = excluded.include, exclude = excluded.exclude,
+               host = excluded.host""",
+            (cid, path, json.dumps(include), json.dumps(exclude), now(), host or this_host()))  # fmt: skip
 
-    def sources(self, cid: str | None = None) -> list[dict]:
-        sql, args = ("SELECT s.collection_id, s.path, s.include, s.exclude, c.name FROM sources s "
-                     "JOIN collections c ON c.id = s.collection_id"), []  # fmt: skip
+    def sources(self, cid: str | None = None, *, every: bool = False) -> list[dict]:
+        """The folders and files this machine ingested (and those recorded before machines were, P004), or
+        ``every`` machine's (a copy of the store): another machine's paths are not this one's to sync or prune."""
+        sql, args = ("SELECT s.collection_id, s.path, s.include, s.exclude, c.name, s.host FROM sources s "
+                     "JOIN collections c ON c.id = s.collection_id WHERE TRUE"), []  # fmt: skip
         if cid is not None:
-            sql += " WHERE s.collection_id = %s"
+            sql += " AND s.collection_id = %s"
             args.append(cid)
+        if not every:
+            sql += " AND (s.host IS NULL OR s.host = %s)"
+            args.append(this_host())
         return [{"collection_id": r[0], "path": r[1], "include": json.loads(r[2]), "exclude": json.loads(r[3]),
-                 "collection": r[4]}
+                 "collection": r[4], "host": r[5]}
                 for r in self.db.execute(sql + ' ORDER BY s.collection_id COLLATE "C", s.path COLLATE "C"', args)]  # fmt: skip
 
 
