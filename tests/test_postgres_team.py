@@ -599,3 +599,22 @@ def test_a_shared_librarys_folders_are_synced_by_the_machine_that_ingested_them(
     monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
     with pg_lib(tmp_path / "home-b", pg_url) as b:
         assert [s["path"] for s in b.sources()] == [str(folder)], "a source of no machine is every machine's"
+
+
+def test_a_read_only_connection_searches_and_says_why_it_cannot_write(tmp_path, pg_url):
+    """A read-only role (default_transaction_read_only) or a standby: a write ended as "Internal error ... a bug"
+    (psycopg's ReadOnlySqlTransaction was not among the refusals said as such)."""
+    from localreason.errors import LibraryError
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
+    with pg_lib(tmp_path / "home", pg_url) as lib:
+        lib.ingest([notes], "handbook")
+    read_only = pg_url + ("&" if "?" in pg_url else "?") + "options=-c%20default_transaction_read_only%3Don"
+    (notes / "travel.md").write_text("# Travel\n\nTrain travel is booked by the office.\n")
+    with pg_lib(tmp_path / "home-ro", read_only) as lib:
+        assert [d.title for d in lib.documents()] == ["Leave"], "reading works"
+        with pytest.raises(LibraryError, match="refused this") as exc:
+            lib.ingest([notes], "handbook")
+        assert "read-only" in exc.value.hint

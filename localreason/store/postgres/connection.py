@@ -41,11 +41,20 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def refusals() -> tuple:
+    """What the server says of a statement it will not take from this connection: a role without the privilege, a
+    read-only role (default_transaction_read_only), or a read-only standby (psycopg is imported on first use)."""
+    import psycopg
+
+    return psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction
+
+
 def refused(where: str, exc: BaseException) -> LibraryError:
     """A statement refused for want of privilege, as a message saying what to do."""
     return LibraryError(f"The PostgreSQL store {where} refused this: {_first_line(exc)}.",
-                        hint="Its user may not do it: connect as a role that may read and write the library's "
-                        "tables (a read-only role can search through a server, not change the library). The vector "
+                        hint="Its user may not do it, or the server takes no writes (a read-only role or standby): "
+                        "connect as a role that may read and write the library's tables, to the primary server (a "
+                        "read-only role can search through a server, not change the library). The vector "
                         "extension is made once by a role allowed to: CREATE EXTENSION vector; in that database.")
 
 
@@ -95,7 +104,7 @@ class Connection:
             self._before_write()
         try:
             return conn.execute(query, params, **kwargs)
-        except psycopg.errors.InsufficientPrivilege as exc:
+        except refusals() as exc:
             raise refused(self.where, exc) from exc
         except psycopg.OperationalError as exc:
             if not self._cut(conn):
@@ -118,7 +127,7 @@ class Connection:
         try:
             with conn.transaction():
                 yield self
-        except psycopg.errors.InsufficientPrivilege as exc:
+        except refusals() as exc:
             raise refused(self.where, exc) from exc
         except psycopg.OperationalError as exc:
             if not self._cut(conn):

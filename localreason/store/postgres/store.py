@@ -24,7 +24,7 @@ from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, MODEL_META, Store, Write, exported,
                   now)  # fmt: skip
 from . import lexical
-from .connection import Connection
+from .connection import Connection, refusals, refused
 from .fulltext import FullText
 from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from .writer import WriterLock
@@ -90,6 +90,9 @@ class PgStore(WriterLock, FullText):
         except LibraryError:
             conn.close()
             raise
+        except refusals() as exc:  # a read-only role or standby, and a schema to bring up to date
+            conn.close()
+            raise refused(self.path, exc) from exc
         except Exception as exc:  # noqa: BLE001 - tables of another program, or a half-made schema
             conn.close()
             raise LibraryError(f"The PostgreSQL database {self.path} cannot hold a localreason library: "

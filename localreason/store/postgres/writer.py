@@ -10,7 +10,7 @@ import socket
 import time
 
 from ...errors import StoreUnavailable
-from .connection import refused
+from .connection import refusals, refused
 from .schema import WRITER_LOCK
 
 
@@ -35,7 +35,7 @@ class WriterLock:
                 conn.execute("SELECT pg_advisory_lock(%s)", (WRITER_LOCK,))
             try:
                 self._name_the_writer(conn, what)
-            except psycopg.errors.InsufficientPrivilege as exc:
+            except refusals() as exc:
                 raise refused(self.path, exc) from exc
         except psycopg.OperationalError as exc:  # cut while waiting (a restart): nothing was written yet
             conn.close()
