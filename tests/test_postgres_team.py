@@ -306,7 +306,9 @@ def test_a_writer_waiting_for_the_lock_when_the_server_restarts_is_told_to_run_a
     wait_until(lambda: "advisory" in repr(_waiting(pg_url)) or not waiter.is_alive(),
                "the writer to wait for the lock", step=0.05)  # fmt: skip
     assert waiter.is_alive(), f"the writer never waited for the lock: {caught}"
-    cut_connections(pg_url)
+    # The waiting session ends first, and is waited for: ended together, the holder's end (its lock let go) could
+    # reach the waiter before its own did, and the waiter took the lock (a test that failed under load).
+    cut_connections(pg_url, waiting_first=True)
     finished(waiter, "the writer whose connection was cut")
     assert len(caught) == 1 and isinstance(caught[0], StoreUnavailable), caught
     assert "nothing was written" in caught[0].message and "again" in caught[0].hint
@@ -463,11 +465,17 @@ def test_a_store_gone_from_under_a_server_is_not_named_to_callers_without_the_ma
     svc.close()
 
 
-def cut_connections(url: str) -> int:
-    """End every other session on the test's database, as a server restart or a network cut would."""
+def cut_connections(url: str, waiting_first: bool = False) -> int:
+    """End every other session on the test's database, as a server restart or a network cut would
+    (``waiting_first``: the sessions waiting for a lock, each waited for until it has ended, then the others)."""
     with psycopg.connect(url, autocommit=True) as admin:
-        return len(admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
-                                 "current_database() AND pid <> pg_backend_pid()").fetchall())  # fmt: skip
+        ended = 0
+        if waiting_first:
+            ended += len(admin.execute(f"SELECT pg_terminate_backend(pid, {int(PATIENCE * 1000)}) FROM "
+                                       "pg_stat_activity WHERE datname = current_database() AND pid <> "
+                                       "pg_backend_pid() AND wait_event_type = 'Lock'").fetchall())  # fmt: skip
+        return ended + len(admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                                         "current_database() AND pid <> pg_backend_pid()").fetchall())  # fmt: skip
 
 
 def _in_transaction(store) -> None:
