@@ -209,22 +209,27 @@ class Library:
         (the service does it itself, under its write lock, so no search runs while the index changes).
         """
         vectors = self._lazy("_vectors", self._open_vectors)
-        if self.catch_up_on_use and not vectors.follows_store and vectors.generation != self.store.generation():
+        if self.catch_up_on_use and self.stale():  # (PostgreSQL: a reindex on another machine; see ``stale``)
             return self.catch_up()
         return vectors
 
     def stale(self) -> bool:
-        """Whether another process (or another Library) changed the database since the index was read (never for
-        a PostgreSQL store, whose vector index is the database's own)."""
-        return self._vectors is not None and not self._vectors.follows_store \
-            and self._vectors.generation != self.store.generation()  # fmt: skip
+        """Whether another process (or another Library) changed the database since the index was read; for a
+        PostgreSQL store, whose vector index is the database's own, whether another machine re-embedded it."""
+        vectors = self._vectors
+        if vectors is None:
+            return False
+        if vectors.follows_store:  # (a reindex elsewhere: this process's model may no longer be the library's)
+            return vectors.identity != self._vector_identity()
+        return vectors.generation != self.store.generation()
 
     def catch_up(self) -> VectorIndex:
         """Bring the vector index in step with the database: apply other processes' writes, or reload it
         when they re-embedded everything (reindex)."""
         with self._init_lock:
             vectors = self._lazy("_vectors", self._open_vectors)
-            if vectors.follows_store or vectors.generation == self.store.generation():
+            if (vectors.generation == self.store.generation() and not vectors.follows_store) or \
+                    (vectors.follows_store and vectors.identity == self._vector_identity()):  # fmt: skip
                 return vectors
             if vectors.identity != self._vector_identity():
                 self._vectors = None  # re-embedded elsewhere (reindex): start again from SQLite

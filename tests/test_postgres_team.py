@@ -626,3 +626,31 @@ def test_a_read_only_connection_searches_and_says_why_it_cannot_write(tmp_path, 
         with pytest.raises(LibraryError, match="refused this") as exc:
             lib.ingest([notes], "handbook")
         assert "read-only" in exc.value.hint
+
+
+def test_a_reindex_on_another_machine_is_noticed_by_a_running_process(tmp_path, pg_url):
+    """A server or watch on machine B kept its model after machine A re-embedded the library with another: its
+    writes mixed vectors of two models, its searches ranked by the wrong one, without a word."""
+    from localreason.errors import LibraryError
+
+    class OtherModel(FakeEmbedder):
+        name, fingerprint = "other-words", "other-words-v1"
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
+    with pg_lib(tmp_path / "home-b", pg_url) as b:
+        b.ingest([notes], "handbook")
+        assert b.deep_search("leave days") and not b.stale()
+        with pg_lib(tmp_path / "home-a", pg_url) as a:
+            a.reindex()  # the same model: a new vector epoch
+        assert b.stale() and b.deep_search("leave days"), "caught up, and searching as before"
+        assert not b.stale()
+        with Library(settings=load_settings(tmp_path / "home-a", store=pg_url, reader="off"),
+                     embedder=OtherModel()) as a:  # fmt: skip
+            a.reindex()  # another model
+        with pytest.raises(LibraryError, match="made with the embedding model 'other-words'"):
+            b.deep_search("leave days")
+        (notes / "travel.md").write_text("# Travel\n\nTrain travel is booked by the office.\n")
+        with pytest.raises(LibraryError, match="made with the embedding model 'other-words'"):
+            b.ingest([notes], "handbook")  # (its vectors would have been the old model's)
