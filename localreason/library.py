@@ -220,7 +220,7 @@ class Library:
         if vectors is None:
             return False
         if vectors.follows_store:  # (a reindex elsewhere: this process's model may no longer be the library's)
-            return vectors.identity != self._vector_identity()
+            return vectors.identity != _library_identity(self)
         return vectors.generation != self.store.generation()
 
     def catch_up(self) -> VectorIndex:
@@ -228,8 +228,11 @@ class Library:
         when they re-embedded everything (reindex)."""
         with self._init_lock:
             vectors = self._lazy("_vectors", self._open_vectors)
-            if (vectors.generation == self.store.generation() and not vectors.follows_store) or \
-                    (vectors.follows_store and vectors.identity == self._vector_identity()):  # fmt: skip
+            if vectors.follows_store:  # PostgreSQL: opened again when the library's model or epoch changed
+                if vectors.identity != _library_identity(self):
+                    self._vectors = None  # (check_embedding_model refuses a model that is not the library's)
+                return self._lazy("_vectors", self._open_vectors)
+            if vectors.generation == self.store.generation():
                 return vectors
             if vectors.identity != self._vector_identity():
                 self._vectors = None  # re-embedded elsewhere (reindex): start again from SQLite
@@ -605,6 +608,12 @@ class Library:
 
 
 # ---------------------------------------------------------------- helpers
+def _library_identity(lib) -> str:
+    """What the shared store's vectors are now: the model the library records (the first vectors written, or a
+    reindex, on any machine) and the vector epoch; ``Library._vector_identity`` while that model is this one's."""
+    return f"{lib.store.get_meta('embedding_fingerprint') or lib.embedder.fingerprint}@{lib.store.vector_epoch()}"
+
+
 def _index_info(lib) -> dict:
     """The vector index and embedding backend, for `localreason library` (read without loading either).
 

@@ -654,3 +654,28 @@ def test_a_reindex_on_another_machine_is_noticed_by_a_running_process(tmp_path, 
         (notes / "travel.md").write_text("# Travel\n\nTrain travel is booked by the office.\n")
         with pytest.raises(LibraryError, match="made with the embedding model 'other-words'"):
             b.ingest([notes], "handbook")  # (its vectors would have been the old model's)
+
+
+def test_a_process_of_another_model_makes_no_vector_index_that_refuses_the_librarys_writes(tmp_path, pg_url):
+    """A first search on an empty library by a process with a 64-wide model made chunks_hnsw_64; an ingest with a
+    32-wide model then failed on every insert ("expected 64 dimensions"), and reindex could not clear it."""
+    from localreason.errors import LibraryError
+
+    class Narrow(FakeEmbedder):
+        name, fingerprint, dim = "narrow-words", "narrow-words-v1", 32
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        assert a.deep_search("leave") == []  # the empty library opened by the 64-wide model
+        with Library(settings=load_settings(tmp_path / "home-b", store=pg_url, reader="off"),
+                     embedder=Narrow()) as b:  # fmt: skip
+            assert b.ingest([notes], "handbook").counts["added"] == 1
+            assert [h.document_title for h in b.deep_search("leave days")] == ["Leave"]
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            indexes = [r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s",
+                                                  ("chunks_hnsw_%",))]  # fmt: skip
+        assert indexes == ["chunks_hnsw_32"]
+        with pytest.raises(LibraryError, match="made with the embedding model 'narrow-words'"):
+            a.deep_search("leave days")

@@ -341,6 +341,9 @@ class Ingestor:
             with self.turn(), self.store.transaction():
                 for key, value in model_meta(self.index.embedder, int(vecs.shape[1])).items():
                     self.store.set_meta(key, value)
+            if hasattr(self.store, "ensure_vector_index"):  # PostgreSQL: its HNSW index, now that the size is known
+                with self.turn():
+                    self.store.ensure_vector_index(int(vecs.shape[1]))
         return {t: vecs[i] for i, t in enumerate(texts)}
 
     def _prune(self, col: Collection, candidates: list[Candidate], roots: list[Path], problems, known: dict,

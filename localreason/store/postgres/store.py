@@ -118,6 +118,8 @@ class PgStore(WriterLock, FullText):
     def clear(self) -> None:
         """Empty the library, keeping its schema (an unfinished copy that `store copy` starts over)."""
         with self.transaction():
+            for index in self._other_hnsw(None):  # (the copy's vectors may be of another size)
+                self.db.execute(f"DROP INDEX IF EXISTS {index}")
             self.db.execute("TRUNCATE postings, lexemes, chunks, documents, sources, api_keys, collections")
             self.db.execute("UPDATE meta SET value = '0' WHERE key IN ('text_rows', 'text_words')")
             self.db.execute("DELETE FROM meta WHERE key = ANY(%s)", (list(MODEL_META),))
@@ -379,8 +381,9 @@ class PgStore(WriterLock, FullText):
                 model: dict[str, str]) -> None:  # fmt: skip
         old_dim, new_dim = self.get_meta("embedding_dim"), model.get("embedding_dim")
         with self.transaction(), self.db.cursor() as cur:
-            if old_dim and new_dim and old_dim != new_dim:  # another model's size: its index is dropped and rebuilt
-                cur.execute(f"DROP INDEX IF EXISTS chunks_hnsw_{int(old_dim)}")
+            if new_dim:  # another model's size: its index (any of another size) is dropped, and rebuilt on use
+                for other in self._other_hnsw(int(new_dim)):
+                    cur.execute(f"DROP INDEX IF EXISTS {other}")
             cur.executemany("UPDATE chunks SET embedding = %s WHERE rowid = %s",
                             [(_vec(b), r) for b, r in chunk_vectors])  # fmt: skip
             cur.executemany("UPDATE documents SET embedding = %s WHERE id = %s",
@@ -491,15 +494,28 @@ class PgStore(WriterLock, FullText):
     # ------------------------------------------------------------ vectors (store/postgres/vectors.py)
 
     def ensure_vector_index(self, dim: int) -> None:
-        """The HNSW index over the paragraphs' vectors as ``halfvec(dim)`` (made once, by whichever server first
-        knows the dimension)."""
+        """The HNSW index over the paragraphs' vectors as ``halfvec(dim)``, made once the library's vectors are of
+        that size (``embedding_dim``, set with the first vectors written); none before. An index of another size
+        would refuse every insert ("expected 384 dimensions"): one made by a process whose model the library does
+        not use, or left by a reindex, is dropped."""
+        stored = self.get_meta("embedding_dim")
+        if stored is None or int(stored) != int(dim):
+            return  # (an empty library, or this process's model is not the library's: check_embedding_model says)
         name = f"chunks_hnsw_{int(dim)}"
-        if self.db.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]:
+        if self.db.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0] and not self._other_hnsw(dim):
             return
         with self.transaction():
             self.db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            for other in self._other_hnsw(dim):
+                self.db.execute(f"DROP INDEX IF EXISTS {other}")
             self.db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON chunks USING hnsw ((embedding::halfvec({int(dim)})) "
                             f"halfvec_ip_ops) WHERE level = {_P} AND embedding IS NOT NULL")  # fmt: skip
+
+    def _other_hnsw(self, dim: int | None) -> list[str]:
+        """The HNSW indexes over the vectors for a size other than ``dim`` (None: every one)."""
+        names = [r[0] for r in self.db.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'chunks' AND "
+                                               "indexname LIKE %s", ("chunks_hnsw_%",))]  # fmt: skip
+        return [n for n in names if dim is None or n != f"chunks_hnsw_{int(dim)}"]
 
     def vector_count(self) -> int:
         return self.db.execute(f"SELECT COUNT(*) FROM chunks WHERE level = {_P} AND embedding IS NOT NULL").fetchone()[0]
