@@ -141,13 +141,13 @@ def test_cells_and_rows_whose_end_tags_are_left_out_are_read_apart():
 
 
 def test_html_stored_by_the_reader_before_is_read_again_once_by_sync(library_of):
-    """READER_VERSIONS["html"] 5: a page stored by html 4 (2<sup>31</sup> read as 231) is read again on the next
-    sync (html 4 did the same for html 3's words glued at <br>)."""
+    """READER_VERSIONS["html"] 6: a page stored by html 5 (an article's header dropped) is read again on the next
+    sync (html 5 did the same for html 4's 2<sup>31</sup> read as 231, html 4 for html 3's words glued at <br>)."""
     lib = library_of({"limits.html": page("<p>Copyright 2026 The Foundation.<br>A string holds up to 2<sup>31</sup>-1"
                                           " bytes.</p>").decode()})  # fmt: skip
     [doc] = lib.documents()
     assert lib.document_text(doc.id) == "Copyright 2026 The Foundation.\nA string holds up to 2^31-1 bytes."
-    lib.store.db.execute("UPDATE documents SET chunking = replace(chunking, ' reader=5', ' reader=4')")
+    lib.store.db.execute("UPDATE documents SET chunking = replace(chunking, ' reader=6', ' reader=5')")
     assert lib.stale_chunking() == 1, "as the reader before left it"
     [report] = lib.sync()
     assert report.counts["updated"] == 1 and lib.stale_chunking() == 0
@@ -264,3 +264,17 @@ def test_options_written_with_non_breaking_hyphens_are_found_typed_with_ascii_on
         "<tr><td>\u2011\u2011sample PERCENT</td><td>Sample the tables for statistics.</td></tr></table>").decode()})
     [hit, *_] = lib.deep_search("--sample", limit=3)
     assert "\u2011\u2011sample PERCENT | Sample the tables" in hit.content
+
+
+def test_an_articles_header_and_footer_and_a_page_that_is_one_form_keep_their_text():
+    """A <header> or <footer> inside the main content (an article's title and lead, a section's heading) and a
+    page written as one <form> (ASP.NET) were dropped whole: no headings, and a form page read as "no text"."""
+    body = ("<header><p>Site banner</p></header><main><article><header><h1>rsync(1)</h1><p>A fast, versatile file "
+            "copying tool.</p></header><section><header><h2>Options</h2></header><dl><dt>--delete</dt><dd>Delete "
+            "extraneous files.</dd></dl></section><footer><p>See also: ssh(1).</p></footer></article></main>"
+            "<footer><p>Copyright of the site</p></footer>")
+    assert blocks(body) == [("heading", "rsync(1)"), ("text", "A fast, versatile file copying tool."),
+                            ("heading", "Options"), ("text", "--delete"), ("text", "Delete extraneous files."),
+                            ("text", "See also: ssh(1).")]  # fmt: skip
+    form = '<form id="form1"><h1>Printer help</h1><p>Hold the reset button for ten seconds.</p><button>Go</button></form>'
+    assert blocks(form) == [("heading", "Printer help"), ("text", "Hold the reset button for ten seconds.")]

@@ -150,3 +150,66 @@ def test_bad_bytes_raise_with_reason(data, fmt, status, words):
     with pytest.raises(IngestFileError) as err:
         parse_bytes(data, Path("x"), fmt)
     assert err.value.status == status and words in err.value.message
+
+
+def test_a_word_broken_at_a_pdf_line_end_is_one_word_and_an_options_hyphen_stays(tmp_path):
+    """pdfium marks a hyphen at a line end it joined with U+FFFE: "docu\\ufffement" matched no search for
+    "document", and "--no\\ufffecolor" none for "--no-color"."""
+    from files import make_pdf
+
+    pdf = make_pdf(tmp_path / "h.pdf", [["The configuration docu-", "ment explains every option.", "Use the --no-",
+                                         "color option to switch colours off."]])  # fmt: skip
+    text = parse_bytes(pdf.read_bytes(), pdf, "pdf").text
+    assert "configuration document explains" in text and "--no-color option" in text and "\ufffe" not in text, text
+
+
+def test_a_soft_hyphen_is_not_part_of_the_word():
+    text = parse_bytes("<p>Die Konfigu&shy;rations&shy;datei</p>".encode(), Path("s.html"), "html").text
+    assert text == "Die Konfigurationsdatei"
+
+
+def test_markdowns_html_line_breaks_and_entities_read_as_drawn():
+    """"-a<br>--all" in a table cell was stored "-a--all", "line one<br>line two" as "line oneline two", and an HTML
+    block's "&amp;" as written."""
+    md = (b"line one<br>line two\n\n| opt | what |\n|---|---|\n| `-a`<br>`--all` | all files<br>even hidden |\n\n"
+          b"<div>Tom &amp; Jerry</div>\n")
+    text = parse_bytes(md, Path("a.md"), "markdown").text
+    assert text == "line one\nline two\n\nopt | what\n\n-a --all | all files even hidden\n\nTom & Jerry", text
+
+
+def test_a_list_in_a_rest_table_cell_keeps_its_items_apart():
+    rst = (b".. list-table::\n   :header-rows: 1\n\n   * - option\n     - effect\n   * - ``--fast``\n"
+           b"     - * skips checks\n       * uses cache\n   * - ``--slow``\n     - Checks everything, twice.\n")
+    text = parse_bytes(rst, Path("a.rst"), "rst").text
+    assert text == "option | effect\n\n--fast | skips checks; uses cache\n\n--slow | Checks everything, twice.", text
+
+
+def test_a_man_page_rendered_to_text_has_its_sections_and_a_form_feed_parts_pages():
+    """`man ls > ls.txt` puts each section's indented body right under its name: no section was found, so no option
+    had a heading; a form feed inside a line glued the two pages' words ("feed.Third")."""
+    man = (b"NAME\n       ls - list directory contents\n\nOPTIONS\n       -a, --all\n              do not ignore entries"
+           b" starting with .\n\n       -B, --ignore-backups\n              do not list implied entries ending with ~\n"
+           b"\nfeed.\x0cThird page\n")
+    doc = parse_bytes(man, Path("ls.txt"), "text")
+    assert headings(doc) == [("NAME", 1), ("OPTIONS", 1)], headings(doc)
+    assert "feed.\n\nThird page" in doc.text
+
+
+def test_a_docx_text_box_and_a_table_nested_in_a_cell_keep_their_text(tmp_path):
+    """A warning drawn in a text box, and a table inside a table's cell, were left out of the library; Word writes
+    each text box twice (the second for old readers, mc:Fallback), and it is read once."""
+    from files import make_docx_with_body
+
+    box = ("<w:txbxContent><w:p><w:r><w:t>Warning: disconnect mains before opening.</w:t></w:r></w:p>"
+           "</w:txbxContent>")  # fmt: skip
+    body = ("<w:p><w:r><w:t>Before box.</w:t></w:r></w:p><w:p><w:r><w:t xml:space=\"preserve\">Anchor </w:t></w:r>"
+            f"<w:r><mc:AlternateContent><mc:Choice Requires=\"wps\"><w:drawing><wp:anchor><wps:wsp><wps:txbx>{box}"
+            f"</wps:txbx></wps:wsp></wp:anchor></w:drawing></mc:Choice><mc:Fallback><w:pict><v:shape><v:textbox>{box}"
+            "</v:textbox></v:shape></w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"
+            "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Outer cell</w:t></w:r></w:p><w:tbl><w:tr><w:tc><w:p><w:r><w:t>Inner A"
+            "</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>Inner B</w:t></w:r></w:p></w:tc></w:tr></w:tbl><w:p/></w:tc>"
+            "<w:tc><w:p><w:r><w:t>Second cell</w:t></w:r></w:p></w:tc></w:tr></w:tbl>")  # fmt: skip
+    path = make_docx_with_body(tmp_path / "box.docx", body.encode())
+    text = parse_bytes(path.read_bytes(), path, "docx").text
+    assert text.count("Warning: disconnect mains before opening.") == 1, text
+    assert "Outer cell Inner A Inner B | Second cell" in text, text

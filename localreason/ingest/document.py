@@ -54,7 +54,7 @@ class ParsedDocument:
 
 # ---------------------------------------------------------------- normalisation
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200d\u2060\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u00ad\u200b-\u200d\u2060\ufeff]")  # (\u00ad: a soft hyphen)
 _ODD_SPACES = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 BLANK_SPLIT = re.compile(r"\n[ \t]*\n")

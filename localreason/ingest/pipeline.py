@@ -113,7 +113,7 @@ class PreparedDocument:
         return [c for c in self.chunks if c.level == LEVEL_PARAGRAPH]
 
 
-READER_VERSIONS = {"html": 5, "rst": 3, "pdf": 2}
+READER_VERSIONS = {"html": 6, "rst": 4, "pdf": 3, "markdown": 1, "text": 1, "docx": 1}
 """Per format, bumped when its reader reads the same file into other text (html 2: tables inside
 <thead>/<tbody> are read row by row; they were one run of text with the cells glued together; html 3: an
 ``<aside>`` inside the main content is kept; html 4: a ``<br>`` is a line break, the items of a table cell stay
@@ -125,7 +125,12 @@ sup and sub read as drawn ("2^31-1", "log_2"; they were "231-1", "log2"), DocBoo
 Publican's "Prev"/"Next" captions are a line of their own ("PrevChapter 6" was glued); rst 2: docutils with
 Sphinx's roles and directives read for the text they show, paragraphs as one line; rst 3: the full names of
 roles shown shorter (``~agen.aclose``) are kept for search beside the text; rst 1 was the hand-written line
-reader; pdf 2: pages without a usable text layer are recognised, where they were left out). Part of
+reader; pdf 2: pages without a usable text layer are recognised, where they were left out; html 6: a header or
+footer inside the main content, and a page that is one form, keep their text (they were dropped); pdf 3: a word
+hyphenated at a line end is one word again (pdfium's U+FFFE split it); rst 4: a list in a table cell keeps its
+items apart; markdown 1: an HTML ``<br>`` is a line break and an HTML block's entities are decoded; text 1: a man
+page rendered to text has its sections, and a form feed parts pages; docx 1: text boxes and tables nested in a cell
+are read; every format: a soft hyphen is no part of a word). Part of
 ``chunking_key``, so that ``sync`` reads the documents of that format again once (their unchanged passages keep
 their vectors); documents of other formats are left alone."""
 

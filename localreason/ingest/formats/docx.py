@@ -66,6 +66,8 @@ def parse_docx(data: bytes, path: Path, *, max_unpacked_bytes: int = DEFAULT_MAX
             builder.add(text, "heading", depth=max(depth, 1), keep_lines=False)
         else:
             builder.add(text)
+        for box in _text_boxes(el):  # (a text box's paragraphs follow the paragraph that anchors it)
+            builder.add(box)
     for text in _docx_notes(document):
         builder.add(text)
     parsed = finish(builder, path, "docx", [])
@@ -238,6 +240,22 @@ def _docx_paragraph(p) -> tuple[str | None, str]:
     return (style.get(_W_VAL) if style is not None else None), "".join(parts)
 
 
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+_TEXT_BOX = _W + "txbxContent"
+
+
+def _shown_paragraphs(el) -> list:
+    """Every paragraph under ``el`` a reader sees: those of tables nested in a cell and of text boxes too (they were
+    left out), but not the copies Word writes for old readers (``mc:Fallback``: each text box twice)."""
+    return [p for p in el.iter(_W_P) if not any(a.tag == _MC_FALLBACK for a in p.iterancestors())]
+
+
+def _text_boxes(p) -> list[str]:
+    """The text of the text boxes a body paragraph anchors (a warning drawn in a box), one block per paragraph."""
+    boxes = [box for box in p.iter(_TEXT_BOX) if not any(a.tag == _MC_FALLBACK for a in box.iterancestors())]
+    return [text for box in boxes for q in box.iter(_W_P) if (text := _docx_paragraph(q)[1].strip())]
+
+
 def _docx_run_text(run, parts: list[str]) -> None:
     for child in run:
         tag = child.tag
@@ -266,7 +284,7 @@ def _docx_table(tbl, builder: TextBuilder) -> None:
             props = tc.find(_W + "tcPr")
             span = _docx_int(props.find(_W + "gridSpan") if props is not None else None, 1)
             merge = props.find(_W + "vMerge") if props is not None else None
-            own = " ".join("\n".join(_docx_paragraph(p)[1] for p in _docx_blocks(tc, (_W_P,))).split())
+            own = " ".join("\n".join(_docx_paragraph(p)[1] for p in _shown_paragraphs(tc)).split())
             continues = merge is not None and merge.get(_W_VAL, "continue") == "continue"
             value = above.get(column, own) if continues else own
             row[column] = value

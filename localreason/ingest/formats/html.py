@@ -39,8 +39,8 @@ def parse_html(data: bytes, path: Path) -> ParsedDocument:
     title_el = root.find(".//title")
     page_title = normalize(title_el.text_content(), keep_lines=False) if title_el is not None else ""
     in_main = 'ancestor-or-self::main or ancestor-or-self::article or ancestor-or-self::*[@role="main"]'
-    for el in root.xpath('//*[@role="navigation" or @role="search" or @aria-hidden="true"]'
-                         f' | //aside[not({in_main})]'
+    outside = "".join(f" | //{tag}[not({in_main})]" for tag in tags.OUTSIDE_MAIN)
+    for el in root.xpath('//*[@role="navigation" or @role="search" or @aria-hidden="true"]' + outside +
                          ' | //a[contains(concat(" ", @class, " "), " headerlink ")]'
                          ' | //div[contains(@class, "sphinxsidebar") or contains(@class, "related")]'):  # fmt: skip
         el.tag = _HTML_DROPPED

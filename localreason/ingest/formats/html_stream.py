@@ -129,7 +129,7 @@ def _html_attrs(text: str) -> dict[str, str]:
 
 def _html_drops(tag: str, attrs: dict[str, str], in_main: bool) -> bool:
     """Whether the element is one the tree reader removes (navigation, hidden text, Sphinx chrome)."""
-    if tag in tags.DROP or (tag == tags.ASIDE and not in_main) or attrs.get("role") in ("navigation", "search") or attrs.get("aria-hidden") == "true":
+    if tag in tags.DROP or (tag in tags.OUTSIDE_MAIN and not in_main) or attrs.get("role") in ("navigation", "search") or attrs.get("aria-hidden") == "true":
         return True
     cls = attrs.get("class", "")
     if tag == "a":

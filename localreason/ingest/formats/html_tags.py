@@ -7,10 +7,11 @@ import re
 
 from ..document import TextBuilder, normalize
 
-ASIDE = "aside"
-"""Dropped outside the main content (a site's sidebar), kept inside it (a sidebar of the text, as Sphinx writes one)."""
-DROP = ("script", "style", "noscript", "template", "nav", "header", "footer", "form",
-        "button", "select", "svg", "iframe")  # fmt: skip
+OUTSIDE_MAIN = ("aside", "header", "footer")
+"""Dropped outside the main content (a site's sidebar, banner and footer), kept inside it (a sidebar of the text,
+as Sphinx writes one; an article's header with its title and lead, a section's header with its heading)."""
+DROP = ("script", "style", "noscript", "template", "nav", "button", "select", "svg", "iframe")
+"""Dropped wherever they are (a ``form`` is not: a page may be all one form, its text inside it)."""
 NESTED = 7
 """The depth given to XHTML 2's ``<h>``, a heading one below the last numbered one (Blocks.add works it out):
 sqlite3-doc's pragma page names each pragma with one."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def parse_markdown(data: bytes, path: Path) -> ParsedDocument:
         elif tok.type in ("fence", "code_block"):
             builder.add(tok.content)
         elif tok.type == "html_block":
-            builder.add(_strip_tags(tok.content))
+            builder.add(html.unescape(_strip_tags(tok.content)).strip())
         elif tok.type == "tr_close":
             builder.add(" | ".join(cells))
             cells = []
@@ -139,9 +140,12 @@ def _inline_text(tok) -> str:
             out.append("\n")
         elif child.type == "image":
             out.append(child.content or "")
-        elif child.type == "html_inline":
-            continue
+        elif child.type == "html_inline" and _BR.fullmatch(child.content.strip()):
+            out.append("\n")  # a line break written as HTML (a table cell's "-a<br>--all"): not a glued word
     return "".join(out)
+
+
+_BR = re.compile(r"<br\s*/?>", re.I)
 
 
 _TAG = re.compile(r"<[^<>]+>")  # a run of "<" costs one scan each, not one to the end

@@ -176,9 +176,15 @@ def _page_text(textpage) -> str:
 _DOT_LEADER = re.compile(r"(?:\. ?){4,}")
 
 
+_BROKEN_WORD = re.compile(r"(?<![-\w])(\w+)\ufffe(?=[a-z])")
+"""pdfium's mark (U+FFFE) of a hyphen at a line end that it joined to the next line: a word broken there
+("docu-" / "ment") is one word again; after a word that is part of an option ("--no-" / "color") it stays a hyphen."""
+
+
 def _unwrap_lines(block: str) -> str:
     # A hyphen at a line end joined with a lower-case continuation is a broken word;
     # dot leaders of a table of contents are noise to search and to the token budget.
+    block = _BROKEN_WORD.sub(r"\1", block).replace("\ufffe", "-")
     return _DOT_LEADER.sub(" … ", re.sub(r"(\w)-\n(?=[a-z])", r"\1", block))
 
 

@@ -20,7 +20,7 @@ _UNDERLINE = re.compile(r"^([=\-~^*#+])\1{2,}\s*$")
 def parse_plain(data: bytes, path: Path, fmt: str) -> ParsedDocument:
     """Plain text and source code: blank-line blocks; for text, also underlined and ALL-CAPS headings."""
     notes: list[str] = []
-    text = normalize(decode_text(data, notes))
+    text = normalize(decode_text(data, notes).replace("\f", "\n\n"))  # (a form feed: a page break, not nothing)
     builder = TextBuilder()
     for raw in BLANK_SPLIT.split(text):
         block = raw.strip("\n")
@@ -36,11 +36,16 @@ def parse_plain(data: bytes, path: Path, fmt: str) -> ParsedDocument:
 
 
 def _plain_heading(block: str) -> tuple[str, str] | None:
+    """(heading, the rest of the block): an underlined line; an ALL-CAPS line alone; or an ALL-CAPS line at the
+    margin over indented lines, as a man page rendered to text writes its sections ("OPTIONS" over "  -a, --all")."""
     lines = block.split("\n")
     first = lines[0].strip()
     if len(lines) >= 2 and _UNDERLINE.match(lines[1]) and 0 < len(first) <= 100:
         return first, "\n".join(lines[2:])
-    if (len(lines) == 1 and 3 <= len(first) <= 60 and first.isupper()
-            and sum(c.isalpha() for c in first) >= 3 and not first.endswith((".", ","))):  # fmt: skip
+    capitals = (3 <= len(first) <= 60 and first.isupper() and sum(c.isalpha() for c in first) >= 3
+                and not first.endswith((".", ",")))  # fmt: skip
+    if capitals and len(lines) == 1:
         return first, ""
+    if capitals and not lines[0][:1].isspace() and all(line[:1].isspace() for line in lines[1:] if line.strip()):
+        return first, "\n".join(lines[1:])
     return None

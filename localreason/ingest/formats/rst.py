@@ -377,7 +377,7 @@ class _Writer:
                 for desc in node.findall(n.description):
                     self.walk(desc, depth)
             elif isinstance(node, n.row):
-                cells = (" ".join(self.inline(child) for child in entry.children) for entry in node.children)
+                cells = (_cell_parts(self.inline, entry) for entry in node.children)
                 self.builder.add(" | ".join(c for c in (" ".join(c.split()) for c in cells) if c), keep_lines=False)
             elif isinstance(node, n.enumerated_list):
                 for k, item in enumerate(node.children):
@@ -483,3 +483,12 @@ def _first_content(parent) -> int:
         if not isinstance(node, (nodes.comment, nodes.target, nodes.substitution_definition)):
             return i
     return -1
+
+
+def _cell_parts(inline, entry) -> str:
+    """A table cell's text: its paragraphs and list items apart ("skips checks; uses cache"), as the HTML reader
+    writes a cell's items; they were run together ("skips checksuses cache")."""
+    from docutils import nodes as n
+
+    parts = (inline(t) for t in entry.findall(n.TextElement) if not isinstance(t.parent, n.TextElement))
+    return "; ".join(p for p in (" ".join(part.split()) for part in parts) if p)
