@@ -146,3 +146,17 @@ def test_a_file_that_holds_no_text_now_loses_its_old_document(lib, notes, now, r
     assert not any("twelve volts" in hit.content for hit in lib.deep_search("pump twelve volts"))
     [again] = lib.sync()
     assert again.counts["removed"] == 0 and [f.reason for f in again.by_status("skipped")] == [reason]
+
+
+def test_a_file_left_unread_for_another_reason_keeps_its_document(lib, notes, monkeypatch):
+    """Only a file that holds no text now loses its document: one skipped for another reason this time (an image
+    while text recognition is off) keeps it."""
+    from localreason.ingest import pipeline
+    from localreason.types import FileResult
+
+    lib.ingest([notes], "work")
+    (notes / "pump.md").write_text("# Pump\n\nThe pump runs on twelve volts, or on a battery.\n")
+    monkeypatch.setattr(pipeline, "prepare_file", lambda prep, cand, path: FileResult(
+        path, "skipped", "an image file: text recognition is off (ocr = off)"))
+    report = lib.ingest([notes], "work")
+    assert report.counts["removed"] == 0 and "Pump" in titles(lib)

@@ -149,3 +149,17 @@ async def test_search_results_follow_a_change_of_scope(tui_lib):
         await until(pilot, lambda: app.search_seq > seq and app.shown_seq == app.search_seq, "the search again")
         await settle(pilot)
         assert router.id not in {tui_lib.chunk(c).document_id for c in documents_shown()}
+
+
+async def test_an_id_opened_from_the_search_box_is_not_searched_for(tui_lib):
+    """Opening a document's id from the search box scopes to it; the scope's change searched the id's text again."""
+    app = LocalReasonApp(tui_lib)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        [doc] = tui_lib.documents("notes")
+        await pilot.press("f3")
+        app.query_one("#search").value = doc.id
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.scope.kind == "document", "the id to be opened")
+        await settle(pilot)
+        assert doc.id not in results_title(app) and app.shown_seq == 0, results_title(app)

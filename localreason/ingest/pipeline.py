@@ -38,6 +38,9 @@ from .recognised import LINE_MIN_SCORE, PageReading, Recognition
 from .worker import Job, Limits, OcrJob, ParseWorker, Survey, OverLimit, existing_worker, shared_worker
 
 READ_AGAIN = "~again"
+TEXTLESS = ("empty file", "no text found in the file", "binary file")
+"""How a file read this time that holds no text now is skipped (its old document goes: ``_drop_textless``); not a
+file left unread for another reason (an image while text recognition is off)."""
 """Stored after the content hash of a file a page of which ran out of its time: the hash then matches no file, so
 the next ingest, sync or watch catch-up reads it again (before, the page stayed out until the file changed)."""
 EMBED_GROUP = 256
@@ -372,8 +375,8 @@ class Ingestor:
         """A file read this time that holds no text now (emptied, binary, no text found) loses the document its old
         text made: left, that text went on answering for a file that no longer says it."""
         walked = {path_text(p.path) for p in problems}  # (skipped before reading: prune's to judge)
-        stale = [(i, f) for i, f in enumerate(report.files)
-                 if f.status == "skipped" and f.path in known and f.path not in walked]  # fmt: skip
+        stale = [(i, f) for i, f in enumerate(report.files) if f.status == "skipped" and f.path in known
+                 and f.path not in walked and f.reason.startswith(TEXTLESS)]  # fmt: skip
         if not stale:
             return
         self.index.vectors.apply(self.store.delete_documents(known[f.path][0] for _, f in stale))

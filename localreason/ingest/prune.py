@@ -85,7 +85,7 @@ def held_by_absence(path: str, root: str | None, mount_points: frozenset[str] = 
         if up == folder:
             return None
         folder = up
-    if folder != root and folder in mount_points and not has_entries(folder):
+    if folder != root and folder in mount_points and not os.path.ismount(folder) and not has_entries(folder):
         return folder, NOT_MOUNTED
     return None
 

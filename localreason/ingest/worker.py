@@ -323,9 +323,10 @@ class ParseWorker:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
             if name == "SIGKILL":
                 return OverLimit(f"the {who} was stopped (out of memory, or the ingest was cancelled)")
-            if self.limits.memory_mb > 0 and name in ("SIGABRT", "SIGSEGV", "SIGBUS"):
-                return OverLimit(f"the {who} crashed on this {unit} ({name}), most likely because it needed more "
-                                 f"memory than the limit of {self.limits.memory_mb} MB ({setting})")  # fmt: skip
+            if self.limits.memory_mb > 0 and name in ("SIGABRT", "SIGSEGV", "SIGBUS"):  # (not OverLimit: a crash
+                # that may be the parser's own would be tried again, whole file, at every sync)
+                return IngestFileError(f"the {who} crashed on this {unit} ({name}), most likely because it needed "
+                                       f"more memory than the limit of {self.limits.memory_mb} MB ({setting})")
             return IngestFileError(f"the {who} crashed on this {unit} ({name})")
         return IngestFileError(f"the {who} stopped unexpectedly on this {unit} (exit code {code})")
 

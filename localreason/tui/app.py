@@ -403,9 +403,10 @@ class LocalReasonApp(App):
     def _search_again(self) -> None:
         """The scope changed: the results on screen (or a search running) are of the scope before; the box's text
         is searched again in the new one."""
-        query = self.main("#search", Input).value.strip()
-        if query:
-            self.search_seq += 1
+        box = self.main("#search", Input)
+        query = box.value.strip()
+        if query and self.mode == "search" and not (query[:4] in ("col_", "doc_", "chk_") and " " not in query):
+            self.search_seq += 1  # (not an id opened from the box, not while the box is hidden)
             self._start_search(query, self.search_seq)
 
     def _start_search(self, query: str, seq: int) -> None:

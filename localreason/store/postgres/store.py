@@ -513,8 +513,8 @@ class PgStore(WriterLock, FullText):
 
     def _other_hnsw(self, dim: int | None) -> list[str]:
         """The HNSW indexes over the vectors for a size other than ``dim`` (None: every one)."""
-        names = [r[0] for r in self.db.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'chunks' AND "
-                                               "indexname LIKE %s", ("chunks_hnsw_%",))]  # fmt: skip
+        names = [r[0] for r in self.db.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+                                               "AND tablename = 'chunks' AND indexname LIKE %s", ("chunks_hnsw_%",))]
         return [n for n in names if dim is None or n != f"chunks_hnsw_{int(dim)}"]
 
     def vector_count(self) -> int:
