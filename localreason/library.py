@@ -651,6 +651,26 @@ def _comes_back(store, doc) -> dict:
     return {}
 
 
+def sources_elsewhere(lib, collection: str | None = None) -> list[dict]:
+    """The folders and files other machines ingested into a shared (PostgreSQL) library: this machine does not
+    sync or watch them (store/postgres/store.py, ``this_host``)."""
+    if lib.settings.store == "local":
+        return []
+    cid = lib.collection(collection).id if collection is not None else None
+    mine = {(s["collection_id"], s["path"]) for s in lib.store.sources(cid)}
+    return [s for s in lib.store.sources(cid, every=True) if (s["collection_id"], s["path"]) not in mine]
+
+
+def elsewhere_note(sources: list[dict]) -> str:
+    """What to say of ``sources_elsewhere``: whose they are, and how this machine follows one."""
+    from .store.postgres.store import HOST_ENV, this_host
+
+    hosts = ", ".join(sorted({s["host"] for s in sources if s.get("host")})) or "another machine"
+    return (f"{len(sources)} folder(s) or file(s) of this library were ingested on other machines ({hosts}); this "
+            f"machine ({this_host()}) syncs and watches only what it ingested itself. Ingest one here to follow it "
+            f"from this machine, or set {HOST_ENV} if this machine's name changed.")
+
+
 def comes_back(folder: str) -> str:
     """What a person who removed a document whose file is in a followed folder must know (the CLI's and the TUI's
     words)."""

@@ -587,6 +587,7 @@ def test_a_shared_librarys_folders_are_synced_by_the_machine_that_ingested_them(
 
     from localreason.store.postgres import store as pg_store
 
+    real_host = pg_store.this_host
     folder = tmp_path / "handbook"
     folder.mkdir()
     (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
@@ -599,6 +600,16 @@ def test_a_shared_librarys_folders_are_synced_by_the_machine_that_ingested_them(
     with pg_lib(tmp_path / "home-b", pg_url) as b:
         assert b.sources() == [] and b.vanished_folders() == []
         assert b.sync() == [] and b.sync(prune_vanished=True) == [] and len(b.documents()) == 2
+        from localreason.library import elsewhere_note, sources_elsewhere
+
+        note = elsewhere_note(sources_elsewhere(b))  # what sync, watch and the TUI say instead of "nothing"
+        assert note.startswith("1 folder(s) or file(s) of this library were ingested on other machines (machine-a)")
+        assert "this machine (machine-b)" in note and "LOCALREASON_HOST" in note
+    monkeypatch.setenv("LOCALREASON_HOST", "machine-a")  # a machine whose name changed says which it was
+    monkeypatch.setattr(pg_store, "this_host", real_host)
+    with pg_lib(tmp_path / "home-b", pg_url) as b:
+        assert [s["path"] for s in b.sources()] == [str(folder)]
+    monkeypatch.delenv("LOCALREASON_HOST")
     monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
     with pg_lib(tmp_path / "home-a", pg_url) as a:
         assert [s["path"] for s in a.sources()] == [str(folder)], "machine A still follows its folder"

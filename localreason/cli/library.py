@@ -123,6 +123,11 @@ def sync(obj: Ctx, collection, prune, as_json, quiet, verbose) -> int:
     code = _run_ingest(obj, lambda cb: svc.sync(collection, progress=cb, prune_vanished=prune), as_json, quiet,
                        verbose)  # fmt: skip
     if not as_json:
+        from ..library import elsewhere_note, sources_elsewhere
+
+        others = sources_elsewhere(svc.library, collection)
+        if others and not svc.library.sources(collection):
+            click.echo(elsewhere_note(others), err=True)
         for name, folder, count in svc.library.vanished_folders(collection):
             click.echo(f"The folder {folder} is gone: its {counted(count, 'document')} in {name!r} are kept. "
                        "`localreason sync --prune` removes them.", err=True)  # fmt: skip

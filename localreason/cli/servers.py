@@ -45,9 +45,11 @@ def watch(obj: Ctx, paths, collection, include, exclude, quiet) -> int:
     roots = roots_for(svc, list(paths), collection, tuple(include), tuple(exclude)) if paths else None
     if roots is None and not svc.library.sources(collection):
         from ..errors import ValidationError
+        from ..library import elsewhere_note, sources_elsewhere
 
-        raise ValidationError("Nothing to watch: no folder or file was ingested yet.",
-                              hint="Name one: localreason watch ~/notes -c notes")  # fmt: skip
+        others = sources_elsewhere(svc.library, collection)
+        raise ValidationError("Nothing to watch: " + (elsewhere_note(others) if others else
+                              "no folder or file was ingested yet."), hint="Name one: localreason watch ~/notes -c notes")
     bar, update = progress_callback(not quiet and sys.stderr.isatty())
     listener = Listener(notice=lambda message: click.echo(message, err=True),
                         report=lambda report, catch_up: _print_changes(report, catch_up, bar), progress=update)

@@ -25,6 +25,8 @@ class LibraryWork:
         self.cancel = threading.Event()
         """Set by Escape (when no question runs) to stop an ingest or re-sync after the current file."""
         self.label = ""
+        self.elsewhere = ""
+        """A re-sync that found nothing of this machine's: what other machines ingested (a shared library)."""
 
     def _run(self, fn, *args) -> None:
         """``fn(*args)`` in a thread worker of the library group (its failure shown by the app's catch-all)."""
@@ -89,8 +91,18 @@ class LibraryWork:
 
     def resync(self, collection: str | None, cancel: threading.Event) -> None:
         def job():
-            return self.app.session.service.sync(collection, progress=self._progress(cancel))
+            reports = self.app.session.service.sync(collection, progress=self._progress(cancel))
+            self.elsewhere = "" if reports else self._elsewhere(collection)
+            return reports
         self._job(job, "Re-sync", then=lambda: self._run(self.look_for_vanished, collection))
+
+    def _elsewhere(self, collection: str | None) -> str:
+        """What to say when this machine had nothing to re-sync in a shared library other machines filled."""
+        from ..library import elsewhere_note, sources_elsewhere
+
+        with self.app.session.service.reading() as lib:
+            others = sources_elsewhere(lib, collection)
+        return elsewhere_note(others) if others else ""
 
     def _job(self, job, title: str, then=None) -> None:
         """Run ``job`` (a worker's), then show its reports; ``then`` runs once they are closed. The files not read
@@ -121,7 +133,7 @@ class LibraryWork:
         if error is not None:
             app.show_error(error)
         elif not reports:
-            app.notify("There was nothing to re-sync: no folders or files were added yet.")
+            app.notify("There was nothing to re-sync: " + (self.elsewhere or "no folders or files were added yet."))
         else:
             failed = sum(r.counts.get("failed", 0) for r in reports)
             app.push_screen(ReportScreen(title + (f" — {failed} failed" if failed else ""), reports, note),

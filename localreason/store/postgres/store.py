@@ -11,6 +11,7 @@ document it was writing. Vectors live in the chunks' rows (pgvector), searched t
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,9 +31,13 @@ from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from .writer import WriterLock
 
 
+HOST_ENV = "LOCALREASON_HOST"
+
+
 def this_host() -> str:
-    """The name this machine records its sources under (a shared store's sources are each one machine's)."""
-    return socket.gethostname()
+    """The name this machine records its sources under (a shared store's sources are each one machine's): its host
+    name, or LOCALREASON_HOST where that is not stable (a container named anew at each start)."""
+    return os.environ.get(HOST_ENV, "").strip() or socket.gethostname()
 
 _P = LEVEL_PARAGRAPH
 CONNECTION_TIMES = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
