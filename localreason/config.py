@@ -31,6 +31,7 @@ ENV_PREFIX = "LOCALREASON_"
 HOME_ENV = "LOCALREASON_HOME"
 API_KEY_ENV = "LOCALREASON_API_KEY"
 HANDOFF_ENV = "LOCALREASON_HANDOFF"
+HOST_ENV = "LOCALREASON_HOST"
 DEBUG_ENV = "LOCALREASON_DEBUG"
 TUI_TRACE_ENV = "LOCALREASON_TUI_TRACE"
 CI_ENV = "CI"
@@ -61,6 +62,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
                         "only. The CLI's hand-off to a running server sends it too.", secret=True),
     EnvVar(HANDOFF_ENV, "`0`, `false`, `no` or `off`: the CLI never hands its work to a running `localreason "
                         "serve` of the same library (as `--local`)."),
+    EnvVar(HOST_ENV, "A PostgreSQL library: the name this machine records the folders it ingests under (each machine "
+           "syncs and watches its own); unset: its host name. For a machine whose host name is not stable."),
     EnvVar(DEBUG_ENV, "Set: the CLI shows the traceback of an unexpected error instead of a one-line message."),
     EnvVar(TUI_TRACE_ENV, "A file the TUI appends its timing trace to (the TUI benchmark reads it)."),
     EnvVar(CI_ENV, "Set: `localreason demo` does not open the TUI at its end."),

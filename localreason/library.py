@@ -663,7 +663,8 @@ def sources_elsewhere(lib, collection: str | None = None) -> list[dict]:
 
 def elsewhere_note(sources: list[dict]) -> str:
     """What to say of ``sources_elsewhere``: whose they are, and how this machine follows one."""
-    from .store.postgres.store import HOST_ENV, this_host
+    from .config import HOST_ENV
+    from .store.postgres.store import this_host
 
     hosts = ", ".join(sorted({s["host"] for s in sources if s.get("host")})) or "another machine"
     return (f"{len(sources)} folder(s) or file(s) of this library were ingested on other machines ({hosts}); this "

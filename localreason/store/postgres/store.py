@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ...config import redacted_url, scrubbed
+from ...config import HOST_ENV, redacted_url, scrubbed
 from ...errors import LibraryError, StoreUnavailable
 from ...types import LEVEL_PARAGRAPH, Chunk, Collection, Document, SearchHit
 from ..db import (DIGEST_MODULUS, DIGEST_MULTIPLIER, EXPORT_CHUNK, EXPORT_DOCUMENT, MODEL_META, Store, Write, exported,
@@ -29,9 +29,6 @@ from .connection import Connection, refusals, refused
 from .fulltext import FullText
 from .schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from .writer import WriterLock
-
-
-HOST_ENV = "LOCALREASON_HOST"
 
 
 def this_host() -> str:
