@@ -201,8 +201,18 @@ def gather_evidence(req: Request):
         added.append(f"{len(new)} on \u201c{terms[i]}\u201d")
     if not added:
         return evidence
-    hits = hits[:req.limit - len(extra)] + extra  # the weakest of the first hits make room
+    hits = _room_for(hits, req.limit - len(extra), [own for own in own_words(terms) if own]) + extra
     return replace(evidence, hits=tuple(hits), steps=(*evidence.steps, "a comparison: added passages " + ", ".join(added)))
+
+
+def _room_for(hits: list, keep: int, owns: list) -> list:
+    """``keep`` of ``hits``, in their order: the best, those that speak of a compared thing (they are a side, and
+    nothing was searched for it), then the next best; the weakest others make room for the passages added."""
+    if len(hits) <= keep:
+        return hits
+    sides = [i for i, h in enumerate(hits) if any(speaks_of(h.content + " " + h.document_title, own) for own in owns)]
+    kept = set(list(dict.fromkeys([0, *sides, *range(len(hits))]))[:max(keep, 0)])
+    return [h for i, h in enumerate(hits) if i in kept]
 
 
 def evidence_of(lib, query: str, *, scope: dict, limit: object, max_tokens: object,
