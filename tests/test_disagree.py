@@ -245,17 +245,17 @@ def test_the_specs_comparison_hears_each_document_that_speaks_to_it(library_of):
         assert few.chunks_gathered <= limit and len(few.citations) <= limit, (limit, few.to_dict())
 
 
-def test_room_for_a_comparisons_passages_keeps_the_best_hit_and_each_side():
+def testroom_for_a_comparisons_passages_keeps_the_best_hit_and_each_side():
     """Trimming to the request's limit once dropped the weak hit that was a side's only passage."""
     from types import SimpleNamespace as Hit
 
-    from localreason.reason.pipeline import _room_for
+    from localreason.reason.pipeline import room_for
 
     hits = [Hit(content=c, document_title="") for c in ("REST is required", "lunch menu", "office hours",
                                                           "GraphQL for the mobile backend")]  # fmt: skip
-    assert [h.content for h in _room_for(hits, 2, [{"graphql"}])] == ["REST is required", "GraphQL for the mobile backend"]
-    assert [h.content for h in _room_for(hits, 3, [])] == ["REST is required", "lunch menu", "office hours"]
-    assert _room_for(hits, 9, [{"graphql"}]) == hits and _room_for(hits, 0, [{"graphql"}]) == []
+    assert [h.content for h in room_for(hits, 2, [{"graphql"}])] == ["REST is required", "GraphQL for the mobile backend"]
+    assert [h.content for h in room_for(hits, 3, [])] == ["REST is required", "lunch menu", "office hours"]
+    assert room_for(hits, 9, [{"graphql"}]) == hits and room_for(hits, 0, [{"graphql"}]) == []
 
 
 def test_the_evidence_packet_is_the_one_ask_sends_comparisons_included(library_of):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from localreason import search
+from localreason.ingest.pipeline import READER_VERSIONS
 
 FILLER = [
     "The scheduler runs jobs in the order they were queued and retries a failed job three times.",
@@ -118,7 +119,7 @@ def test_an_older_library_is_reindexed_for_identifier_words(tmp_path, fake_embed
     lib.ingest([root], "docs")
     lib.close()
     raw = sqlite3.connect(home / "library.sqlite3")  # back to schema 3's full-text index
-    raw.executescript("""BEGIN; DROP TRIGGER chunks_fts_insert; DROP TRIGGER chunks_fts_delete; DROP TABLE chunks_fts;
+    raw.executescript(f"""BEGIN; DROP TRIGGER chunks_fts_insert; DROP TRIGGER chunks_fts_delete; DROP TABLE chunks_fts;
         ALTER TABLE chunks DROP COLUMN terms; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text,
         content='chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
         INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
@@ -320,7 +321,7 @@ def test_a_schema_7_library_gains_the_names_on_its_next_sync(tmp_path, fake_embe
     lib.ingest([root], "docs")
     lib.close()
     raw = sqlite3.connect(home / "library.sqlite3")  # as schema 7 left it: no terms, the text alone indexed
-    raw.executescript("""BEGIN; DROP TRIGGER chunks_fts_insert; DROP TRIGGER chunks_fts_delete; DROP TABLE chunks_fts;
+    raw.executescript(f"""BEGIN; DROP TRIGGER chunks_fts_insert; DROP TRIGGER chunks_fts_delete; DROP TABLE chunks_fts;
         ALTER TABLE chunks DROP COLUMN terms; CREATE VIRTUAL TABLE chunks_fts USING fts5 (text, content='chunks',
         content_rowid='rowid', tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
         INSERT INTO chunks_fts (rowid, text) SELECT rowid, text FROM chunks WHERE level = 2;
@@ -328,7 +329,8 @@ def test_a_schema_7_library_gains_the_names_on_its_next_sync(tmp_path, fake_embe
             INSERT INTO chunks_fts (rowid, text) VALUES (new.rowid, new.text); END;
         CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks WHEN old.level = 2 BEGIN
             INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text); END;
-        UPDATE documents SET chunking = replace(chunking, 'reader=3', 'reader=2'); PRAGMA user_version=7; COMMIT;""")
+        UPDATE documents SET chunking = replace(chunking, 'reader={READER_VERSIONS["rst"]}', 'reader=2');
+        PRAGMA user_version=7; COMMIT;""")
     raw.close()
     lib = Library(settings=load_settings(home), embedder=fake_embedder)
     assert lib.store.db.execute("PRAGMA user_version").fetchone()[0] == dbmod.SCHEMA_VERSION == 9

@@ -201,11 +201,11 @@ def gather_evidence(req: Request):
         added.append(f"{len(new)} on \u201c{terms[i]}\u201d")
     if not added:
         return evidence
-    hits = _room_for(hits, req.limit - len(extra), [own for own in own_words(terms) if own]) + extra
+    hits = room_for(hits, req.limit - len(extra), [own for own in own_words(terms) if own]) + extra
     return replace(evidence, hits=tuple(hits), steps=(*evidence.steps, "a comparison: added passages " + ", ".join(added)))
 
 
-def _room_for(hits: list, keep: int, owns: list) -> list:
+def room_for(hits: list, keep: int, owns: list) -> list:
     """``keep`` of ``hits``, in their order: the best, those that speak of a compared thing (they are a side, and
     nothing was searched for it), then the next best; the weakest others make room for the passages added."""
     if len(hits) <= keep:
