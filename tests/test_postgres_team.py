@@ -690,3 +690,23 @@ def test_a_process_of_another_model_makes_no_vector_index_that_refuses_the_libra
         assert indexes == ["chunks_hnsw_32"]
         with pytest.raises(LibraryError, match="made with the embedding model 'narrow-words'"):
             a.deep_search("leave days")
+
+
+def test_a_write_whose_lock_was_lost_while_it_ran_is_rolled_back_and_said(pg_url):
+    """The writer lock was checked when a write's transaction began only: its connection ended inside a long
+    transaction (a reindex; an idle-session timeout), a second writer could take the lock, and the first committed
+    beside it. The lock is checked again before the commit."""
+    from localreason.errors import StoreUnavailable
+    from localreason.store.postgres.store import PgStore
+
+    store = PgStore(pg_url)
+    handle = store.acquire_writer("a test")
+    pid = store._writer.info.backend_pid
+    with pytest.raises(StoreUnavailable, match="writer lock"):
+        with store.transaction():
+            store.set_meta("probe", "written while the lock was lost")
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                assert admin.execute("SELECT pg_terminate_backend(%s, %s)", (pid, int(PATIENCE * 1000))).fetchone()[0]
+    assert store.get_meta("probe") is None, "rolled back"
+    store.release_writer(handle)  # (its connection is gone: the server released the lock then)
+    store.close()

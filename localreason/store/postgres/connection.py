@@ -127,6 +127,8 @@ class Connection:
         try:
             with conn.transaction():
                 yield self
+                if self._writing == 1:  # before the outermost COMMIT: the lock may have been lost meanwhile (an idle
+                    self._before_write()  # lock connection ended inside a long reindex): then roll back, and say so
         except refusals() as exc:
             raise refused(self.where, exc) from exc
         except psycopg.OperationalError as exc:
