@@ -163,3 +163,28 @@ async def test_an_id_opened_from_the_search_box_is_not_searched_for(tui_lib):
         await until(pilot, lambda: app.session.scope.kind == "document", "the id to be opened")
         await settle(pilot)
         assert doc.id not in results_title(app) and app.shown_seq == 0, results_title(app)
+
+
+async def test_clearing_the_search_box_leaves_no_search_said_to_be_running(tui_lib):
+    """The box emptied while a search ran: its result is dropped (stale), and the status line went on saying
+    "Searching for ..." for good."""
+    app = LocalReasonApp(tui_lib)
+    real, started, go_on = app.session.search, threading.Event(), threading.Event()
+
+    def held(query, **kwargs):
+        started.set()
+        assert go_on.wait(PATIENCE), "the test never let the search go on"
+        return real(query, **kwargs)
+
+    app.session.search = held
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        app.search_debounce = 0.001
+        await pilot.press("f3")
+        app.query_one("#search").value = "router warranty"
+        await until(pilot, started.is_set, "the search to start")
+        app.query_one("#search").value = ""
+        go_on.set()
+        await settle(pilot)
+        await until(pilot, lambda: "Searching for" not in str(app.query_one("#status").render()),
+                    "the status line to stop saying a search runs", patience=5)  # fmt: skip

@@ -397,6 +397,8 @@ class LocalReasonApp(App):
             self._search_timer.stop()
         if not query:
             self.main(SearchResults).clear()
+            if not self.busy:  # (a search that was running is dropped: its "Searching for ..." would stay)
+                self.show_ready()
             return
         self._search_timer = self.set_timer(self.search_debounce, lambda: self._start_search(query, seq))
 
