@@ -65,3 +65,19 @@ def test_two_passages_that_differ_in_a_value_stay_apart(library_of):
                                      "gc.reflogExpire setting says otherwise for this repository.\n"})  # fmt: skip
     hits = [h for h in lib.deep_search("How long are reflog entries kept?") if "kept for" in h.content]
     assert len(hits) == 2 and not any(h.also_in for h in hits)
+
+
+def test_passages_that_differ_only_in_a_sign_or_a_warning_are_two_passages():
+    """">= 3.8" and "< 3.8", "-5" and "5", "1,000" and "1.000", and a passage with "Deprecated" or "Warning" at its
+    edge were copies: the one asked about was folded into the other, and the model never saw it."""
+    base = "The installer requires Python {} and checks the version before it copies any file to the disk."
+    assert not same_words(base.format(">= 3.8"), base.format("< 3.8"))
+    clock = "Set the offset to {} hours so that the clock shows the local time in the office and at home."
+    assert not same_words(clock.format("-5"), clock.format("5"))
+    cache = "The cache holds {} entries before the oldest ones are dropped from memory by the collector."
+    assert not same_words(cache.format("1,000"), cache.format("1.000"))
+    text = "The function copies the tree to the target folder and returns the number of files written there."
+    for edge in ("Deprecated: ", "Warning: fire risk. ", "Caution: "):
+        assert not same_words(edge + text, text), edge
+    assert same_words("OPTIONS " + text, text), "a heading at a cut is still a copy's edge"
+    assert same_words(base.format(">= 3.8"), base.format(">= 3.8").replace("  ", " ")), "the same signs: copies"

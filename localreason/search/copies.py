@@ -16,6 +16,8 @@ on the other side in the other.
 
 from __future__ import annotations
 
+import re
+
 from ..text import WORD
 
 MIN_WORDS = 8
@@ -31,9 +33,20 @@ named by an everyday word (``:class:``, ``:file:``, ``link:``, ``.. note::``) is
 out of a comparison would make "the default file is" and "the default option is" one passage."""
 
 
+_SIGNS = re.compile(r"(?<![<>=!])(?:[<>]=?|!=|==)(?=\s*\d)|(?<![\w-])-(?=\d)|(?<=\d)[.,](?=\d)")
+"""What a number's meaning hangs on beside its digits: a comparison before it (">= 3.8", "< 3.8"), its minus sign
+("-5"), its decimal or thousands mark ("1,000", "1.000"). Kept in the key, so that passages that differ only there
+are two passages (they were copies, and the one asked about was folded away). Markup never writes these."""
+
+
 def words(text: str) -> list[str]:
-    """A passage's words, lower-cased."""
-    return WORD.findall(text.lower())
+    """A passage's words, lower-cased, with the signs a number's meaning hangs on (``_SIGNS``) in their places."""
+    low = text.lower()
+    marks = list(_SIGNS.finditer(low))
+    if not marks:
+        return WORD.findall(low)
+    found = sorted([(m.start(), m.group()) for m in WORD.finditer(low)] + [(m.start(), m.group()) for m in marks])
+    return [w for _, w in found]
 
 
 def key(text: str) -> tuple[str, ...] | None:
@@ -46,8 +59,10 @@ def key(text: str) -> tuple[str, ...] | None:
 EDGE_WORDS = 4
 """The most words (markup left out) one copy may have beyond the other, at its start or end: a heading or a title
 line that a cut left on one side (``git-log(1)`` / ``OPTIONS``)."""
-EDGE_MEANING = frozenset("not no never nor none neither cannot without except unless".split())
-"""Words that change what a passage says even at its edge ("Not recommended."): they keep two passages apart."""
+EDGE_MEANING = frozenset("not no never nor none neither cannot without except unless deprecated obsolete removed "
+                         "warning caution danger important experimental unsafe".split())  # fmt: skip
+"""Words that change what a passage says even at its edge ("Not recommended.", "Deprecated since 3.4:",
+"Warning: fire risk."): they keep two passages apart."""
 
 
 def edge_copy(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
