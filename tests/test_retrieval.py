@@ -303,3 +303,16 @@ def test_ids_of_the_wrong_type_and_invisible_queries_get_their_own_messages(libr
     with pytest.raises(ValidationError, match="blank"):
         clean_query("\u200b \u200d\ufeff")  # zero-width spaces and joiners only
     assert clean_query(" warranty\u200b ") == "warranty\u200b"
+
+
+def test_find_items_matches_a_path_below_the_folder_ingested_not_above_it(lib, tmp_path):
+    """The literal bonus was given for any part of a document's absolute path: "home", "Documents" or a user's name
+    matched every document under that folder, above those that match by meaning."""
+    root = tmp_path / "Documents" / "manuals"
+    (root / "network").mkdir(parents=True)
+    (root / "network" / "router.md").write_text("# Router\n\nPress the reset button for ten seconds.\n")
+    (root / "kitchen.md").write_text("# Kitchen\n\nThe oven warms up in ten minutes.\n")
+    lib.ingest([root], "work")
+    assert not any(i.type == "document" for i in lib.find_items("documents")), "a folder above the one ingested"
+    assert [i.title for i in lib.find_items("network") if i.type == "document"] == ["Router"], "a folder below it"
+    assert [i.title for i in lib.find_items("kitchen.md") if i.type == "document"][:1] == ["Kitchen"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..errors import NotFoundError, ValidationError
@@ -26,8 +28,9 @@ def find_items(index: Index, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT
     for d in docs:
         doc_vecs[d[0]] = np.frombuffer(d[5], dtype=np.float32) if d[5] is not None else _mean_chunk_vector(index, d[0])
     scored: list[tuple[float, ItemHit]] = []
+    shown_path = _below_its_folder(index)
     for d in docs:
-        title, path = d[2], d[3]
+        title, path = d[2], shown_path(d[3])
         literal = 2.0 if title.lower() == needle else 1.0 if needle in title.lower() or needle in path.lower() else 0.0
         vec = doc_vecs[d[0]]
         cos = float(np.dot(qvec, vec)) if vec is not None else 0.0
@@ -44,6 +47,19 @@ def find_items(index: Index, query: str, *, limit: object = DEFAULT_SEARCH_LIMIT
         scored.append((literal + cos, ItemHit(c.id, "collection", c.name, preview)))
     scored.sort(key=lambda s: -s[0])
     return [hit for score, hit in scored[:k] if score >= 0.15]
+
+
+def _below_its_folder(index: Index):
+    """``path`` -> the part of a document's path below the folder it was ingested from (a file ingested by name: its
+    name). A query matched against the whole path matched every document under a folder of that name above the
+    library ("home", "Documents", the user's name): each got the literal bonus over those that match by meaning."""
+    roots = sorted({s["path"].rstrip(os.sep) for s in index.store.sources(every=True)}, key=len, reverse=True)
+
+    def below(path: str) -> str:
+        root = next((r for r in roots if path.startswith(r + os.sep)), None)
+        return path[len(root) + 1:] if root is not None else os.path.basename(path)
+
+    return below
 
 
 def _mean_chunk_vector(index: Index, doc_id: str) -> np.ndarray | None:
