@@ -586,10 +586,11 @@ class Library:
         with self.writing("remove"):
             if kind == "document":
                 doc = self.document(target)
+                kept_out = _keep_out(self.store, doc)  # first: a remove cut short leaves it to the next sync's prune
                 self.vectors.apply(self.store.delete_documents([doc.id], [(doc.collection_id, doc.source_path)]))
                 self._save_vectors_if_dirty()
                 return {"removed": "document", "id": doc.id, "title": doc.title, "chunks": doc.chunk_count,
-                        **_comes_back(self.store, doc)}  # fmt: skip
+                        **kept_out}  # fmt: skip
             col = self.collection(target)
             self.vectors.apply(self.store.delete_collection(col.id))
             self._save_vectors_if_dirty()
@@ -640,15 +641,22 @@ def _index_info(lib) -> dict:
     return info
 
 
-def _comes_back(store, doc) -> dict:
-    """``{"followedBy": folder}`` when the removed document's file is still in a folder that sync reads again (and a
-    watch follows): the document comes back then, and the person who removed it must be told."""
+def _keep_out(store, doc) -> dict:
+    """Leave the removed document's file out of each folder of its collection that sync reads again (and a watch
+    follows), by an exclude glob naming that file alone, so that it does not come back: ``{"keptOut": [{"folder",
+    "exclude"}]}`` (nothing when the file is gone, or was named by itself: that source is forgotten with it)."""
+    from .ingest.walk import left_out  # the ingest modules load only when something is written
+
     if not os.path.lexists(doc.source_path):
         return {}
+    kept = []
     for s in store.sources(doc.collection_id):
         if doc.source_path.startswith(s["path"].rstrip(os.sep) + os.sep):
-            return {"followedBy": s["path"]}
-    return {}
+            pattern = left_out(Path(os.path.relpath(doc.source_path, s["path"])).as_posix())
+            if pattern not in s["exclude"]:
+                store.add_source(doc.collection_id, s["path"], s["include"], [*s["exclude"], pattern], s.get("host"))
+            kept.append({"folder": s["path"], "exclude": pattern})
+    return {"keptOut": kept} if kept else {}
 
 
 def sources_elsewhere(lib, collection: str | None = None) -> list[dict]:
@@ -672,12 +680,12 @@ def elsewhere_note(sources: list[dict]) -> str:
             f"from this machine, or set {HOST_ENV} if this machine's name changed.")
 
 
-def comes_back(folder: str) -> str:
+def kept_out(kept: list[dict]) -> str:
     """What a person who removed a document whose file is in a followed folder must know (the CLI's and the TUI's
-    words)."""
-    return (f"Its file is still in {folder}, which `localreason sync` and a watch read again: the document comes "
-            "back then, unless the file is deleted or moved out of the folder, or the folder is ingested again "
-            "with --exclude naming it.")
+    words, of ``Library.remove``'s ``keptOut``): it is left out of that folder from now on, and how to have it back."""
+    globs = " and ".join(f"{k['exclude']} in {k['folder']}" for k in kept)
+    return (f"Its file is still there, in a folder that `localreason sync` and a watch read: it is left out from "
+            f"now on (exclude glob {globs}). To have it back, ingest the file by name.")
 
 
 

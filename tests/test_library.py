@@ -10,7 +10,7 @@ import pytest
 
 from localreason.config import load_settings
 from localreason.errors import Interrupted, LibraryError, NotFoundError, ValidationError
-from localreason.library import Library
+from localreason.library import Library, kept_out
 from localreason.store import db as dbmod
 
 from fakes import FakeEmbedder
@@ -216,24 +216,37 @@ def test_same_file_in_two_collections_is_two_documents(lib, notes):
 
 
 def test_remove_document_and_collection(lib, notes):
+    (notes / "sub" / "manual.md").write_text("# Sub manual\n\nThe same name one folder down.\n")
     lib.ingest([notes], "work")
     lib.ingest([notes / "manual.md"], "keep")
     doc = next(d for d in lib.documents("work") if d.title == "Inverter manual")
     result = lib.remove(doc.id)
     assert result["removed"] == "document"
-    assert result["followedBy"] == str(notes), "its file is in a folder sync reads again: the person is told"
+    assert result["keptOut"] == [{"folder": str(notes), "exclude": "/manual.md"}], "its folder leaves it out"
+    assert "manual.md in " in kept_out(result["keptOut"]) and "ingest the file by name" in kept_out(result["keptOut"])
     with pytest.raises(NotFoundError):
         lib.document(doc.id)
     consistent(lib)
+    [report] = lib.sync("work")
+    assert report.counts["added"] == 0, "a removed document does not come back with the next sync"
+    assert {d.title for d in lib.documents("work")} == {"Sub manual", "todo.txt"}, "only that file: sub/manual.md stays"
+    assert [d.title for d in lib.documents("keep")] == ["Inverter manual"], "the other collection's is not touched"
+    lib.ingest([notes / "manual.md"], "work")
+    lib.sync("work")
+    assert "Inverter manual" in {d.title for d in lib.documents("work")}, "named by itself, it is back and stays"
+    nested = next(d for d in lib.documents("work") if d.title == "todo.txt")
+    lib.ingest([notes / "sub"], "work")  # a followed folder inside a followed folder: both leave it out
+    assert [k["exclude"] for k in lib.remove(nested.id)["keptOut"]] == ["/sub/todo.txt", "/todo.txt"]
+    assert "todo.txt" not in {d.title for d in lib.documents("work")} and lib.sync("work")[0].counts["added"] == 0
     single = notes.parent / "single.md"
     single.write_text("# Single\n\nA file named on its own.\n")
     lib.ingest([single], "named")
     [named] = lib.documents("named")
-    assert "followedBy" not in lib.remove(named.id), "a file ingested by name is forgotten with its document"
-    assert lib.sync("named") == [] and [r.counts["added"] for r in lib.sync("work")] == [1], "what it was told"
+    assert "keptOut" not in lib.remove(named.id), "a file ingested by name is forgotten with its document"
+    assert lib.sync("named") == [], "what it was told"
     lib.remove("named")
     result = lib.remove("work")
-    assert result == {**result, "removed": "collection", "documents": 2}  # (the removed one came back with sync)
+    assert result == {**result, "removed": "collection", "documents": 2}
     assert [c.name for c in lib.collections()] == ["keep"]
     consistent(lib)
     with pytest.raises(ValidationError):

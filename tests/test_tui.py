@@ -488,8 +488,10 @@ async def test_add_refuses_a_missing_path_inside_the_dialog(tui_lib, tmp_path):
         await closed(pilot, AddScreen)
 
 
-async def test_remove_a_document_after_confirming_and_resync_restores_it(tui_lib):
-    app = LocalReasonApp(tui_lib)
+async def test_remove_a_document_after_confirming_and_a_resync_keeps_it_out(tui_lib):
+    app, said = LocalReasonApp(tui_lib), []
+    notify = app.notify
+    app.notify = lambda message, **kwargs: said.append(message) or notify(message, **kwargs)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         point_tree_at(app, "notes", "Router")
@@ -497,10 +499,12 @@ async def test_remove_a_document_after_confirming_and_resync_restores_it(tui_lib
         await wait_for_screen(pilot, ConfirmScreen)
         await pilot.press("y")
         await until(pilot, lambda: tui_lib.documents("notes") == [], "the document to be removed")
+        await until(pilot, lambda: any(m.startswith("Removed") for m in said), "the removal to be told")
+        assert "left out from now on" in next(m for m in said if m.startswith("Removed"))
         await settle(pilot)
         await pilot.press("f5")
         await wait_for_screen(pilot, ReportScreen)
-        assert [d.title for d in tui_lib.documents("notes")] == ["Router"]
+        assert tui_lib.documents("notes") == [], "its folder leaves it out: it does not come back"
 
 
 async def test_escape_cancels_a_running_question_and_stages_are_shown(tui_lib):

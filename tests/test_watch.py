@@ -443,6 +443,21 @@ def test_a_folder_ingested_later_is_followed_and_a_removed_collection_is_not(ser
     assert str(more / "fan.md") not in w.watcher.pending.snapshot()
 
 
+def test_a_document_removed_while_its_folder_is_watched_stays_out_when_its_file_is_saved(service, watch, folder):
+    w = watch()
+    pump = folder / "pump.md"
+    result = service.remove(documents(service)[str(pump)].id)
+    assert result["keptOut"] == [{"folder": str(folder), "exclude": "/pump.md"}]
+    w.settle()  # the watch reads its folders' globs again
+    pump.write_text("# Pump\n\nSaved again after it was removed.\n")
+    later = folder / "later.md"
+    later.write_text("# Later\n\nWritten after the pump was saved.\n")
+    w.seen(pump, later)
+    w.drain()
+    assert w.changes() == [("added", "later.md")] and str(pump) not in documents(service)
+    assert not found(service, "Saved again after it was removed")
+
+
 # ---------------------------------------------------------------- the front ends
 
 

@@ -230,10 +230,10 @@ def remove(obj: Ctx, target, yes, as_json) -> int:
         emit_json(result)
     else:
         click.echo(f"Removed {result['removed']} {result.get('title') or result.get('name')} ({result['id']}).")
-        if "followedBy" in result:
-            from ..library import comes_back
+        if "keptOut" in result:
+            from ..library import kept_out
 
-            click.echo(comes_back(result["followedBy"]), err=True)
+            click.echo(kept_out(result["keptOut"]), err=True)
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import glob
 import os
 import stat
 from dataclasses import dataclass
@@ -58,7 +59,20 @@ def is_transient(name: str) -> bool:
 
 
 def _matches(rel: str, name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
+    return any(_hits(rel, name, p) for p in patterns)
+
+
+def _hits(rel: str, name: str, pattern: str) -> bool:
+    """Whether a glob matches the path relative to the folder or the file's name; one starting with "/" is anchored
+    at the folder and matches the relative path only (``/notes.txt`` is the folder's own notes.txt, not every one)."""
+    if pattern.startswith("/"):
+        return fnmatch.fnmatch(rel, pattern[1:])
+    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern)
+
+
+def left_out(rel: str) -> str:
+    """The exclude glob that leaves out the file at ``rel`` (a path relative to the folder) and no other."""
+    return "/" + glob.escape(rel)
 
 
 def _wanted(rel: str, name: str, include: list[str], exclude: list[str]) -> bool:
@@ -76,8 +90,7 @@ def asked_for(rel: str, name: str, include: list[str]) -> bool:
     """Whether an ``include`` glob asks for this kind of file, not only for any file in a place: ``*.css`` and
     ``_static/site.css`` ask for ``_static/site.css``; ``*`` and ``_static/*`` do not."""
     probe = rel[: len(rel) - len(name)] + PROBE
-    return any((fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p))
-               and not (fnmatch.fnmatch(probe, p) or fnmatch.fnmatch(PROBE, p)) for p in include)  # fmt: skip
+    return any(_hits(rel, name, p) and not _hits(probe, PROBE, p) for p in include)
 
 
 def judge(path: Path, rel: str | None = None, include: list[str] | None = None,

@@ -153,17 +153,17 @@ class LibraryWork:
         except Exception as exc:  # noqa: BLE001
             self.app.ui(self.app.show_error, exc)
             return
-        self.app.ui(self._removed, id_, label, result.get("followedBy"))
+        self.app.ui(self._removed, id_, label, result.get("keptOut"))
 
-    def _removed(self, id_: str, label: str, followed_by: str | None = None) -> None:
+    def _removed(self, id_: str, label: str, kept: list | None = None) -> None:
         if self.app.session.scope.id == id_:
             self.app.action_clear_scope()
-        if followed_by is None:
+        if kept is None:
             self.app.notify(f"Removed {label}.")
         else:
-            from ..library import comes_back
+            from ..library import kept_out
 
-            self.app.notify(f"Removed {label}. {comes_back(followed_by)}", severity="warning", timeout=12)
+            self.app.notify(f"Removed {label}. {kept_out(kept)}", severity="warning", timeout=12)
         self.app.load_tree()
 
     def look_for_vanished(self, collection: str | None) -> None:
