@@ -292,3 +292,30 @@ def test_the_answer_shows_the_phrase_without_a_stray_quotation_mark(library_of):
     assert first.phrase is not None and first.phrase.text == "manual", first.phrase
     text = lib.document_text(first.references[0].document_id)
     assert text[first.phrase.start:first.phrase.end] == "manual"
+
+
+class LiteralReader:
+    """A sentence reader that, like the trained one, scores a sentence by whether it holds both the answer's words
+    and the question's: "he discovered penicillin" alone holds no name."""
+
+    def logits(self, question, pairs):
+        return np.array([4.0 if "Fleming" in p[0] and "penicillin" in p[0] else -6.0 for p in pairs])
+
+
+def test_a_sentence_that_refers_back_is_read_again_with_the_one_it_leans_on():
+    from localreason.reason.read import read_with_referent
+
+    naming = "Alexander Fleming was a Scottish physician."
+    head = [Quote("c", "In 1928 he discovered penicillin in London.", 44, 1.0, context=naming),
+            Quote("c", "Penicillin is an antibiotic.", 90, 0.5, context="Other text."),
+            Quote("c", "The mould killed the bacteria.", 120, 0.4, context=naming)]
+    pairs = [(q.text, q.context) for q in head]
+    reader = LiteralReader()
+    logits, joined = read_with_referent(reader, "Who discovered penicillin?", head, pairs, reader.logits("", pairs))
+    assert list(logits) == [4.0, -6.0, -6.0] and joined == {0}, "the sentence that says 'he' answers, read with its name"
+    sure = [*head[:2], Quote("c", "Fleming discovered penicillin.", 150, 0.4)]
+    again = read_with_referent(reader, "Who?", sure, [(q.text, q.context) for q in sure],
+                               reader.logits("", [(q.text, q.context) for q in sure]))  # fmt: skip
+    assert again[1] == set() and list(again[0]) == [-6.0, -6.0, 4.0], "a sentence read alone answers: nothing read again"
+    no_context = [replace(head[0], context="")]
+    assert read_with_referent(reader, "Who?", no_context, [(no_context[0].text, "")], np.array([-6.0]))[1] == set()

@@ -14,6 +14,19 @@ from dataclasses import dataclass
 
 from ..text import WORD, collapse, is_field, sentences
 
+REFERRING = frozenset("he she they it his her their its him them this these those".split())
+"""Words that only refer back to someone or something named before (offer.py, refers_back)."""
+DESCRIPTION = re.compile(r"^\W*(?:(?:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?:the|this|that|these)\s+"
+                         r"[a-z][\w-]*\b", re.I)  # fmt: skip
+"""A bare description at the start: "The company ...", "After the war the band ..."."""
+
+
+def refers_back(sentence: str) -> bool:
+    """One of the sentence's first words refers back ("he", "its"), or it opens with a bare description ("The band
+    split in 1970."): who or what it speaks of was named before it."""
+    first = [w.lower() for w in WORD.findall(sentence)[:8]]
+    return bool(REFERRING & set(first)) or bool(DESCRIPTION.match(sentence))
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -54,6 +67,9 @@ class Quote:
     """With a passage reader: the span head's probability of ``before`` (as phrase_probability's)."""
     no_answer: float | None = None
     """With a passage reader: its probability that the window it read this sentence in holds no answer."""
+    referent: bool = False
+    """The sentence reader found it answering better read together with the sentence before it (read.py,
+    read_with_referent): what it refers to is named there, and offer.with_naming_sentence quotes that one with it."""
 
 
 def is_sentence_like(text: str) -> bool:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from ..text import STOPWORDS, WORD, sentences
 from ..types import EvidencePacket
 from .calibration import DEFAULT, Calibration
-from .candidates import Quote, reads_like_instructions
+from .candidates import REFERRING, Quote, reads_like_instructions, refers_back
 
 MAX_LEAD = 5
 """The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
@@ -35,13 +35,9 @@ _ASKS_NAME = re.compile(r"^\W*(?:(?:and|but|so)\W+)?(?:who|whom|whose|which)\b|\
                         r"\bwhat\s+(?:\w+\s+){0,3}?(?:name|called|named)\b|\bname\s+(?:of|the)\b", re.I)  # fmt: skip
 """A question that asks for who or what by name: who / whom / whose / which, "what is the name of", "what was
 it called"."""
-_REFERRING = frozenset("he she they it his her their its him them this these those".split())
 _PERSONAL = frozenset("he she they him her them".split())
 """Pronouns that stand for who did something (offer.points_before); "it" and "this" too often stand for nothing."""
 _DETERMINERS = frozenset("the this that these those".split())
-_DESCRIPTION = re.compile(r"^\W*(?:(?:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?:the|this|that|these)\s+"
-                          r"[a-z][\w-]*\b", re.I)  # fmt: skip
-"""A bare description at the start: "The company ...", "After the war the band ..."."""
 
 
 class Offer(NamedTuple):
@@ -95,18 +91,23 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
     else:
         lead = min(lead_quotes, len(ranked))
     offer = offered(ranked, lead, closest_only)
-    if closest_only or packet is None or not ranked:
+    if packet is None or not ranked:
         return offer.narrowed()
+    if closest_only:  # the closest sentence alone, and the one that names whom it refers to, when the reader read
+        near = offer.narrowed()  # them as one (Quote.referent)
+        return with_naming_sentence(question, near, packet) if ranked[0].referent and asks_for_name(question) else near
     return with_naming_sentence(question, offer, packet)
 
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with the sentence that names what its best sentence refers to leading just before it, in the
     document's order and in the same statement (``Offer.joined``): the sentence before, when the reader's span
-    head points there (``points_before``), or, when the question asks for a name and the best sentence leans on
-    a pronoun or a bare description, the nearest one that names (``naming_sentence``); else ``offer``."""
+    head points there (``points_before``) or, for a question that asks for a name, the reader read the best
+    sentence as answering better with it (``Quote.referent``); or, when the question asks for a name and the best
+    sentence leans on a pronoun or a bare description, the nearest one that names (``naming_sentence``); else
+    ``offer``."""
     best = offer.quotes[0]
-    before = points_before(question, best)
+    before = points_before(question, best) or (best.referent and asks_for_name(question))
     if not before and not (asks_for_name(question) and leans_on_reference(question, best.text)):
         return offer
     text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
@@ -114,7 +115,7 @@ def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) ->
     if naming is None:
         return offer
     quotes = [naming, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (naming.chunk_id, naming.start)]
-    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)), joined=True)
+    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)), offer.closest_only, joined=True)
 
 
 def with_sides(offer: Offer, sides: list[Quote]) -> Offer:
@@ -140,7 +141,7 @@ def _names(text: str, skip: set[str]) -> list[str]:
     ``skip`` (the question's own words)."""
     words = WORD.findall(text)
     return [w for i, w in enumerate(words) if w[:1].isupper() and (i > 0 or w.lower() not in STOPWORDS)
-            and w.lower() not in STOPWORDS and w.lower() not in _REFERRING and w.lower() not in skip]  # fmt: skip
+            and w.lower() not in STOPWORDS and w.lower() not in REFERRING and w.lower() not in skip]  # fmt: skip
 
 
 def is_reference(phrase: str) -> bool:
@@ -149,7 +150,7 @@ def is_reference(phrase: str) -> bool:
     words = WORD.findall(phrase)
     if not words:
         return False
-    if all(w.lower() in _REFERRING for w in words):
+    if all(w.lower() in REFERRING for w in words):
         return True
     return (len(words) == 2 and words[0].lower() in _DETERMINERS and words[1].isalpha()
             and not _names(" ".join(["x", *words[1:]]), set()))  # fmt: skip
@@ -174,10 +175,7 @@ def leans_on_reference(question: str, sentence: str) -> bool:
     the bridge in stone.", "The band split in 1970."): one of its first words refers back, and it names
     nothing the question does not already name."""
     asked = {w.lower() for w in WORD.findall(question)}
-    if _names(sentence, asked):
-        return False
-    first = [w.lower() for w in WORD.findall(sentence)[:8]]
-    return bool(_REFERRING & set(first)) or bool(_DESCRIPTION.match(sentence))
+    return not _names(sentence, asked) and refers_back(sentence)
 
 
 def naming_sentence(question: str, quote: Quote, chunk_text: str) -> Quote | None:
@@ -195,7 +193,7 @@ def naming_sentence(question: str, quote: Quote, chunk_text: str) -> Quote | Non
 def opens_with_reference(phrase: str) -> bool:
     """Whether ``phrase`` begins with a word that only refers ("She was the first woman", "it"): not an answer."""
     words = WORD.findall(phrase)
-    return bool(words) and words[0].lower() in _REFERRING
+    return bool(words) and words[0].lower() in REFERRING
 
 
 def points_before(question: str, quote: Quote) -> bool:
