@@ -95,7 +95,10 @@ def test_remove_and_sync(capsys, folder):
     [doc] = json.loads(out)["data"]["documents"]
     code, out, err = run(capsys, "remove", doc["id"], "--yes")
     assert code == 0 and "Removed document Router manual" in out
-    assert f"Its file is still in {folder}" in " ".join(err.split()) and "comes back" in err
+    said = " ".join(err.split())
+    assert "left out from now on" in said and f"/router.md in {folder}" in said and "ingest the file by name" in said
+    code, out, _ = run(capsys, "sync", "--json")
+    assert json.loads(out)["data"]["counts"]["added"] == 0, "the removed document does not come back"
     code, out, _ = run(capsys, "remove", "work", "--yes", "--json")
     assert json.loads(out)["data"]["removed"] == "collection"
 
