@@ -654,7 +654,7 @@ def _keep_out(store, doc) -> dict:
         if doc.source_path.startswith(s["path"].rstrip(os.sep) + os.sep):
             pattern = left_out(Path(os.path.relpath(doc.source_path, s["path"])).as_posix())
             if pattern not in s["exclude"]:
-                store.add_source(doc.collection_id, s["path"], s["include"], [*s["exclude"], pattern], s.get("host"))
+                store.set_source_exclude(doc.collection_id, s["path"], [*s["exclude"], pattern])
             kept.append({"folder": s["path"], "exclude": pattern})
     return {"keptOut": kept} if kept else {}
 

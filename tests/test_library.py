@@ -231,6 +231,9 @@ def test_remove_document_and_collection(lib, notes):
     assert report.counts["added"] == 0, "a removed document does not come back with the next sync"
     assert {d.title for d in lib.documents("work")} == {"Sub manual", "todo.txt"}, "only that file: sub/manual.md stays"
     assert [d.title for d in lib.documents("keep")] == ["Inverter manual"], "the other collection's is not touched"
+    lib.ingest([notes], "work", exclude=["*.heic"])  # the folder ingested again, with globs of its own
+    assert "Inverter manual" not in {d.title for d in lib.documents("work")}, "its removals are kept"
+    assert lib.sources("work")[0]["exclude"] == ["*.heic", "/manual.md"]
     lib.ingest([notes / "manual.md"], "work")
     lib.sync("work")
     assert "Inverter manual" in {d.title for d in lib.documents("work")}, "named by itself, it is back and stays"

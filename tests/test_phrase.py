@@ -319,3 +319,13 @@ def test_a_sentence_that_refers_back_is_read_again_with_the_one_it_leans_on():
     assert again[1] == set() and list(again[0]) == [-6.0, -6.0, 4.0], "a sentence read alone answers: nothing read again"
     no_context = [replace(head[0], context="")]
     assert read_with_referent(reader, "Who?", no_context, [(no_context[0].text, "")], np.array([-6.0]))[1] == set()
+
+
+def test_narrowing_an_unsure_offer_keeps_the_sentence_that_names_with_the_closest():
+    from localreason.reason.offer import Offer
+
+    naming, best, other = (Quote("c", t, i * 50, 1.0) for i, t in enumerate(
+        ("Alexander Fleming was a physician.", "In 1928 he discovered penicillin.", "Penicillin is a drug.")))
+    joined = Offer([naming, best, other], 2, True, joined=True)
+    assert joined.narrowed() == Offer([naming, best], 2, True, joined=True), "a smaller prompt keeps the pair"
+    assert Offer([best, other], 1, True).narrowed() == Offer([best], 1, True)

@@ -710,3 +710,30 @@ def test_a_write_whose_lock_was_lost_while_it_ran_is_rolled_back_and_said(pg_url
     assert store.get_meta("probe") is None, "rolled back"
     store.release_writer(handle)  # (its connection is gone: the server released the lock then)
     store.close()
+
+
+def test_a_document_removed_from_a_folder_every_machine_follows_leaves_the_folder_everyones(tmp_path, pg_url,
+                                                                                           monkeypatch):  # fmt: skip
+    """The removal's exclude glob changes the folder's globs only: a folder recorded before machines were (every
+    machine's) stayed every machine's; recorded again as the remover's, the other machines stopped following it."""
+    from localreason.store.postgres import store as pg_store
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
+    (folder / "old.md").write_text("# Old\n\nAn outdated policy.\n")
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        a.ingest([folder], "handbook")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE sources SET host = NULL")  # as recorded before schema 4
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
+    with pg_lib(tmp_path / "home-b", pg_url) as b:
+        old = next(d for d in b.documents() if d.title == "Old")
+        assert b.remove(old.id)["keptOut"] == [{"folder": str(folder), "exclude": "/old.md"}]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT host FROM sources").fetchall() == [(None,)]
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        assert [(s["path"], s["exclude"]) for s in a.sources()] == [(str(folder), ["/old.md"])], "still A's too"
+        assert a.sync()[0].counts["added"] == 0 and [d.title for d in a.documents()] == ["Leave"]

@@ -208,6 +208,7 @@ class Ingestor:
         start = time.perf_counter()
         report = IngestReport(col.id, col.name)
         known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
+        exclude = kept_removed(self.store, col, paths, exclude) if not new else exclude
         candidates, problems, roots = discover(paths, include, exclude, frozenset(known))
         for p in problems:
             report.files.append(FileResult(path_text(p.path), p.status, p.reason))
@@ -423,6 +424,18 @@ class Ingestor:
         dim = int(embedder.embed(["dimension probe"]).shape[1])
         store.reembed(updates, [(v.tobytes(), d[0]) for d, v in zip(docs, doc_vecs)], model_meta(embedder, dim))
         return len(rows)
+
+
+def kept_removed(store, col: Collection, paths: list[str], exclude) -> list[str]:
+    """``exclude`` with the files removed from the one folder ingested again (the globs anchored at it that
+    Library.remove added to its source, "/sub/file.md"): a folder ingested again, with globs or without, does not
+    bring back what was removed from it. Only for one folder: an anchored glob means its own folder's file."""
+    exclude = list(exclude or [])
+    if len(paths) != 1:
+        return exclude
+    path = path_text(os.path.abspath(os.path.expanduser(str(paths[0]))))
+    stored = next((s["exclude"] for s in store.sources(col.id) if s["path"] == path), [])
+    return exclude + [g for g in stored if g.startswith("/") and g not in exclude]
 
 
 def _given(candidates: list[Candidate], roots: list[Path], include, exclude) -> dict[str, tuple[list, list, bool]]:

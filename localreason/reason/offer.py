@@ -55,8 +55,12 @@ class Offer(NamedTuple):
     documents a comparison asks about): no single answer phrase leads."""
 
     def narrowed(self) -> "Offer":
-        """The offer as the gate's verdict allows: the closest sentence alone when ``closest_only``."""
-        return Offer(self.quotes[:1], min(1, self.lead_quotes), True) if self.closest_only else self
+        """The offer as the gate's verdict allows: the closest sentence alone when ``closest_only`` (with the
+        sentence that names whom it refers to, when ``joined`` leads with it)."""
+        if not self.closest_only:
+            return self
+        n = 2 if self.joined else 1
+        return Offer(self.quotes[:n], min(n, self.lead_quotes), True, joined=self.joined)
 
 
 def lead_count(probabilities, ratio: float = DEFAULT.lead_ratio, most: int = DEFAULT.most_lead) -> int:

@@ -616,6 +616,11 @@ class Store:
                 (cid, path, json.dumps(include), json.dumps(exclude), now()),
             )
 
+    def set_source_exclude(self, cid: str, path: str, exclude: list[str]) -> None:
+        """Change the exclude globs of a folder ingested before, nothing else of it (Library.remove)."""
+        with self.transaction():
+            self.db.execute("UPDATE sources SET exclude=? WHERE collection_id=? AND path=?", (json.dumps(exclude), cid, path))
+
     def sources(self, cid: str | None = None, *, every: bool = False) -> list[dict]:
         """The folders and files ingested before (into collection ``cid``, or any), with their collection's name
         (``every``: the PostgreSQL store's; a local library's are all this machine's)."""

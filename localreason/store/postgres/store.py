@@ -561,6 +561,12 @@ class PgStore(WriterLock, FullText):
                host = excluded.host""",
             (cid, path, json.dumps(include), json.dumps(exclude), now(), host or this_host()))  # fmt: skip
 
+    def set_source_exclude(self, cid: str, path: str, exclude: list[str]) -> None:
+        """Change the exclude globs of a folder ingested before, nothing else of it: not whose it is (a source
+        recorded before machines were stays every machine's)."""
+        self.db.execute("UPDATE sources SET exclude = %s WHERE collection_id = %s AND path = %s",
+                        (json.dumps(exclude), cid, path))  # fmt: skip
+
     def sources(self, cid: str | None = None, *, every: bool = False) -> list[dict]:
         """The folders and files this machine ingested (and those recorded before machines were, P004), or
         ``every`` machine's (a copy of the store): another machine's paths are not this one's to sync or prune."""
