@@ -27,7 +27,9 @@ is the phrase.
 The head also reads the sentence before the best one (the reader's context). When the best sentence says who
 through a pronoun and the head's phrase before it is the better one (offer.points_before), that sentence leads
 the answer and the head's phrase in it is the answer phrase: "Alexander Fleming" for "Who discovered penicillin?"
-over "Alexander Fleming was a Scottish physician ... In 1928 he discovered penicillin ...".
+over "Alexander Fleming was a Scottish physician ... In 1928 he discovered penicillin ..." with the reader shipped
+before 2026-12-07 (the reader of all of SQuAD does not point there; read.read_with_referent still quotes the naming
+sentence with it).
 """
 
 from __future__ import annotations
