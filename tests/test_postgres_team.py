@@ -737,3 +737,5 @@ def test_a_document_removed_from_a_folder_every_machine_follows_leaves_the_folde
     with pg_lib(tmp_path / "home-a", pg_url) as a:
         assert [(s["path"], s["exclude"]) for s in a.sources()] == [(str(folder), ["/old.md"])], "still A's too"
         assert a.sync()[0].counts["added"] == 0 and [d.title for d in a.documents()] == ["Leave"]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT host FROM sources").fetchall() == [(None,)], "a sync does not take it either"

@@ -554,11 +554,12 @@ class PgStore(WriterLock, FullText):
     # ------------------------------------------------------------ sources
 
     def add_source(self, cid: str, path: str, include: list[str], exclude: list[str], host: str | None = None) -> None:
-        """Remember a folder or file ingested, on this machine (``host``: another's, a copy's)."""
+        """Remember a folder or file ingested, on this machine (``host``: another's, a copy's). One recorded before
+        machines were (no host: every machine's) stays every machine's when it is ingested again."""
         self.db.execute(
             """INSERT INTO sources (collection_id, path, include, exclude, added_at, host) VALUES (%s,%s,%s,%s,%s,%s)
                ON CONFLICT (collection_id, path) DO UPDATE SET include = excluded.include, exclude = excluded.exclude,
-               host = excluded.host""",
+               host = CASE WHEN sources.host IS NULL THEN NULL ELSE excluded.host END""",
             (cid, path, json.dumps(include), json.dumps(exclude), now(), host or this_host()))  # fmt: skip
 
     def set_source_exclude(self, cid: str, path: str, exclude: list[str]) -> None:
