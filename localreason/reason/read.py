@@ -72,12 +72,13 @@ def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration
 def read_with_referent(reader, question: str, head: list[Quote], pairs: list[tuple], logits,
                        answers: float = DEFAULT.read_answers) -> tuple[np.ndarray, set[int]]:  # fmt: skip
     """The sentence reader's logits, each sentence that speaks of someone or something named before it (a pronoun
-    or a bare description among its first words, candidates.refers_back: "In 1928 he discovered penicillin") read once
-    more joined to the sentence before it, and given the better of its two logits; with the places (of ``head``)
-    where the joined reading was the better. Only when no sentence read alone answers (the reader's chance under
-    ``answers``, the gate's read_answers): a second reading rescues a refusal, it does not reorder sure answers. The reader learnt that the sentence holding the answer's words is the
-    one that answers: read alone, "he discovered penicillin" does not hold "Alexander Fleming", and the sentence
-    naming him does not speak of penicillin."""
+    or a bare description among its first words, candidates.refers_back: "In 1928 he discovered penicillin") read
+    once more joined to the sentence before it, and given the better of its two logits; with the places (of
+    ``head``) where the joined reading was the better. Only when no sentence read alone answers (the reader's chance
+    under ``answers``, the gate's read_answers): a second reading rescues a refusal, it does not reorder sure
+    answers. The reader learnt that the sentence holding the answer's words is the one that answers: read alone,
+    "he discovered penicillin" does not hold "Alexander Fleming", and the sentence naming him does not speak of
+    penicillin."""
     logits = np.asarray(logits, dtype=np.float64)
     lean = [i for i, q in enumerate(head) if q.context.strip() and refers_back(q.text)]
     if not lean or float(sigmoid(logits.max())) >= answers:

@@ -135,6 +135,9 @@ def _on_disk(path: Path) -> tuple:
     return tuple(out)
 
 
+_SET_EXCLUDE = "UPDATE sources SET exclude = ? WHERE collection_id = ? AND path = ?"
+
+
 class Store:
     """The SQLite side of a library. One connection, used from one thread at a time.
 
@@ -619,7 +622,7 @@ class Store:
     def set_source_exclude(self, cid: str, path: str, exclude: list[str]) -> None:
         """Change the exclude globs of a folder ingested before, nothing else of it (Library.remove)."""
         with self.transaction():
-            self.db.execute("UPDATE sources SET exclude=? WHERE collection_id=? AND path=?", (json.dumps(exclude), cid, path))
+            self.db.execute(_SET_EXCLUDE, (json.dumps(exclude), cid, path))
 
     def sources(self, cid: str | None = None, *, every: bool = False) -> list[dict]:
         """The folders and files ingested before (into collection ``cid``, or any), with their collection's name
