@@ -645,17 +645,18 @@ def _keep_out(store, doc) -> dict:
     """Leave the removed document's file out of each folder of its collection that sync reads again (and a watch
     follows), by an exclude glob naming that file alone, so that it does not come back: ``{"keptOut": [{"folder",
     "exclude"}]}`` (nothing when the file is gone, or was named by itself: that source is forgotten with it)."""
-    from .ingest.walk import left_out  # the ingest modules load only when something is written
+    from .ingest.walk import fs_path, left_out, path_text  # the ingest modules load only when something is written
 
-    if not os.path.lexists(doc.source_path):
+    path = fs_path(doc.source_path)  # a name that is not UTF-8 is stored with \xNN escapes; the glob needs its bytes
+    if not os.path.lexists(path):
         return {}
     kept = []
     for s in store.sources(doc.collection_id):
         if doc.source_path.startswith(s["path"].rstrip(os.sep) + os.sep):
-            pattern = left_out(Path(os.path.relpath(doc.source_path, s["path"])).as_posix())
+            pattern = left_out(Path(os.path.relpath(path, fs_path(s["path"]))).as_posix())
             if pattern not in s["exclude"]:
                 store.set_source_exclude(doc.collection_id, s["path"], [*s["exclude"], pattern])
-            kept.append({"folder": s["path"], "exclude": pattern})
+            kept.append({"folder": s["path"], "exclude": path_text(pattern)})
     return {"keptOut": kept} if kept else {}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from localreason.config import load_settings
 from localreason.errors import Interrupted, LibraryError, NotFoundError, ValidationError
+from localreason.ingest.walk import left_out
 from localreason.library import Library, kept_out
 from localreason.store import db as dbmod
 
@@ -254,6 +256,21 @@ def test_remove_document_and_collection(lib, notes):
     consistent(lib)
     with pytest.raises(ValidationError):
         lib.remove(lib.chunks(lib.documents()[0].id)[0].id)
+
+
+def test_remove_keeps_out_a_file_whose_name_is_not_utf8(lib, notes):
+    """A name that is not UTF-8 is stored with \\xNN escapes: the exclude glob must name the file's real bytes, or
+    the removed document comes back with the next sync."""
+    odd = notes / os.fsdecode(b"caf\xe9 notes.txt")
+    odd.write_text("Espresso before noon, the caf\u00e9 rule.\n")
+    lib.ingest([notes], "work")
+    doc = next(d for d in lib.documents("work") if d.source_path.endswith("caf\\xe9 notes.txt"))
+    result = lib.remove(doc.id)
+    assert result["keptOut"] == [{"folder": str(notes), "exclude": "/caf\\xe9 notes.txt"}], "shown as text"
+    assert lib.sync("work")[0].counts["added"] == 0, "the removed file stays out"
+    assert doc.source_path not in {d.source_path for d in lib.documents("work")}
+    assert lib.sources("work")[0]["exclude"] == [left_out(os.fsdecode(b"caf\xe9 notes.txt"))], "its bytes, stored"
+    consistent(lib)
 
 
 @pytest.mark.parametrize("bad, error", [

@@ -15,6 +15,7 @@ import errno
 import fnmatch
 import glob
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,6 +252,18 @@ def path_text(path: Path | str) -> str:
     which neither SQLite nor a terminal accepts.
     """
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+_ESCAPED_BYTE = re.compile(rb"\\x([0-9a-f]{2})")
+
+
+def fs_path(text: str) -> str:
+    """The file name that :func:`path_text` showed as ``text``: its ``\\xNN`` escapes the bytes they stand for, where
+    the file is found only under those (a name that holds a real backslash and x stays as it is)."""
+    if "\\x" not in text or os.path.lexists(text):
+        return text
+    raw = os.fsdecode(_ESCAPED_BYTE.sub(lambda m: bytes([int(m[1], 16)]), text.encode("utf-8", "surrogateescape")))
+    return raw if path_text(raw) == text and os.path.lexists(raw) else text
 
 
 def name_is_text(path: Path | str) -> bool:
