@@ -644,19 +644,24 @@ def _index_info(lib) -> dict:
 def _keep_out(store, doc) -> dict:
     """Leave the removed document's file out of each folder of its collection that sync reads again (and a watch
     follows), by an exclude glob naming that file alone, so that it does not come back: ``{"keptOut": [{"folder",
-    "exclude"}]}`` (nothing when the file is gone, or was named by itself: that source is forgotten with it)."""
+    "exclude"}]}``. Nothing for a folder that is here while the file is gone, or for a file named by itself (that
+    source is forgotten with it); a folder not here now (a drive not mounted) or another machine's (PostgreSQL),
+    whose file cannot be looked at, gets the glob all the same."""
     from .ingest.walk import fs_path, left_out, path_text  # the ingest modules load only when something is written
 
-    path = fs_path(doc.source_path)  # a name that is not UTF-8 is stored with \xNN escapes; the glob needs its bytes
-    if not os.path.lexists(path):
-        return {}
+    mine = {s["path"] for s in store.sources(doc.collection_id)}
     kept = []
-    for s in store.sources(doc.collection_id):
-        if doc.source_path.startswith(s["path"].rstrip(os.sep) + os.sep):
-            pattern = left_out(Path(os.path.relpath(path, fs_path(s["path"]))).as_posix())
-            if pattern not in s["exclude"]:
-                store.set_source_exclude(doc.collection_id, s["path"], [*s["exclude"], pattern])
-            kept.append({"folder": s["path"], "exclude": path_text(pattern)})
+    for s in store.sources(doc.collection_id, every=True):
+        if not doc.source_path.startswith(s["path"].rstrip(os.sep) + os.sep):
+            continue
+        here = s["path"] in mine and os.path.isdir(fs_path(s["path"]))
+        path = fs_path(doc.source_path, look=here)  # not UTF-8: stored with \xNN escapes; the glob needs the bytes
+        if here and not os.path.lexists(path):
+            continue
+        pattern = left_out(Path(os.path.relpath(path, fs_path(s["path"], look=here))).as_posix())
+        if pattern not in s["exclude"]:
+            store.set_source_exclude(doc.collection_id, s["path"], [*s["exclude"], pattern])
+        kept.append({"folder": s["path"], "exclude": path_text(pattern)})
     return {"keptOut": kept} if kept else {}
 
 

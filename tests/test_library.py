@@ -258,6 +258,59 @@ def test_remove_document_and_collection(lib, notes):
         lib.remove(lib.chunks(lib.documents()[0].id)[0].id)
 
 
+def titles(lib, collection: str) -> set[str]:
+    return {d.title for d in lib.documents(collection)}
+
+
+def test_a_removed_file_stays_out_of_every_later_ingest_of_its_folder(lib, tmp_path):
+    """Ingested with another folder, its folder gone for a while (a drive unmounted), or a folder above or below it
+    ingested later: the removed document never comes back, and nothing else is left out."""
+    top = tmp_path / "top"
+    a, b = top / "a", top / "b"
+    (a / "sub").mkdir(parents=True)
+    b.mkdir()
+    (a / "keep.md").write_text("# Keep\n\nThe pump runs at five bar.\n")
+    (a / "secret.md").write_text("# Secret\n\nThe salary list is private.\n")
+    (a / "sub" / "x.md").write_text("# X\n\nThe removed one, one folder down.\n")
+    (b / "other.md").write_text("# Other\n\nThe valve is blue.\n")
+    lib.ingest([a], "work")
+    lib.remove(next(d for d in lib.documents("work") if d.title == "Secret").id)
+    lib.ingest([a, b], "work")  # ingested again together with another folder
+    assert titles(lib, "work") == {"Keep", "X", "Other"}
+    assert lib.sync("work") and titles(lib, "work") == {"Keep", "X", "Other"}
+    assert {s["path"]: s["exclude"] for s in lib.sources("work")} == {str(a): ["/secret.md"], str(b): []}
+    lib.ingest([a / "sub"], "work")
+    lib.remove(next(d for d in lib.documents("work") if d.title == "X").id)
+    lib.ingest([a / "sub"], "fresh")  # another collection: not its removal
+    assert titles(lib, "fresh") == {"X"}
+    lib.remove("fresh")
+    os.rename(a, top / "a-unmounted")  # the drive unmounted: sync keeps the folder's documents
+    lib.sync("work")
+    keep = next(d for d in lib.documents("work") if d.title == "Keep")
+    assert lib.remove(keep.id)["keptOut"] == [{"folder": str(a), "exclude": "/keep.md"}], "kept out while away"
+    os.rename(top / "a-unmounted", a)
+    reports = lib.sync("work")
+    assert titles(lib, "work") == {"Other"}, "nothing removed came back"
+    assert all(r.counts["added"] == 0 and r.counts["removed"] == 0 for r in reports), "and nothing churns"
+    lib.ingest([a / "sub", top], "work")  # a folder above, a folder below: both leave the removed files out
+    assert titles(lib, "work") == {"Other"}
+    assert {r.counts["added"] for r in lib.sync("work")} == {0}
+    consistent(lib)
+
+
+def test_ingesting_again_without_globs_drops_a_persons_own_anchored_glob(lib, tmp_path):
+    """Only Library.remove's globs (a file named alone) outlive an ingest with other globs: "/drafts/*" is a
+    person's own and goes when the folder is ingested again without it."""
+    b = tmp_path / "b"
+    (b / "drafts").mkdir(parents=True)
+    (b / "keep.md").write_text("# Keep\n\nThe pump runs at five bar.\n")
+    (b / "drafts" / "d.md").write_text("# Draft\n\nA draft.\n")
+    lib.ingest([b], "w", exclude=["/drafts/*"])
+    assert titles(lib, "w") == {"Keep"}
+    lib.ingest([b], "w")
+    assert titles(lib, "w") == {"Keep", "Draft"} and lib.sources("w")[0]["exclude"] == []
+
+
 def test_remove_keeps_out_a_file_whose_name_is_not_utf8(lib, notes):
     """A name that is not UTF-8 is stored with \\xNN escapes: the exclude glob must name the file's real bytes, or
     the removed document comes back with the next sync."""

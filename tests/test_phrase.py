@@ -321,6 +321,23 @@ def test_a_sentence_that_refers_back_is_read_again_with_the_one_it_leans_on():
     assert read_with_referent(reader, "Who?", no_context, [(no_context[0].text, "")], np.array([-6.0]))[1] == set()
 
 
+def test_a_sentence_after_one_that_answers_alone_takes_no_credit_for_it():
+    """Joined to the sentence before, "The rules fit on one page." reads as well as "Its founder, Mary Brown, wrote
+    the rules." does alone: the credit is that sentence's, so the joined reading does not count."""
+    from localreason.reason.candidates import refers_back
+    from localreason.reason.read import read_with_referent
+
+    class NamingReader:
+        def logits(self, question, pairs):
+            return np.array([0.5 if "Mary Brown" in p[0] else -8.0 for p in pairs])
+
+    head = [Quote("c", "The rules fit on one page.", 40, 1.0, context="Its founder, Mary Brown, wrote the rules.")]
+    pairs = [(q.text, q.context) for q in head]
+    assert read_with_referent(NamingReader(), "Who wrote the rules?", head, pairs, np.array([-8.0]))[1] == set()
+    assert refers_back("The band split in 1970.") and refers_back("After the war the band toured.")
+    assert not refers_back("The Eiffel Tower was designed by the firm of Gustave Eiffel."), "it names its subject"
+
+
 def test_narrowing_an_unsure_offer_keeps_the_sentence_that_names_with_the_closest():
     from localreason.reason.offer import Offer
 

@@ -712,6 +712,30 @@ def test_a_write_whose_lock_was_lost_while_it_ran_is_rolled_back_and_said(pg_url
     store.close()
 
 
+def test_a_document_removed_on_one_machine_stays_out_of_the_folder_another_machine_follows(tmp_path, pg_url,
+                                                                                          monkeypatch):  # fmt: skip
+    """Machine B removes a document of a folder machine A ingested (and follows): the glob goes on A's folder, so
+    A's next sync does not bring it back, though B cannot look at A's files."""
+    from localreason.store.postgres import store as pg_store
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
+    (folder / "old.md").write_text("# Old\n\nAn outdated policy.\n")
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        a.ingest([folder], "handbook")
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
+    with pg_lib(tmp_path / "home-b", pg_url) as b:
+        old = next(d for d in b.documents() if d.title == "Old")
+        assert b.remove(old.id)["keptOut"] == [{"folder": str(folder), "exclude": "/old.md"}]
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        assert a.sync()[0].counts["added"] == 0 and [d.title for d in a.documents()] == ["Leave"]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT host FROM sources").fetchall() == [("machine-a",)], "still A's alone"
+
+
 def test_a_document_removed_from_a_folder_every_machine_follows_leaves_the_folder_everyones(tmp_path, pg_url,
                                                                                            monkeypatch):  # fmt: skip
     """The removal's exclude glob changes the folder's globs only: a folder recorded before machines were (every

@@ -26,7 +26,7 @@ from localreason.ingest.prune import EMPTY_NOW
 from localreason.library import Library
 from localreason.service import Service
 from localreason.store import lock as write_lock
-from localreason.watch import Root
+from localreason.watch import Root, roots_for
 
 from fakes import FakeEmbedder, FakeGenerator
 from files import make_pdf
@@ -443,8 +443,12 @@ def test_a_folder_ingested_later_is_followed_and_a_removed_collection_is_not(ser
     assert str(more / "fan.md") not in w.watcher.pending.snapshot()
 
 
-def test_a_document_removed_while_its_folder_is_watched_stays_out_when_its_file_is_saved(service, watch, folder):
-    w = watch()
+@pytest.mark.parametrize("named", [False, True], ids=["every-source", "folder-named"])
+def test_a_document_removed_while_its_folder_is_watched_stays_out_when_its_file_is_saved(service, watch, folder,
+                                                                                          named):  # fmt: skip
+    """`localreason watch` (every source, read again as they change) and `localreason watch FOLDER` (the roots
+    named when it started) both leave out a file removed while they run."""
+    w = watch(roots=roots_for(service, [str(folder)])) if named else watch()
     pump = folder / "pump.md"
     result = service.remove(documents(service)[str(pump)].id)
     assert result["keptOut"] == [{"folder": str(folder), "exclude": "/pump.md"}]

@@ -33,7 +33,7 @@ from ..text import counted, pages_named
 from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk, Collection, FileResult, IngestReport
 from . import prune
 from .chunk import ChunkParams
-from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular
+from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular, removals_under, with_removed
 from .recognised import LINE_MIN_SCORE, PageReading, Recognition
 from .worker import Job, Limits, OcrJob, ParseWorker, Survey, OverLimit, existing_worker, shared_worker
 
@@ -208,11 +208,12 @@ class Ingestor:
         start = time.perf_counter()
         report = IngestReport(col.id, col.name)
         known = self.store.hashes_for(col.id, chunking_keys(ChunkParams.from_settings(self.settings)))
-        exclude = kept_removed(self.store, col, paths, exclude) if not new else exclude
-        candidates, problems, roots = discover(paths, include, exclude, frozenset(known))
+        removed = kept_removed(self.store, col, paths) if not new else {}
+        candidates, problems, roots = discover(paths, include, exclude, frozenset(known), removed)
         for p in problems:
             report.files.append(FileResult(path_text(p.path), p.status, p.reason))
-        self.founding = _Founding(self.store, col, new, _given(candidates, roots, include, exclude) if remember else {})
+        self.founding = _Founding(self.store, col, new,
+                                  _given(candidates, roots, include, exclude, removed) if remember else {})  # fmt: skip
         try:
             self._run(col, candidates, known, report, progress)
             if not report.stopped:
@@ -426,22 +427,27 @@ class Ingestor:
         return len(rows)
 
 
-def kept_removed(store, col: Collection, paths: list[str], exclude) -> list[str]:
-    """``exclude`` with the files removed from the one folder ingested again (the globs anchored at it that
-    Library.remove added to its source, "/sub/file.md"): a folder ingested again, with globs or without, does not
-    bring back what was removed from it. Only for one folder: an anchored glob means its own folder's file."""
-    exclude = list(exclude or [])
-    if len(paths) != 1:
-        return exclude
-    path = path_text(os.path.abspath(os.path.expanduser(str(paths[0]))))
-    stored = next((s["exclude"] for s in store.sources(col.id) if s["path"] == path), [])
-    return exclude + [g for g in stored if g.startswith("/") and g not in exclude]
+def kept_removed(store, col: Collection, paths: list[str]) -> dict[str, list[str]]:
+    """Per folder given (as path_text gives it), the files removed from it that stay out (walk.removals_under: the
+    globs Library.remove added to the sources of the collection around it, inside it or at it, "/sub/file.md"): a
+    folder ingested again, with globs or without, alone or with others, or a folder above or below one a file was
+    removed from, does not bring back what was removed."""
+    sources = store.sources(col.id, every=True)
+    out = {}
+    for raw in paths:
+        path = path_text(os.path.abspath(os.path.expanduser(str(raw))))
+        if globs := removals_under(path, sources):
+            out[path] = globs
+    return out
 
 
-def _given(candidates: list[Candidate], roots: list[Path], include, exclude) -> dict[str, tuple[list, list, bool]]:
-    """The paths an ingest may remember as sources (what sync ingests again): each folder given, with the globs, and
-    each file given by name (one whose name is not valid UTF-8 is not); as ``_Founding.sources``."""
-    given = {path_text(root): (list(include or []), list(exclude or []), True) for root in roots}
+def _given(candidates: list[Candidate], roots: list[Path], include, exclude,
+           removed: dict[str, list[str]]) -> dict[str, tuple[list, list, bool]]:  # fmt: skip
+    """The paths an ingest may remember as sources (what sync ingests again): each folder given, with the globs and
+    the files kept out of it (``removed``), and each file given by name (one whose name is not valid UTF-8 is not);
+    as ``_Founding.sources``."""
+    given = {path_text(root): (list(include or []), with_removed(exclude, removed.get(path_text(root), [])), True)
+             for root in roots}  # fmt: skip
     for c in candidates:
         if c.root is None and name_is_text(c.path):
             given.setdefault(path_text(c.path), ([], [], False))

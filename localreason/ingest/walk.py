@@ -76,6 +76,42 @@ def left_out(rel: str) -> str:
     return "/" + glob.escape(rel)
 
 
+_ESCAPED_MAGIC = re.compile(r"\[([*?\[])\]")
+
+
+def removed_file(pattern: str) -> str | None:
+    """The relative path a removal glob (``left_out``'s: anchored, no wildcard) leaves out; None for any other glob
+    (``*.tmp``, ``/drafts/*``: a person's own, which an ingest with other globs replaces)."""
+    if not pattern.startswith("/"):
+        return None
+    rel = _ESCAPED_MAGIC.sub(r"\1", pattern[1:])
+    return rel if rel and left_out(rel) == pattern else None
+
+
+def with_removed(exclude: list[str] | None, removed: list[str]) -> list[str]:
+    """``exclude`` and the removal globs not in it already."""
+    exclude = list(exclude or [])
+    return exclude + [g for g in removed if g not in exclude]
+
+
+def removals_under(folder: str, sources: list[dict]) -> list[str]:
+    """The removal globs that apply to ``folder`` (a path as path_text gives it), anchored at it: those of its own
+    source and of every source of the collection inside or around it (``sources``: their "path" and "exclude"), so
+    that a file removed from a folder stays out of a folder above or below it ingested later."""
+    top = fs_path(folder).rstrip(os.sep)
+    out: list[str] = []
+    for s in sources:
+        base = fs_path(s["path"]).rstrip(os.sep)
+        for pattern in s["exclude"]:
+            rel = removed_file(pattern)
+            path = os.path.join(base, rel) if rel else None
+            if path and path.startswith(top + os.sep):
+                glob_here = left_out(Path(os.path.relpath(path, top)).as_posix())
+                if glob_here not in out:
+                    out.append(glob_here)
+    return out
+
+
 def _wanted(rel: str, name: str, include: list[str], exclude: list[str]) -> bool:
     """Whether a file found in a folder walk is read: not hidden or transient, and through the globs."""
     if name.startswith(".") or is_transient(name):
@@ -136,13 +172,15 @@ def admitted(path: Path, root: Path, include: list[str] | None = None, exclude: 
 
 
 def discover(paths: list[str | Path], include: list[str] | None = None, exclude: list[str] | None = None,
-             read_before: frozenset[str] = frozenset()) -> tuple[list[Candidate], list[Problem], list[Path]]:  # fmt: skip
+             read_before: frozenset[str] = frozenset(), removed: dict[str, list[str]] | None = None,
+             ) -> tuple[list[Candidate], list[Problem], list[Path]]:  # fmt: skip
     """Expand ``paths`` into files to read.
 
     Returns (candidates, problems, folder roots). Include/exclude globs match a
     file's path relative to its folder root or its bare name; they apply to
     files found in folders, not to files named directly. ``read_before``: the paths (as path_text gives them) the
-    library already holds documents of, which stay read (``judge``).
+    library already holds documents of, which stay read (``judge``). ``removed``: per folder (as path_text gives
+    it), the globs of the files removed from it (pipeline.kept_removed), left out of that folder's walk alone.
     """
     include = list(include or [])
     exclude = list(exclude or [])
@@ -158,7 +196,7 @@ def discover(paths: list[str | Path], include: list[str] | None = None, exclude:
             continue
         if path.is_dir():
             roots.append(path)
-            _walk(path, include, exclude, found, problems)
+            _walk(path, include, with_removed(exclude, (removed or {}).get(path_text(path), [])), found, problems)
         elif path.is_file():
             _take(path, None, None, include, found, problems)
         else:
@@ -257,13 +295,14 @@ def path_text(path: Path | str) -> str:
 _ESCAPED_BYTE = re.compile(rb"\\x([0-9a-f]{2})")
 
 
-def fs_path(text: str) -> str:
+def fs_path(text: str, look: bool = True) -> str:
     """The file name that :func:`path_text` showed as ``text``: its ``\\xNN`` escapes the bytes they stand for, where
-    the file is found only under those (a name that holds a real backslash and x stays as it is)."""
-    if "\\x" not in text or os.path.lexists(text):
+    the file is found only under those (a name that holds a real backslash and x stays as it is); with ``look``
+    False (a file on a drive not mounted, or on another machine), wherever the escapes are path_text's."""
+    if "\\x" not in text or (look and os.path.lexists(text)):
         return text
     raw = os.fsdecode(_ESCAPED_BYTE.sub(lambda m: bytes([int(m[1], 16)]), text.encode("utf-8", "surrogateescape")))
-    return raw if path_text(raw) == text and os.path.lexists(raw) else text
+    return raw if path_text(raw) == text and (not look or os.path.lexists(raw)) else text
 
 
 def name_is_text(path: Path | str) -> bool:

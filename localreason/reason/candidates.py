@@ -16,9 +16,10 @@ from ..text import WORD, collapse, is_field, sentences
 
 REFERRING = frozenset("he she they it his her their its him them this these those".split())
 """Words that only refer back to someone or something named before (offer.py, refers_back)."""
-DESCRIPTION = re.compile(r"^\W*(?:(?:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?:the|this|that|these)\s+"
-                         r"[a-z][\w-]*\b", re.I)  # fmt: skip
-"""A bare description at the start: "The company ...", "After the war the band ..."."""
+DESCRIPTION = re.compile(r"^\W*(?:(?i:after|then|later|in|on|at|by|when)\b[^,]{0,40}?,?\s+)?(?i:the|this|that|these)\s+"
+                         r"[a-z][\w-]*\b")  # fmt: skip
+"""A bare description at the start: "The company ...", "After the war the band ..." (a common noun: "The Eiffel
+Tower was designed ..." names what it speaks of)."""
 
 
 def refers_back(sentence: str) -> bool:

@@ -69,6 +69,12 @@ def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration
     return Read(out, time.perf_counter() - start)
 
 
+JOINED_OVER_BEFORE = 1.0
+"""How much better (in logits) a sentence joined to the one before it must read than that one alone for the joined
+reading to count (read_with_referent): a set margin, not fitted; "The rules fit on one page." after "Its founder,
+Mary Brown, wrote the rules" must not take the credit for naming her."""
+
+
 def read_with_referent(reader, question: str, head: list[Quote], pairs: list[tuple], logits,
                        answers: float = DEFAULT.read_answers) -> tuple[np.ndarray, set[int]]:  # fmt: skip
     """The sentence reader's logits, each sentence that speaks of someone or something named before it (a pronoun
@@ -84,8 +90,12 @@ def read_with_referent(reader, question: str, head: list[Quote], pairs: list[tup
     if not lean or float(sigmoid(logits.max())) >= answers:
         return logits, set()
     joined = [(f"{head[i].context.strip()} {head[i].text}", "", *pairs[i][2:]) for i in lean]  # (its heading kept)
-    again = np.asarray(reader.logits(question, joined) if hasattr(reader, "logits") else
-                       reader.read(question, joined)[0], dtype=np.float64)  # fmt: skip
+    alone = [(head[i].context.strip(), "", *pairs[i][2:]) for i in lean]
+    read = np.asarray(reader.logits(question, joined + alone) if hasattr(reader, "logits") else
+                      reader.read(question, joined + alone)[0], dtype=np.float64)  # fmt: skip
+    again, before = read[:len(lean)], read[len(lean):]
+    # the pair must answer better than the sentence before it does alone: else the credit is that sentence's
+    again = np.where(again >= before + JOINED_OVER_BEFORE, again, -np.inf)
     out = logits.copy()
     out[lean] = np.maximum(logits[lean], again)
     return out, {i for i, x in zip(lean, again) if x > logits[i]}

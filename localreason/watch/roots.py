@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import ValidationError
-from ..ingest.walk import admitted, is_transient, path_text
+from ..ingest.walk import admitted, is_transient, path_text, removals_under, with_removed
 
 
 
@@ -77,6 +77,18 @@ def roots_for(service, paths: list[str], collection: str | None = None, include:
                                   hint="Name a folder or file that exists, or one ingested before (`localreason "
                                   "watch` with no paths follows every one of those).")  # fmt: skip
     return list(dict.fromkeys(roots))
+
+
+def with_removals(service, roots: list[Root]) -> list[Root]:
+    """The roots `localreason watch PATHS` named, each with the files removed from it since (Library.remove's
+    globs, walk.removals_under): a file removed while it is watched is left out when it changes, as sync leaves it."""
+    with service.reading() as lib:
+        sources = lib.sources()
+    out = []
+    for root in roots:
+        removed = removals_under(root.path, [s for s in sources if s["collection"] == root.collection])
+        out.append(replace(root, exclude=tuple(with_removed(list(root.exclude), removed))) if root.folder else root)
+    return out
 
 
 def stat_key(path: str) -> tuple[int, int, int, int] | None:

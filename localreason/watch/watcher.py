@@ -15,7 +15,7 @@ from ..ingest import prune
 from ..ingest.walk import path_text
 from .listener import Listener, WatchState, batch_progress
 from .pending import Pending
-from .roots import Root, hidden_or_transient, outermost, roots_of, stat_key
+from .roots import Root, hidden_or_transient, outermost, roots_of, stat_key, with_removals
 from .sources import LIMIT_HINT, Group, Poller, inotify_changes, limit_reached, no_watch_left
 from .timing import BATCH_FILES, MAX_WAIT_S, POLL_S, RECHECK_S, RESCAN_S, RETRY_S, SETTLE_S, TICK_S
 
@@ -42,6 +42,8 @@ class Watcher:
         self.follow_sources = roots is None
         self.collection = collection
         self.roots: list[Root] = list(roots or [])
+        self.named = list(self.roots)
+        """The roots named (`watch PATHS`) as they were given."""
         self.recheck, self.poll, self.clock, self.notify = recheck, poll, clock, notify
         self.rescan = rescan
         self.pending = Pending(clock, settle, MAX_WAIT_S)
@@ -120,13 +122,15 @@ class Watcher:
         """Follow the roots as they are now: sources added or removed, roots vanished, back or replaced. The
         watches start again when that changed, and each root new, back or replaced is read again."""
         self._next_check = self.clock() + self.recheck
-        if self.follow_sources:
-            try:
+        try:
+            if self.follow_sources:
                 self.roots = roots_of(self.service, self.collection)
-            except NotFoundError:  # the collection watched was removed: nothing is left to follow
-                self.roots = []
-            except LocalReasonError as exc:  # the library busy, say: the same roots until the next look
-                self._say_once(f"The folders to watch could not be read now: {exc.message}")
+            else:  # the paths named: each with the files removed from it since (Library.remove's globs)
+                self.roots = with_removals(self.service, self.named)
+        except NotFoundError:  # the collection watched was removed: nothing is left to follow
+            self.roots = []
+        except LocalReasonError as exc:  # the library busy, say: the same roots until the next look
+            self._say_once(f"The folders to watch could not be read now: {exc.message}")
         restart, fresh = self._restart or first, []
         self._restart = False
         for root in self.roots:
