@@ -579,6 +579,20 @@ def test_threads_meeting_a_cut_connection_share_one_failed_reconnect(monkeypatch
     assert len(tries) == 2
 
 
+def handbook_of_machine_a(tmp_path, pg_url, monkeypatch, name: str, other: tuple[str, str]):
+    """A folder ``name`` (leave.md and ``other``: file name, text) that machine A ingests as "handbook"."""
+    from localreason.store.postgres import store as pg_store
+
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
+    (folder / other[0]).write_text(other[1])
+    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
+    with pg_lib(tmp_path / "home-a", pg_url) as a:
+        a.ingest([folder], "handbook")
+    return folder
+
+
 def test_a_shared_librarys_folders_are_synced_by_the_machine_that_ingested_them(tmp_path, pg_url, monkeypatch):
     """Machine B, opening the library machine A filled, synced (and watched) A's folders against its own disk: a
     path absent there read as "gone" (`sync --prune` then removed A's documents), other files there were ingested
@@ -588,13 +602,8 @@ def test_a_shared_librarys_folders_are_synced_by_the_machine_that_ingested_them(
     from localreason.store.postgres import store as pg_store
 
     real_host = pg_store.this_host
-    folder = tmp_path / "handbook"
-    folder.mkdir()
-    (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
-    (folder / "travel.md").write_text("# Travel\n\nTrain travel is booked by the office.\n")
-    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
-    with pg_lib(tmp_path / "home-a", pg_url) as a:
-        a.ingest([folder], "handbook")
+    folder = handbook_of_machine_a(tmp_path, pg_url, monkeypatch, "handbook",
+                                   ("travel.md", "# Travel\n\nTrain travel is booked by the office.\n"))
     shutil.rmtree(folder)  # machine B's disk: the path is not there
     monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
     with pg_lib(tmp_path / "home-b", pg_url) as b:
@@ -718,13 +727,7 @@ def test_a_document_removed_on_one_machine_stays_out_of_the_folder_another_machi
     A's next sync does not bring it back, though B cannot look at A's files."""
     from localreason.store.postgres import store as pg_store
 
-    folder = tmp_path / "shared"
-    folder.mkdir()
-    (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
-    (folder / "old.md").write_text("# Old\n\nAn outdated policy.\n")
-    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
-    with pg_lib(tmp_path / "home-a", pg_url) as a:
-        a.ingest([folder], "handbook")
+    folder = handbook_of_machine_a(tmp_path, pg_url, monkeypatch, "shared", ("old.md", "# Old\n\nAn outdated policy.\n"))
     monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
     with pg_lib(tmp_path / "home-b", pg_url) as b:
         old = next(d for d in b.documents() if d.title == "Old")
@@ -742,13 +745,7 @@ def test_a_document_removed_from_a_folder_every_machine_follows_leaves_the_folde
     machine's) stayed every machine's; recorded again as the remover's, the other machines stopped following it."""
     from localreason.store.postgres import store as pg_store
 
-    folder = tmp_path / "shared"
-    folder.mkdir()
-    (folder / "leave.md").write_text("# Leave\n\nStaff take twenty days of leave a year.\n")
-    (folder / "old.md").write_text("# Old\n\nAn outdated policy.\n")
-    monkeypatch.setattr(pg_store, "this_host", lambda: "machine-a")
-    with pg_lib(tmp_path / "home-a", pg_url) as a:
-        a.ingest([folder], "handbook")
+    folder = handbook_of_machine_a(tmp_path, pg_url, monkeypatch, "shared", ("old.md", "# Old\n\nAn outdated policy.\n"))
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("UPDATE sources SET host = NULL")  # as recorded before schema 4
     monkeypatch.setattr(pg_store, "this_host", lambda: "machine-b")
