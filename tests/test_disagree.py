@@ -45,6 +45,28 @@ def test_an_answer_that_shares_a_stopword_with_the_other_is_still_one_difference
     assert apart is None, "two differences apart by words that are not stopwords speak of two things"
 
 
+def test_one_value_written_two_ways_is_no_disagreement():
+    for x, y in [("two years", "2 years"), ("1,000 users", "1000 users"), ("5kg", "5 kg"), ("twenty-five", "25")]:
+        a = q(f"Up to the limit, the router warranty lasts {x} from the date of purchase.")
+        assert differs(WARRANTY, a, q(a.text.replace(x, y), "chk_b")) is None, (x, y)
+    assert differs(WARRANTY, q("The warranty lasts 1,000 days from purchase."),
+                   q("The warranty lasts 100 days from purchase.", "chk_b")) == ("1,000 days", "100 days")
+
+
+def test_documents_each_about_its_own_thing_are_not_two_sides():
+    """"The X200 router weighs 5 kg" and "The X300 router weighs 5 kg", each in its own datasheet, say the same of
+    two products; a question that names one of them asks about the difference."""
+    docs = {"chk_a": ("d1", "X200 datasheet"), "chk_b": ("d2", "X300 datasheet")}
+    a, b = q("The X200 router weighs 5 kg without its stand."), q("The X300 router weighs 5 kg without its stand.", "chk_b")
+    assert find("How heavy is the router?", [a, b], docs) is None
+    plans = {"chk_a": ("d1", "Basic plan"), "chk_b": ("d2", "Premium plan")}
+    a, b = q("The Basic plan includes a two-year warranty."), q("The Premium plan includes a two-year warranty.", "chk_b")
+    assert find("Which plan includes a two-year warranty?", [a, b], plans) is None
+    twins = {"chk_a": ("d1", "Manual 2023"), "chk_b": ("d2", "Manual 2025")}
+    a, b = q("The warranty on the heat pump lasts five years."), q("The warranty on the heat pump lasts three years.", "chk_b")
+    assert find(WARRANTY, [a, b], twins) is not None, "values in the text, not in the titles, still disagree"
+
+
 def test_sentences_that_differ_in_two_places_speak_of_two_things():
     a = q("Model X weighs 5 kg and ships in a box.")
     b = q("Model Y weighs 7 kg and ships in a box.")

@@ -157,9 +157,31 @@ def differs(question: str, a: Quote, b: Quote, calibration: Calibration = DEFAUL
     if _counts(la[i1:i2]) and _counts(lb[j1:j2]) and i2 < len(la) and j2 < len(lb) and la[i2] == lb[j2] \
             and la[i2].isalpha() and la[i2] not in STOPWORDS:  # fmt: skip
         i2, j2 = i2 + 1, j2 + 1  # "five" / "three" -> "five years" / "three years": the unit both give
-    sa = _says(a, _span(wa, i1, i2), calibration.phrase_margin)
-    sb = _says(b, _span(wb, j1, j2), calibration.phrase_margin)
+    at_a, at_b = _span(wa, i1, i2), _span(wb, j1, j2)
+    if same_value(a.text[at_a[0]:at_a[1]], b.text[at_b[0]:at_b[1]]):
+        return None  # "two years" / "2 years", "1,000" / "1000", "5kg" / "5 kg": one value written two ways
+    sa, sb = _says(a, at_a, calibration.phrase_margin), _says(b, at_b, calibration.phrase_margin)
     return (sa, sb) if agrees(question, sa) and agrees(question, sb) else None
+
+
+_NUMBER_VALUES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_NUMBER_VALUES.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(),
+                                                       2)})  # fmt: skip
+_NUMBER_RUN = re.compile(r"\b(?:%s)(?:[\s-]+(?:%s))*\b" % (("|".join(_NUMBER_VALUES),) * 2), re.I)
+
+
+def _spelled(run: re.Match) -> str:
+    return str(sum(_NUMBER_VALUES[w.lower()] for w in re.split(r"[\s-]+", run.group(0))))
+
+
+def same_value(x: str, y: str) -> bool:
+    """Whether two stretches say one value in two ways: number words and digits ("twenty-five" / "25"), thousands
+    marks and spacing ("1,000 users" / "1000 users", "5kg" / "5 kg"), case."""
+    def canon(text: str) -> str:
+        text = _NUMBER_RUN.sub(_spelled, text.lower())
+        return re.sub(r"(?<=\d)[,\u202f\u00a0](?=\d{3}(?!\d))", "", re.sub(r"\s+", "", text)).strip(".")
+    return canon(x) == canon(y)
 
 
 def _counts(words: list[str]) -> bool:
@@ -186,7 +208,7 @@ def read_apart(question: str, a: Quote, b: Quote, calibration: Calibration = DEF
     rest = [WORD.findall((q.text[:q.phrase[0]] + " " + q.text[q.phrase[1]:]).lower()) for q in (a, b)]
     similarity, _ = _regions(*rest)
     sa, sb = collapse(phrases[0]), collapse(phrases[1])
-    if similarity < calibration.disagree_similarity or not _answers_apart(question, sa, sb):
+    if similarity < calibration.disagree_similarity or not _answers_apart(question, sa, sb) or same_value(sa, sb):
         return None
     return sa, sb
 
@@ -263,6 +285,8 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
             said = said or opposed.get((a, o))
             if said is None or any(_same(said[1], s.says) for s in sides):
                 continue
+            if _own_subjects(question, said, documents[anchor.chunk_id][1], documents[other.chunk_id][1]):
+                continue  # "The X200 router weighs 5 kg" / "The X300 ...": each about its own thing, not apart
             if not sides:
                 sides.append(Side(anchor, said[0], *documents[anchor.chunk_id]))
             elif not _same(said[0], sides[0].says):
@@ -291,6 +315,16 @@ def told_apart(found: Disagreement, paths: dict[str, str]) -> Disagreement:
                 sides = [replace(s, title=ends[i]) if i in ends else s for i, s in enumerate(sides)]
                 break
     return replace(found, sides=tuple(sides))
+
+
+def _own_subjects(question: str, said: tuple[str, str], title_a: str, title_b: str) -> bool:
+    """Whether each side's words are its own document's subject (every one in its own title: "X200" in "X200
+    datasheet", "Basic" in "Basic plan") and the question names neither: two documents about two things, each
+    saying what it is about, not two answers to one question."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    words = [{w.lower() for w in WORD.findall(x)} - STOPWORDS for x in said]
+    titles = [{w.lower() for w in WORD.findall(t)} for t in (title_a, title_b)]
+    return all(w and w <= t and not (w & asked) for w, t in zip(words, titles))
 
 
 def _same(x: str, y: str) -> bool:
