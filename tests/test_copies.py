@@ -41,6 +41,9 @@ RENDERED = ("<html><body><h1>git-log(1)</h1><h2>OPTIONS</h2><dl><dt>--graph</dt>
      "Boiler manual Use the dial to reset the boiler after a power cut in the winter months.", True),
     ("Use the dial to reset the boiler after a power cut in the winter months.",
      "Use the dial to reset the boiler after a power cut in the winter months. Not recommended.", False),
+    ("Refunds are paid within fourteen days of the return reaching our warehouse. Shipping costs are refunded.",
+     "Refunds are paid within fourteen days of the return reaching our warehouse. Shipping costs are refunded only "
+     "to EU customers.", False),  # a restriction at the edge
 ])  # fmt: skip
 def test_copies_are_the_same_words_less_the_markup_a_source_spells_out(a, b, copies):
     assert same_words(a, b) is copies

@@ -108,6 +108,8 @@ def test_how_to_is_answered_with_the_command(library_of):
     ("htpasswd [ -c ] [ -i ] [ -m | -B | -2 ] [ -r rounds ] [ -C cost ] username password", True),
     ("The default [merge] strategy is ort.", False), ("See the [docs] and <url> for more on the option.", False),
     ("Use -r together with -d to delete remote-tracking branches.", False),
+    ("-o <file>        Write the output to <file> instead of standard output", False),  # an option of --help
+    ("mytool [-o <file>] [-v] <input> writes the result to the output file", False),  # prose after the groups
 ])  # fmt: skip
 def test_a_usage_line_is_told_from_a_sentence(line, usage):
     assert is_synopsis(line) is usage

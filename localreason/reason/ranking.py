@@ -155,10 +155,13 @@ def is_synopsis(text: str) -> bool:
     [<revision-range>] [[--] <path>...]``, ``htpasswd [ -c ] [ -i ] ... username password``): at least two
     bracketed or angled groups, no full stop at its end, and more groups than a sentence's few asides."""
     line = text.strip()
-    if line.endswith((".", "!", "?")) or "\n\n" in line:
-        return False
+    if line.endswith((".", "!", "?")) or "\n\n" in line or line.startswith("-"):
+        return False  # (an option with its description: "-o <file>   Write the output to <file> instead of ...")
     groups = len(_SYNOPSIS_GROUP.findall(line))
-    return groups >= 2 and groups * 6 >= len(WORD.findall(line))
+    if groups < 2 or groups * 6 < len(WORD.findall(line)):
+        return False
+    tail = WORD.findall(_SYNOPSIS_GROUP.split(line)[-1].lower())
+    return not (len(tail) >= 4 and STOPWORDS & set(tail))  # prose after the groups: "... instead of the output"
 
 
 def sink_synopses(question: str, texts: list[str], scores: np.ndarray) -> None:

@@ -60,9 +60,11 @@ EDGE_WORDS = 4
 """The most words (markup left out) one copy may have beyond the other, at its start or end: a heading or a title
 line that a cut left on one side (``git-log(1)`` / ``OPTIONS``)."""
 EDGE_MEANING = frozenset("not no never nor none neither cannot without except unless deprecated obsolete removed "
-                         "warning caution danger important experimental unsafe".split())  # fmt: skip
+                         "warning caution danger important experimental unsafe only if until before after but however "
+                         "excluding provided within outside least most maximum minimum limited".split())  # fmt: skip
 """Words that change what a passage says even at its edge ("Not recommended.", "Deprecated since 3.4:",
-"Warning: fire risk."): they keep two passages apart."""
+"Warning: fire risk.", "... are refunded only to EU customers."): they keep two passages apart. A heading that holds
+one ("Before you begin") keeps two renderings apart too: the evidence spent twice, never a condition lost."""
 
 
 def edge_copy(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
