@@ -79,6 +79,12 @@ def collapse(text: str) -> str:
     return " ".join(text.split())
 
 
+def prose_line(line: str) -> bool:
+    """A sentence of running text (it opens with a capital, has more than three words and ends as a sentence
+    does, or announces what follows), not a command or a line of configuration."""
+    return line[:1].isupper() and len(line.split()) > 3 and line.endswith((".", "!", "?", ":"))
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) spans of the sentences of ``text``; long ones cut at a word boundary."""
     spans = []

@@ -502,6 +502,27 @@ def test_statements_end_like_sentences_in_the_answer_prose():
     assert _as_sentence("struck urban and rural areas;") == "struck urban and rural areas\u2026", "a cut quotation"
 
 
+def test_commands_and_configuration_lines_are_said_as_they_are_written():
+    """Two command lines quoted after "run the following commands:" stay two lines (run together they are one
+    command that does not exist); a command or a configuration line gets no full stop and no ellipsis."""
+    from localreason.reason.verify import _as_sentence, as_said, compose, verify
+    from localreason.types import PacketChunk
+
+    block = "To list the stash entries, run the following commands:\n\n  git stash list\n  git stash show -p stash@{1}\n"
+    said = "To list the stash entries, run the following commands:\ngit stash list\ngit stash show -p stash@{1}"
+    assert as_said(block) == said and _as_sentence(said) == said
+    assert _as_sentence("ssl_certificate /etc/ssl/certs/site.crt;") == "ssl_certificate /etc/ssl/certs/site.crt;"
+    assert as_said("The warranty lasts two years\nfrom the date of purchase.") == ("The warranty lasts two years from "
+                                                                                  "the date of purchase.")  # fmt: skip
+    assert as_said("It works as follows:\nThe first one is read.") == "It works as follows: The first one is read."
+    chunk = PacketChunk("c1", "d1", "Notes", block + "\nssl_certificate /etc/ssl/certs/site.crt;\n")
+    quotes = [block.strip(), "ssl_certificate /etc/ssl/certs/site.crt;"]
+    v = verify([{"text": "", "references": [{"chunkId": "c1", "quotation": q}]} for q in quotes], {"c1": chunk},
+               {"c1": 0})  # fmt: skip
+    prose, _ = compose(v.statements, {"c1": ("d1", "Notes")})
+    assert prose == f"{said} [[c1]] ssl_certificate /etc/ssl/certs/site.crt; [[c1]]"
+
+
 def test_a_zero_budget_says_so_in_a_gap(library):
     for budget in (-1, 0, "-7", 0.9):
         a = reason(library, "How long is the router warranty?", generator=FakeGenerator(), max_tokens=budget)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import WORD, collapse, is_field, sentences
+from ..text import WORD, collapse, is_field, prose_line, sentences
 
 REFERRING = frozenset("he she they it his her their its him them this these those".split())
 """Words that only refer back to someone or something named before (offer.py, refers_back)."""
@@ -113,16 +113,10 @@ def _with_what_follows(text: str, spans: list[tuple[int, int]], i: int, headings
     last = end
     for s, e in spans[i + 1:i + 1 + FOLLOW_SPANS]:
         line = text[s:e].strip()
-        if "\n" not in text[last:s] or e - end > FOLLOW_CHARS or _prose(line) or _heading(line, headings):
+        if "\n" not in text[last:s] or e - end > FOLLOW_CHARS or prose_line(line) or _heading(line, headings):
             break
         last = e
     return last
-
-
-def _prose(line: str) -> bool:
-    """A sentence of running text (it opens with a capital, has more than three words and ends as a sentence
-    does, or announces what follows), not a command or a line of configuration."""
-    return line[:1].isupper() and len(line.split()) > 3 and line.endswith((".", "!", "?", ":"))
 
 
 TERM_CHARS = 80

@@ -11,7 +11,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, collapse, word_stem
+from ..text import STOPWORDS, collapse, prose_line, word_stem
 from ..types import PacketChunk
 from .answer import Citation, Reference, Statement
 
@@ -129,7 +129,7 @@ def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_s
         if text and not says_no_more(text, quotations):
             replaced += 1
             text = ""
-        text = text or " ".join(quotations)
+        text = text or " ".join(as_said(r.quotation) for r in refs)
         signature = (text, tuple((r.chunk_id, r.start) for r in refs))
         if signature in seen_statements:
             continue
@@ -141,9 +141,38 @@ def verify(raw_statements: list[dict], admitted: dict[str, PacketChunk], chunk_s
 _ENDS_SENTENCE = re.compile(r"[.!?…][\"'\u201d\u2019)\]]*$")
 
 
+def as_said(quotation: str) -> str:
+    """A quotation as a statement says it: whitespace runs collapsed, but the lines after one that announces what
+    follows ("run the following commands:") each on a line of its own while they are not prose (a command, a line
+    of configuration): "git stash list" and "git stash show -p" are two commands, not one."""
+    parts: list[str] = []
+    block = False
+    for line in (collapse(raw) for raw in quotation.splitlines()):
+        if not line:
+            continue
+        if parts and block and not prose_line(line):
+            parts.append("\n" + line)
+        else:
+            parts.append((" " if parts else "") + line)
+            block = False
+        block = block or line.endswith(":")
+    return "".join(parts)
+
+
+_CODE_SIGNS = re.compile(r"[/;={}$@<>|]|(?:^|\s)--?\w")
+
+
+def _code(line: str) -> bool:
+    """A command or a line of configuration, not prose: no stopword, and a path, an option, a sign code uses."""
+    return not prose_line(line) and not STOPWORDS & set(line.lower().split()) and bool(_CODE_SIGNS.search(line))
+
+
 def _as_sentence(text: str) -> str:
-    """``text`` ending like a sentence in the prose: a period added, or an ellipsis where a quotation was cut."""
-    if _ENDS_SENTENCE.search(text):
+    """``text`` ending like a sentence in the prose: a period added, or an ellipsis where a quotation was cut; a
+    command or a line of configuration at its end (``as_said``'s block, ``ssl_certificate /etc/site.crt;``) is
+    left as it is written."""
+    last = text.rsplit("\n", 1)[-1]
+    if _ENDS_SENTENCE.search(text) or ("\n" in text and not prose_line(last)) or _code(last):
         return text
     if text.endswith((";", ":", ",", "\u2014", "-")):
         return text.rstrip(";:,\u2014- ") + "\u2026"
