@@ -84,13 +84,30 @@ The list is read in order. Then the next one is tried.
 """
 
 
+def test_a_short_command_is_quoted_with_its_sentence_and_a_long_option_with_its_description():
+    """"git stash pop" is too short to be a sentence: it is quoted with "run the following:", and is not the term
+    of the sentence after it; an option line too long for a term ("-u, --include-untracked") is quoted with the
+    description on the line below it; an option line with its own term takes no other."""
+    text = ("To apply the latest stash and drop it, run the following:\n\n    git stash pop\n\n"
+            "To list the stash entries that you currently have, run the following:\n\n    git stash list --stat\n")
+    assert [c.text for c in candidates([("c", text)])] == [
+        "To apply the latest stash and drop it, run the following:\n\n    git stash pop",
+        "To list the stash entries that you currently have, run the following:\n\n    git stash list --stat"]
+    page = ("OPTIONS\n       -a, --all\n           All ignored and untracked files are also stashed and then cleaned "
+            "up.\n\n       -u, --include-untracked\n           All untracked files are also stashed and then cleaned up.\n"
+            "  -q  Quiet\n  -v  Print each step of the stash as it runs.\n")  # fmt: skip
+    texts = [c.text for c in candidates([("c", page)])]
+    assert any(t.startswith("-u, --include-untracked\n") and t.endswith("cleaned up.") for t in texts), texts
+    assert "-v  Print each step of the stash as it runs." in texts, "not glued to the option line above it"
+
+
 def test_a_sentence_that_announces_a_command_is_quoted_with_it():
     quoted = {c.text.split(":")[0]: c.text for c in candidates([("c", CIPHERS)])}
     assert quoted["To determine the actual list of ciphers available, you should run the following"] == (
         "To determine the actual list of ciphers available, you should run the following:\n\n$ openssl ciphers -v")
     assert quoted["If you have someone spamming your message board, and you want to keep them out, you could do the "
                   "following"].endswith("following:\n\n<RequireAll>\n    Require all granted\n    Require not ip "
-                                        "10.252.46.165")  # fmt: skip
+                                        "10.252.46.165\n</RequireAll>")  # fmt: skip  (a line too short to be a sentence too)
     assert quoted["The order is this"] == "The order is this:", "prose after it is a sentence of its own"
     plain = candidates([("c", "Note: restart the server. It reads its files once.\n")])
     assert [c.text for c in plain] == ["Note: restart the server.", "It reads its files once."]

@@ -91,6 +91,7 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
             header = (header or prev) if _same_list(text[s:e], prev, header) else ""
             if not text[s:e].rstrip().endswith("?") and collapse(text[s:e]) not in headings:
                 s = _with_term(text, spans[i - 1][1] if i else 0, s, headings)
+                s = spans[i - 1][0] if i and s == spans[i][0] and _option_line(text, spans[i - 1], s) else s
                 e = _with_what_follows(text, spans, i, headings)
                 out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
     return out
@@ -105,18 +106,25 @@ def _with_what_follows(text: str, spans: list[tuple[int, int]], i: int, headings
     should run the following:", "add the following to your configuration:") and the next lines are not prose (a
     command, a configuration block, a list of options), the quote goes on to their end, so that the command is
     quoted, and read, with the sentence that announces it (a how-to's answer is the command, and the sentence
-    alone says nothing); else the sentence's own end. At most FOLLOW_SPANS of the lines the sentence splitter
-    found there and FOLLOW_CHARS characters are added; a line of prose or a heading ends it."""
+    alone says nothing); else the sentence's own end. Lines, not sentences: a command shorter than a sentence
+    ("git stash pop") is no sentence to the splitter. At most FOLLOW_SPANS lines and FOLLOW_CHARS characters are
+    added; a line of prose or a heading ends it."""
     start, end = spans[i]
-    if not text[start:end].rstrip().endswith(":"):
-        return end
-    last = end
-    for s, e in spans[i + 1:i + 1 + FOLLOW_SPANS]:
-        line = text[s:e].strip()
-        if "\n" not in text[last:s] or e - end > FOLLOW_CHARS or prose_line(line) or _heading(line, headings):
+    newline = text.find("\n", end)
+    if not text[start:end].rstrip().endswith(":") or newline < 0 or text[end:newline].strip():
+        return end  # not announcing, or the line goes on after it
+    last, taken = end, 0
+    for m in _LINE.finditer(text, newline + 1):
+        line = m.group().strip()
+        if not line:
+            continue
+        if taken == FOLLOW_SPANS or m.end() - end > FOLLOW_CHARS or prose_line(line) or _heading(line, headings):
             break
-        last = e
+        last, taken = m.start() + len(m.group().rstrip()), taken + 1
     return last
+
+
+_LINE = re.compile(r"[^\n]+")
 
 
 TERM_CHARS = 80
@@ -133,6 +141,8 @@ def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) 
     gap = text[gap_start:start]
     if not gap.rstrip(" \t").endswith("\n"):  # the sentence goes on from the line before: no term there
         return start
+    if text[:gap_start].rstrip().endswith(":") or text[start:start + 1] == "-":
+        return start  # a command the sentence before announces, or an option line with its own term ("-v  Verbose")
     lines = [ln.strip() for ln in gap.split("\n") if ln.strip()]
     if not lines or not all(_heading(ln, headings) or not WORD.search(ln) for ln in lines[:-1]):
         return start  # before the term, only headings, or the tail of a line the splitter cut ("]")
@@ -142,6 +152,17 @@ def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) 
     if _heading(term, headings):
         return start
     return gap_start + gap.rindex(term)
+
+
+def _option_line(text: str, span: tuple[int, int], start: int) -> bool:
+    """Whether the sentence ``span`` before the one at ``start`` is an option it describes, too long for
+    ``_with_term``'s short lines ("-u, --include-untracked"): on a line of its own, opening with "-", at most
+    TERM_WORDS words, not ending as a sentence does, the description on the next line."""
+    line = text[span[0]:span[1]].strip()
+    before, gap = text[text.rfind("\n", 0, span[0]) + 1:span[0]], text[span[1]:start]
+    return (line.startswith("-") and len(line.split()) <= TERM_WORDS and len(line) <= TERM_CHARS
+            and not line.endswith((".", "!", "?", ";", ":", ",")) and not before.strip() and gap.count("\n") == 1
+            and not gap.strip())  # fmt: skip
 
 
 def _heading(line: str, headings: frozenset[str]) -> bool:
