@@ -102,6 +102,15 @@ def test_find_takes_sides_from_different_documents_only():
     assert find(WARRANTY, [a, q(a.text, "chk_b")], docs) is None
 
 
+def test_near_twins_on_another_subject_are_no_answer_to_the_question():
+    """Two policies' "up to two days" / "up to three days" of remote work disagree, but not about lunch."""
+    docs = {"chk_a": ("d1", "Remote work policy (draft)"), "chk_b": ("d2", "Remote work policy (final)")}
+    a = q("Employees may work remotely for up to two days a week, agreed with their team lead in advance.")
+    b = q("Employees may work remotely for up to three days a week, agreed with their team lead in advance.", "chk_b")
+    assert find("When is lunch served?", [a, b], docs) is None
+    assert find("How many days a week may employees work remotely?", [a, b], docs) is not None
+
+
 def test_a_pair_below_the_first_two_sentences_is_heard():
     docs = {"chk_a": ("d1", "Manual 2023"), "chk_b": ("d2", "Manual 2025"), "chk_x": ("d3", "Guide"),
             "chk_y": ("d4", "Notes")}  # fmt: skip

@@ -275,13 +275,16 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
     too; ``twins`` False looks for those only. Unordered and unsettled: see ``ordered`` and ``settled``."""
     top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
     opposed = opposite(question, top, documents, contradiction, calibration)
+    asked = _stems(question)
     for a, anchor in enumerate(top):
         sides: list[Side] = []
+        speaks = bool(_stems(anchor.text) & asked)  # near-twins on another subject ("two days" / "three days" a
+        # week of remote work, for "When is lunch served?") are no answer to this question, however they differ
         for o, other in enumerate(top):
             if documents[other.chunk_id][0] == documents[anchor.chunk_id][0]:
                 continue
-            said = twins and (differs(question, anchor, other, calibration) or read_apart(question, anchor, other,
-                                                                                         calibration))  # fmt: skip
+            said = twins and speaks and (differs(question, anchor, other, calibration)
+                                         or read_apart(question, anchor, other, calibration))  # fmt: skip
             said = said or opposed.get((a, o))
             if said is None or any(_same(said[1], s.says) for s in sides):
                 continue
