@@ -45,8 +45,6 @@ SAYS_WORDS = 12
 GIST_WORDS = 24
 """A side that takes a stance is said in at most this many words of its sentence (a limit, not a fit)."""
 _NEGATION = frozenset("no not never none cannot without nor neither".split())
-_NUMBER_WORDS = frozenset(("one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty "
-                           "fifty sixty hundred thousand million billion half").split())  # fmt: skip
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 _REPLACES = re.compile(r"\b(replaces|supersedes|obsoletes|supplants|takes precedence over)\b", re.I)
 _REPLACED = re.compile(r"\b(replaced|superseded|obsoleted|supplanted)\s+by\b", re.I)
@@ -168,6 +166,7 @@ _NUMBER_VALUES = {w: i for i, w in enumerate("zero one two three four five six s
                                              "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 _NUMBER_VALUES.update({w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(),
                                                        2)})  # fmt: skip
+_NUMBER_WORDS = frozenset(_NUMBER_VALUES) | {"hundred", "thousand", "million", "billion", "half"}
 _NUMBER_RUN = re.compile(r"\b(?:%s)(?:[\s-]+(?:%s))*\b" % (("|".join(_NUMBER_VALUES),) * 2), re.I)
 
 
