@@ -147,7 +147,7 @@ def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) 
     if not lines or not all(_heading(ln, headings) or not WORD.search(ln) for ln in lines[:-1]):
         return start  # before the term, only headings, or the tail of a line the splitter cut ("]")
     term = lines[-1]
-    if len(term) > TERM_CHARS or len(term.split()) > TERM_WORDS or term.endswith((".", "!", "?", ";", ":", ",")):
+    if not _term_like(term):
         return start
     if _heading(term, headings):
         return start
@@ -160,9 +160,12 @@ def _option_line(text: str, span: tuple[int, int], start: int) -> bool:
     TERM_WORDS words, not ending as a sentence does, the description on the next line."""
     line = text[span[0]:span[1]].strip()
     before, gap = text[text.rfind("\n", 0, span[0]) + 1:span[0]], text[span[1]:start]
-    return (line.startswith("-") and len(line.split()) <= TERM_WORDS and len(line) <= TERM_CHARS
-            and not line.endswith((".", "!", "?", ";", ":", ",")) and not before.strip() and gap.count("\n") == 1
-            and not gap.strip())  # fmt: skip
+    return line.startswith("-") and _term_like(line) and not before.strip() and gap.count("\n") == 1 and not gap.strip()
+
+
+def _term_like(line: str) -> bool:
+    """Short enough to be a term (TERM_WORDS words, TERM_CHARS characters), and not ending as a sentence does."""
+    return len(line) <= TERM_CHARS and len(line.split()) <= TERM_WORDS and not line.endswith((".", "!", "?", ";", ":", ","))
 
 
 def _heading(line: str, headings: frozenset[str]) -> bool:
