@@ -165,7 +165,8 @@ def _option_line(text: str, span: tuple[int, int], start: int) -> bool:
 
 def _term_like(line: str) -> bool:
     """Short enough to be a term (TERM_WORDS words, TERM_CHARS characters), and not ending as a sentence does."""
-    return len(line) <= TERM_CHARS and len(line.split()) <= TERM_WORDS and not line.endswith((".", "!", "?", ";", ":", ","))
+    short = len(line) <= TERM_CHARS and len(line.split()) <= TERM_WORDS
+    return short and not line.endswith((".", "!", "?", ";", ":", ","))
 
 
 def _heading(line: str, headings: frozenset[str]) -> bool:
