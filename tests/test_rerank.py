@@ -141,3 +141,22 @@ def test_a_copied_passage_among_the_first_is_read_once_and_scored_alike():
     got = reread_first(index, "q", _ranked(4), depth=4, weight=0.5)
     assert index.rereader.read == [["passage zero", "the warranty passage", "passage three"]]
     assert [r.rowid for r in got][:2] == [1, 2]
+
+
+def test_a_second_passage_reader_is_a_signal_the_fit_parts_choose_among(capsys):
+    """bench.quality.rerank --passage NAME=DIR: the other reader's logits are recorded as "NAME:window", and the grid
+    on the fit parts chooses it when it orders them better (here the shipped reader's logits put the gold last)."""
+    from bench.quality.rerank import report
+
+    def rec(i: int) -> dict:
+        units = [f"u{i}-{j}" for j in range(12)]
+        return {"part": "squad-dev fit", "q": f"question {i}?", "gold": [units[3]], "lex": units, "dense": units,
+                "hybrid": units, "fused": [1.0 - j / 12 for j in range(12)], "ms": 10.0, "chars": [100] * 12,
+                "logits_window": [float(12 - j) for j in range(12)],
+                "logits_new:window": [9.0 if j == 3 else 0.0 for j in range(12)]}  # fmt: skip
+
+    report([rec(i) for i in range(6)])
+    out = capsys.readouterr().out
+    assert "new:window K=10" in out
+    assert "chosen on the fit parts: new:window, K=10" in out, out
+    assert order(rec(0), 10, 0.0, "new:window")[0] == "u0-3"

@@ -20,6 +20,7 @@ docs/history/52-search-beats-bm25.md).
     python -m bench.quality.rerank --questions 300
     python -m bench.quality.rerank --questions 300 --out rerank.jsonl    # each question's record
     python -m bench.quality.rerank --from-records rerank.jsonl           # the tables again, no reading
+    python -m bench.quality.rerank --passage new=DIR --show window,10,1.0  # another passage reader beside
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import json
 import statistics
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
@@ -47,10 +49,12 @@ DEPTHS = (5, 10, 20)
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
 
-def record_kind(lib, reader, qs, units: dict[int, str], part_of, label: str) -> list[dict]:
+def record_kind(lib, reader, qs, units: dict[int, str], part_of, label: str,
+                others: dict | None = None) -> list[dict]:
     """Each question's record: its part, the units (documents or passages) of BM25's, dense's and the hybrid's
     first DEPTH * 3 rowids, the hybrid's fused scores and the reader's logits for its first DEPTH, and the
-    reader's milliseconds for 5, 10 and 20 passages (from one reading of DEPTH: its time shares by tokens)."""
+    reader's milliseconds for 5, 10 and 20 passages (from one reading of DEPTH: its time shares by tokens).
+    ``others`` ({name: reader}): other passage readers' logits of the same passages too, as signals "name:signal"."""
     from localreason import search
     from localreason.search.rerank import readings
 
@@ -64,6 +68,8 @@ def record_kind(lib, reader, qs, units: dict[int, str], part_of, label: str) -> 
         t = time.perf_counter()
         read = readings(reader, q, texts)
         ms = (time.perf_counter() - t) * 1000
+        for name, other in (others or {}).items():
+            read |= {f"{name}:{k}": v for k, v in readings(other, q, texts).items()}
         out.append({"kind": label, "part": part_of(tag), "q": q, "gold": sorted(gold) if isinstance(gold, frozenset)
                     else [gold], "lex": [units[r] for r, _ in run.lex_l[i][:DEPTH * 3]],
                     "dense": [units[r] for r, _ in run.dense_l[i][:DEPTH * 3]], "hybrid": [units[r] for r in rowids],
@@ -73,20 +79,20 @@ def record_kind(lib, reader, qs, units: dict[int, str], part_of, label: str) -> 
     return out
 
 
-def paragraph_records(kind: str, args, reader) -> list[dict]:
+def paragraph_records(kind: str, args, reader, others: dict) -> list[dict]:
     lib, _, _, articles, corpus = paragraph_library(kind, args.data_dir, args.qa_data)
     qs, _, chunk_doc = paragraph_questions(lib, articles, corpus, args.questions)
     halves = qa.article_half([a["title"] for a in articles], "squad-dev-halves") if kind == "squad-dev" else {}
     held = "in the passage reader's training" if kind == "new_wiki" else "held out"
     part = (lambda t: f"squad-dev {halves[t]}") if kind == "squad-dev" else (lambda t: f"{kind} {held}")
-    recs = record_kind(lib, reader, qs, chunk_doc, part, kind)
+    recs = record_kind(lib, reader, qs, chunk_doc, part, kind, others)
     lib.close()
     return recs
 
 
-def manual_records(args, reader, embedder) -> list[dict]:
+def manual_records(args, reader, embedder, others: dict) -> list[dict]:
     return [rec for manual, lib, qs, units, part in manual_sets(args.manuals_dir, embedder, args.questions)
-            for rec in record_kind(lib, reader, qs, units, part, f"manuals {manual}")]
+            for rec in record_kind(lib, reader, qs, units, part, f"manuals {manual}", others)]
 
 
 def order(rec: dict, k: int, w: float, signal: str = "window", standout: float = float("inf")) -> list[str]:
@@ -149,6 +155,7 @@ def report(recs: list[dict], shown: list[tuple[str, int, float]] | None = None) 
     print(f"\nthe grid on the fit parts ({len(fit)} questions: SQuAD dev fit half, the fit manuals' fit halves), "
           "R@5 / MRR@10")
     signals = [x for x in SIGNALS if f"logits_{x}" in fit[0]] or ["window"]
+    signals += sorted(k.removeprefix("logits_") for k in fit[0] if k.startswith("logits_") and ":" in k)
     grid = {}
     for sig in signals:
         for k in DEPTHS:
@@ -191,7 +198,10 @@ def report(recs: list[dict], shown: list[tuple[str, int, float]] | None = None) 
 def main() -> None:
     ap = record_arguments(__doc__, 300)
     ap.add_argument("--show", nargs="*", default=[], metavar="SIGNAL,K,W",
-                    help="re-read orders to show beside the chosen one (window,20,1.0)")
+                    help="re-read orders to show beside the chosen one (window,20,1.0; NAME:window,10,1.0)")
+    ap.add_argument("--passage", nargs="*", default=[], metavar="NAME=DIR", type=lambda x: tuple(x.split("=", 1)),
+                    help="other passage readers (bench.train.passage_reader, .compress) to read the same passages "
+                         "too: their signals are NAME:window, NAME:sentence, NAME:span, chosen among on the fit parts")
     args = ap.parse_args()
     if args.from_records:
         return report([json.loads(line) for line in args.from_records.open()], shown(args.show))
@@ -201,14 +211,15 @@ def main() -> None:
     from localreason.readers import Reader
 
     reader = Reader(models.PASSAGE_DIR, threads=2)
+    others = {name: Reader(Path(folder), threads=2) for name, folder in args.passage}
     recs = []
     for kind in args.kinds:
         if kind == MANUALS:
             settings = load_settings(args.manuals_dir / "libs")
             embedder = make_embedder(models.resolve_embedding_model(settings), cache_root=settings.cache_path)
-            recs += manual_records(args, reader, embedder)
+            recs += manual_records(args, reader, embedder, others)
         else:
-            recs += paragraph_records(kind, args, reader)
+            recs += paragraph_records(kind, args, reader, others)
         print(f"{kind}: {len(recs)} questions read so far", flush=True)
     if args.out:
         with args.out.open("w") as f:
