@@ -323,6 +323,23 @@ def test_names_and_references():
     assert naming_sentence(q, Quote("c", "John Rennie was an engineer.", 0, 1.0), text) is None
 
 
+@pytest.mark.parametrize("naming", ["dpkg-deb packs, unpacks and provides information about archives.",
+                                    "The dpkg-deb program packs and unpacks archives."])
+def test_a_command_named_in_lower_case_is_the_name_a_pronoun_leans_on(naming):
+    """Manuals name commands in lower case: the sentence that names one is the naming sentence (not the capitalised
+    one before it), and "The dpkg-deb program ..." names what it speaks of; "The built-in command ..." does not."""
+    from localreason.reason.candidates import refers_back
+
+    q = "Which program can list the contents of a package?"
+    text = f"See the Debian Policy Manual first.\n\n{naming} It can also list the contents of a package."
+    best = Quote("c", "It can also list the contents of a package.", text.index("It can"), 1.0)
+    named = naming_sentence(q, best, text)
+    assert named is not None and named.text == naming
+    assert not refers_back(naming)
+    assert refers_back("The built-in command lists them.") and refers_back("The program lists them.")
+    assert leans_on_reference(q, "The built-in command lists them.")
+
+
 def test_an_answer_that_leans_on_a_pronoun_also_quotes_the_sentence_that_names(library):
     q = "What is the last name of the engineer who rebuilt the bridge after the flood?"
     a = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=("rebuilt", "flood")))

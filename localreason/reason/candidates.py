@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import WORD, collapse, is_field, prose_line, sentences
+from ..text import STOPWORDS, WORD, collapse, is_field, prose_line, sentences
 
 REFERRING = frozenset("he she they it his her their its him them this these those".split())
 """Words that only refer back to someone or something named before (offer.py, refers_back)."""
@@ -22,11 +22,33 @@ DESCRIPTION = re.compile(r"^\W*(?:(?i:after|then|later|in|on|at|by|when)\b[^,]{0
 Tower was designed ..." names what it speaks of)."""
 
 
+_KINDS = ("program|command|tool|utility|option|package|daemon|script|file|directive|module|function|library|"
+          "service|binary|executable|flag|variable|setting|parameter|key|field")
+_KIND_NAMED = re.compile(rf"\b([a-z][a-z0-9+]*(?:[-_.][a-z0-9+]+)+)\s+(?:{_KINDS})s?\b")
+_OPENING_NAME = re.compile(r"^\W*([a-z][a-z0-9+]*(?:[-_.][a-z0-9+]+)*)\s+[a-z]")
+
+
+def command_names(sentence: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
+    """Names of commands, files and options written in lower case, as manuals write them: a joined word (a hyphen,
+    dot or underscore inside it) before the kind of thing it is ("the dpkg-deb program", "the apt.conf file"), or
+    the word a sentence opens with in lower case ("dpkg-deb packs, unpacks and ..."; "ls lists ..."), that is not
+    one of ``stopwords``. A part of a joined word that is a stop word makes it ordinary ("the built-in command",
+    "a read-only file")."""
+    found = [m.group(1) for m in _KIND_NAMED.finditer(sentence)]
+    opening = _OPENING_NAME.match(sentence)
+    if opening and opening.group(1) not in stopwords:
+        found.insert(0, opening.group(1))
+    return [w for w in dict.fromkeys(found) if not (len(parts := re.split(r"[-_.]", w)) > 1 and set(parts) & stopwords)]
+
+
 def refers_back(sentence: str) -> bool:
     """One of the sentence's first words refers back ("he", "its"), or it opens with a bare description ("The band
-    split in 1970."): who or what it speaks of was named before it."""
+    split in 1970.", not "The dpkg-deb program ..."): who or what it speaks of was named before it."""
     first = [w.lower() for w in WORD.findall(sentence)[:8]]
-    return bool(REFERRING & set(first)) or bool(DESCRIPTION.match(sentence))
+    if REFERRING & set(first):
+        return True
+    bare = DESCRIPTION.match(sentence)
+    return bool(bare) and not any(sentence.find(n) < bare.end() + 1 for n in command_names(sentence, STOPWORDS))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from ..text import STOPWORDS, WORD, sentences
 from ..types import EvidencePacket
 from .calibration import DEFAULT, Calibration
-from .candidates import REFERRING, Quote, reads_like_instructions, refers_back
+from .candidates import REFERRING, Quote, command_names, reads_like_instructions, refers_back
 
 MAX_LEAD = 5
 """The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
@@ -142,10 +142,13 @@ def asks_for_name(question: str) -> bool:
 
 def _names(text: str, skip: set[str]) -> list[str]:
     """Capitalised words of ``text`` that are names: not its first word, not a stop word or pronoun, not in
-    ``skip`` (the question's own words)."""
+    ``skip`` (the question's own words); and the names of commands, files and options written in lower case
+    (candidates.command_names: "dpkg-deb packs ...", "the apt.conf file") that the question does not name."""
     words = WORD.findall(text)
-    return [w for i, w in enumerate(words) if w[:1].isupper() and (i > 0 or w.lower() not in STOPWORDS)
-            and w.lower() not in STOPWORDS and w.lower() not in REFERRING and w.lower() not in skip]  # fmt: skip
+    capitalised = [w for i, w in enumerate(words) if w[:1].isupper() and (i > 0 or w.lower() not in STOPWORDS)
+                   and w.lower() not in STOPWORDS and w.lower() not in REFERRING and w.lower() not in skip]  # fmt: skip
+    commands = [n for n in command_names(text, STOPWORDS | REFERRING) if not set(WORD.findall(n)) <= skip]
+    return capitalised + commands
 
 
 def is_reference(phrase: str) -> bool:
@@ -157,7 +160,7 @@ def is_reference(phrase: str) -> bool:
     if all(w.lower() in REFERRING for w in words):
         return True
     return (len(words) == 2 and words[0].lower() in _DETERMINERS and words[1].isalpha()
-            and not _names(" ".join(["x", *words[1:]]), set()))  # fmt: skip
+            and not _names(" ".join(["of", *words[1:]]), set()))  # fmt: skip
 
 
 def name_run(sentence: str, question: str) -> tuple[int, int] | None:
