@@ -91,6 +91,32 @@ def test_the_reader_sure_of_different_phrases_in_sentences_that_otherwise_agree(
     assert read_apart("When did the committee approve the plan?", a, unsure) is None
 
 
+def test_two_settings_each_with_its_value_are_not_two_answers():
+    """"The cache timeout defaults to 60 seconds." and "The session timeout defaults to 15 minutes.": the reader is
+    sure of both values, the rest of the sentences nearly agree, but they name two settings (a probe's finding)."""
+    ta, tb = "The cache timeout defaults to 60 seconds.", "The session timeout defaults to 15 minutes."
+    a = q(ta, phrase=(ta.index("60"), len(ta) - 1), phrase_margin=6.0, reader=0.9)
+    b = q(tb, "chk_b", phrase=(tb.index("15"), len(tb) - 1), phrase_margin=6.0, reader=0.9)
+    assert read_apart("What is the default timeout?", a, b) is None
+    number = q(tb, "chk_b", phrase=(tb.index("15"), tb.index(" minutes")), phrase_margin=6.0, reader=0.9)
+    tc = ta.replace("cache", "session")
+    same = q(tc, phrase=(tc.index("60"), tc.index(" seconds")), phrase_margin=6.0, reader=0.9)  # the unit left
+    # beside the cut phrase is the answer's own
+    assert read_apart("What is the default session timeout?", same, number) == ("60", "15")
+
+
+def test_a_pair_that_shares_one_word_with_the_question_does_not_outvote_the_sentence_that_says_them_all():
+    """Two guides agree on the session timeout and differ on the upload limit; asked for the default session
+    timeout, "default" alone does not make the upload limits an answer (a probe's finding)."""
+    docs = {"chk_a": ("d1", "Webapp guide (2023)"), "chk_b": ("d2", "Webapp guide (2024)")}
+    best = q("The session timeout defaults to 15 minutes.")
+    a = q("The upload limit defaults to 10 MB per file.")
+    b = q("The upload limit defaults to 25 MB per file.", "chk_b")
+    assert find("What is the default session timeout?", [best, a, b], docs) is None
+    found = find("What is the default upload limit?", [best, a, b], docs)
+    assert found is not None and [s.says for s in found.sides] == ["10 MB", "25 MB"]
+
+
 def test_find_takes_sides_from_different_documents_only():
     docs = {"chk_a": ("d1", "Manual 2023"), "chk_b": ("d2", "Manual 2025"), "chk_c": ("d1", "Manual 2023")}
     a = q("The warranty on the heat pump lasts five years.")

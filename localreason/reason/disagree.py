@@ -204,12 +204,34 @@ def read_apart(question: str, a: Quote, b: Quote, calibration: Calibration = DEF
         if q.reader is None or q.reader < calibration.read_answers:
             return None
         phrases.append(q.text[q.phrase[0]:q.phrase[1]])
-    rest = [WORD.findall((q.text[:q.phrase[0]] + " " + q.text[q.phrase[1]:]).lower()) for q in (a, b)]
-    similarity, _ = _regions(*rest)
+    rest = [WORD.findall(q.text[:q.phrase[0]].lower()) + [_CUT] + WORD.findall(q.text[q.phrase[1]:].lower())
+            for q in (a, b)]  # fmt: skip
+    similarity, regions = _regions(*rest)
     sa, sb = collapse(phrases[0]), collapse(phrases[1])
     if similarity < calibration.disagree_similarity or not _answers_apart(question, sa, sb) or same_value(sa, sb):
         return None
+    if _other_things(question, rest, regions):
+        return None  # "The cache timeout defaults to 60 seconds" / "The session timeout ... 15 minutes"
     return sa, sb
+
+
+_CUT = "\x00"
+"""Where a phrase was taken out of a sentence (read_apart): a difference next to it is the answer's own."""
+
+
+def _other_things(question: str, rest: list[list[str]], regions: list[tuple[int, int, int, int]]) -> bool:
+    """Whether two sentences, their phrases cut out (``rest``), name different things away from the cut: a content
+    word of each side in place of the other's ("cache" / "session"), which the question does not name: two
+    settings, each with its value, not two answers to one question."""
+    asked = {w.lower() for w in WORD.findall(question)}
+    la, lb = rest
+    for i1, i2, j1, j2 in regions:
+        near = _CUT in la[max(0, i1 - 1):i2 + 1] or _CUT in lb[max(0, j1 - 1):j2 + 1]
+        own_a = {w for w in la[i1:i2] if w not in STOPWORDS and w != _CUT} - asked
+        own_b = {w for w in lb[j1:j2] if w not in STOPWORDS and w != _CUT} - asked
+        if own_a and own_b and not near:
+            return True
+    return False
 
 
 def _stems(text: str) -> set[str]:
@@ -275,10 +297,13 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
     top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
     opposed = opposite(question, top, documents, contradiction, calibration)
     asked = _stems(question)
+    covers = [len(_stems(q.text) & asked) for q in top]
     for a, anchor in enumerate(top):
         sides: list[Side] = []
-        speaks = bool(_stems(anchor.text) & asked)  # near-twins on another subject ("two days" / "three days" a
-        # week of remote work, for "When is lunch served?") are no answer to this question, however they differ
+        speaks = covers[a] > 0 and 2 * covers[a] >= max(covers)  # near-twins on another subject ("two days" /
+        # "three days" a week of remote work, for "When is lunch served?"; the upload limit's 10 / 25 MB, which
+        # shares "default" with "What is the default session timeout?" where another sentence says all three
+        # words) are no answer to this question, however they differ
         for o, other in enumerate(top):
             if documents[other.chunk_id][0] == documents[anchor.chunk_id][0]:
                 continue
