@@ -120,6 +120,55 @@ def test_how_to_is_answered_with_the_command(library_of):
     assert "openssl ciphers -v" in first
 
 
+SYNCD = """# syncd configuration reference
+
+The daemon reads /etc/syncd/syncd.toml at start-up.
+
+## max_connections
+
+The largest number of peers served at once. Further peers are refused until one disconnects.
+
+Default: 64
+
+## idle_timeout
+
+Seconds a peer may stay silent before its connection is closed.
+
+Type: integer
+
+Default: 30
+
+## log_file
+
+Where the log is written. When empty, the log goes to the systemd journal.
+
+Default: (empty)
+"""
+
+
+def test_a_default_is_quoted_with_the_setting_it_belongs_to(library_of):
+    """A reference's "Default: 64" lines say nothing of their setting: each is quoted from its entry's heading, and
+    said line by line, without a full stop added (a probe's finding: the default of max_connections was answered
+    with idle_timeout's "Default: 30")."""
+    from localreason.reason.verify import _as_sentence, as_said
+
+    text = SYNCD.replace("# ", "").replace("#", "")
+    heads = frozenset({"syncd configuration reference", "max_connections", "idle_timeout", "log_file"})
+    quoted = [c.text for c in candidates([("c", text)], heads) if "Default" in c.text]
+    assert quoted[0].startswith("max_connections\n") and quoted[0].endswith("Default: 64")
+    assert quoted[1].startswith("idle_timeout\n") and "Type: integer" in quoted[1], "a field between them is fine"
+    said = as_said(quoted[0])
+    assert said == ("max_connections\nThe largest number of peers served at once. Further peers are refused until one "
+                    "disconnects.\nDefault: 64") and _as_sentence(said) == said  # fmt: skip
+    far = "x_opt\n\n" + "A long description of it goes on. " * 14 + "\n\nDefault: 5"
+    assert [c.text for c in candidates([("c", far)], frozenset({"x_opt"}))][-1] == "Default: 5", "too far to quote"
+    lib = library_of({"syncd.md": SYNCD})
+    for q, value in (("What is the default value of max_connections?", "Default: 64"),
+                     ("What is the default idle_timeout?", "Default: 30")):  # fmt: skip
+        first = " ".join(r.quotation for r in reason(lib, q, generator=FakeGenerator()).statements[0].references)
+        assert value in first and q.split()[-1].rstrip("?") in first, (q, first)
+
+
 @pytest.mark.parametrize("line, usage", [
     ("git log [<options>] [<revision-range>] [[--] <path>...]", True),
     ("htpasswd [ -c ] [ -i ] [ -m | -B | -2 ] [ -r rounds ] [ -C cost ] username password", True),

@@ -115,8 +115,36 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
                 s = _with_term(text, spans[i - 1][1] if i else 0, s, headings)
                 s = spans[i - 1][0] if i and s == spans[i][0] and _option_line(text, spans[i - 1], s) else s
                 e = _with_what_follows(text, spans, i, headings)
+                s = _from_heading(text, s, headings) if _generic_field(text[s:e]) else s
                 out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
     return out
+
+
+GENERIC_LABELS = frozenset({"default", "defaults", "default value", "type", "value", "values", "range", "since",
+                            "example", "context", "scope", "unit", "units", "required", "format", "syntax",
+                            "allowed values", "possible values", "valid values", "added in", "status"})  # fmt: skip
+"""Labels of a field that says nothing of what it belongs to ("Default: 64"): a reference's entries share them,
+so such a field is quoted with its entry's heading (``_from_heading``)."""
+HEADED_LINES = 6
+HEADED_CHARS = 400
+
+
+def _generic_field(line: str) -> bool:
+    return is_field(line) and _cells(line) < 2 and _label(line) in GENERIC_LABELS
+
+
+def _from_heading(text: str, start: int, headings: frozenset[str]) -> int:
+    """Where a generic field at ``start`` ("Default: 64") is quoted from: the heading of its entry when that is at
+    most HEADED_LINES lines and HEADED_CHARS characters above it ("max_connections / The largest number of peers
+    served at once. / Default: 64"), so that the value is quoted, and read, with the setting it belongs to; else
+    ``start``. Another generic field between them is fine (a "Type:" line above a "Default:" one)."""
+    lines = [m for m in _LINE.finditer(text, 0, start) if m.group().strip()]
+    for m in reversed(lines[-HEADED_LINES:]):
+        if start - m.start() > HEADED_CHARS:
+            return start
+        if _heading(m.group().strip(), headings):
+            return m.start() + len(m.group()) - len(m.group().lstrip())
+    return start
 
 
 FOLLOW_SPANS = 6

@@ -11,7 +11,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, collapse, prose_line, word_stem
+from ..text import STOPWORDS, collapse, is_field, prose_line, word_stem
 from ..types import PacketChunk
 from .answer import Citation, Reference, Statement
 
@@ -146,15 +146,17 @@ def as_said(quotation: str) -> str:
     follows ("run the following commands:") each on a line of its own while they are not prose (a command, a line
     of configuration): "git stash list" and "git stash show -p" are two commands, not one."""
     parts: list[str] = []
-    block = False
+    block = term = False
     for line in (collapse(raw) for raw in quotation.splitlines()):
         if not line:
             continue
-        if parts and block and not prose_line(line):
-            parts.append("\n" + line)
+        if parts and ((block and not prose_line(line)) or term or is_field(line)):
+            parts.append("\n" + line)  # a command announced, the line after an entry's name, a "Default: 64"
         else:
             parts.append((" " if parts else "") + line)
             block = False
+        term = not parts[1:] and not line.endswith((".", "!", "?", ":", ";", ",")) and not STOPWORDS & set(
+            line.lower().split())  # an entry's name ("max_connections"), not a sentence wrapped at its line's end
         block = block or line.endswith(":")
     return "".join(parts)
 
@@ -172,7 +174,7 @@ def _as_sentence(text: str) -> str:
     command or a line of configuration at its end (``as_said``'s block, ``ssl_certificate /etc/site.crt;``) is
     left as it is written."""
     last = text.rsplit("\n", 1)[-1]
-    if _ENDS_SENTENCE.search(text) or ("\n" in text and not prose_line(last)) or _code(last):
+    if _ENDS_SENTENCE.search(text) or ("\n" in text and not prose_line(last)) or _code(last) or is_field(last):
         return text
     if text.endswith((";", ":", ",", "\u2014", "-")):
         return text.rstrip(";:,\u2014- ") + "\u2026"
