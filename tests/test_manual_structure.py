@@ -169,6 +169,39 @@ def test_a_default_is_quoted_with_the_setting_it_belongs_to(library_of):
         assert value in first and q.split()[-1].rstrip("?") in first, (q, first)
 
 
+BACKUPCTL = """SYNOPSIS
+       backupctl [-f] [-n] [--exclude PATTERN] create SOURCE DEST
+       backupctl restore [--target DIR] ARCHIVE
+
+FILES
+       /etc/backupctl/backupctl.conf
+              The system-wide configuration file.
+
+       ~/.config/backupctl/keys
+              The encryption keys. Keep a copy of this file offline.
+
+ENVIRONMENT
+       BACKUPCTL_HOME
+              Where archives are written when DEST is not given.
+"""
+
+
+def test_a_file_or_variable_of_a_manual_page_is_quoted_with_its_description():
+    """A FILES or ENVIRONMENT entry is a line of its own the splitter takes for a sentence: it is quoted with the
+    description below it, as an option is (a probe's finding: "Where is the configuration file?" was answered
+    "The system-wide configuration file." with no path). Two usage lines are said as two lines."""
+    from localreason.reason.verify import _as_sentence, as_said
+
+    quoted = [c.text for c in candidates([("c", BACKUPCTL)])]
+    assert "/etc/backupctl/backupctl.conf\n              The system-wide configuration file." in quoted
+    assert "~/.config/backupctl/keys\n              The encryption keys." in quoted
+    assert "BACKUPCTL_HOME\n              Where archives are written when DEST is not given." in quoted
+    usage = next(c for c in quoted if "restore" in c)
+    said = as_said(usage)
+    assert said.endswith("create SOURCE DEST\nbackupctl restore [--target DIR] ARCHIVE"), said
+    assert _as_sentence(said) == said
+
+
 @pytest.mark.parametrize("line, usage", [
     ("git log [<options>] [<revision-range>] [[--] <path>...]", True),
     ("htpasswd [ -c ] [ -i ] [ -m | -B | -2 ] [ -r rounds ] [ -C cost ] username password", True),

@@ -113,7 +113,8 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
             header = (header or prev) if _same_list(text[s:e], prev, header) else ""
             if not text[s:e].rstrip().endswith("?") and collapse(text[s:e]) not in headings:
                 s = _with_term(text, spans[i - 1][1] if i else 0, s, headings)
-                s = spans[i - 1][0] if i and s == spans[i][0] and _option_line(text, spans[i - 1], s) else s
+                entry = _entry_line(text, spans[i - 1], s) if i and s == spans[i][0] else None
+                s = s if entry is None else entry
                 e = _with_what_follows(text, spans, i, headings)
                 s = _from_heading(text, s, headings) if _generic_field(text[s:e]) else s
                 out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
@@ -204,13 +205,25 @@ def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) 
     return gap_start + gap.rindex(term)
 
 
-def _option_line(text: str, span: tuple[int, int], start: int) -> bool:
-    """Whether the sentence ``span`` before the one at ``start`` is an option it describes, too long for
-    ``_with_term``'s short lines ("-u, --include-untracked"): on a line of its own, opening with "-", at most
-    TERM_WORDS words, not ending as a sentence does, the description on the next line."""
-    line = text[span[0]:span[1]].strip()
-    before, gap = text[text.rfind("\n", 0, span[0]) + 1:span[0]], text[span[1]:start]
-    return line.startswith("-") and _term_like(line) and not before.strip() and gap.count("\n") == 1 and not gap.strip()
+_ENTRY = re.compile(r"-|/|~/|\$|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+"""How an entry of a manual's OPTIONS, FILES or ENVIRONMENT list opens: an option, a path, a variable."""
+
+
+def _entry_line(text: str, span: tuple[int, int], start: int) -> int | None:
+    """Where the option, file or variable that the sentence at ``start`` describes begins, when the sentence
+    ``span`` before it is one, too long for ``_with_term``'s short lines ("-u, --include-untracked",
+    "/etc/backupctl/backupctl.conf"): on a line of its own (after a section name in capitals the splitter ran into
+    it, "ENVIRONMENT"), opening as an entry does (``_ENTRY``), at most TERM_WORDS words, not ending as a sentence
+    does, the description on the next line; else None."""
+    seg = text[span[0]:span[1]]
+    cut = seg.rfind("\n") + 1
+    if any(ln.strip() and not _heading(ln.strip(), frozenset()) for ln in seg[:cut].splitlines()):
+        return None
+    line = seg[cut:].strip()
+    before, gap = text[text.rfind("\n", 0, span[0] + cut) + 1:span[0] + cut], text[span[1]:start]
+    if _ENTRY.match(line) and _term_like(line) and not before.strip() and gap.count("\n") == 1 and not gap.strip():
+        return span[0] + cut + len(seg[cut:]) - len(seg[cut:].lstrip())
+    return None
 
 
 def _term_like(line: str) -> bool:
@@ -222,7 +235,8 @@ def _term_like(line: str) -> bool:
 def _heading(line: str, headings: frozenset[str]) -> bool:
     """A heading of the document (its titles and section headings), a line marked as one by the page's own anchor
     sign ("Options \u00b6"), or a manual page's section name in capitals ("OPTIONS", "SEE ALSO")."""
-    return collapse(line) in headings or line.endswith("\u00b6") or (line.isupper() and len(line.split()) <= 4)
+    return collapse(line) in headings or line.endswith("\u00b6") or (line.isupper() and len(line.split()) <= 4
+                                                                    and "_" not in line)  # not "BACKUPCTL_HOME"
 
 
 def _same_list(line: str, prev: str, header: str) -> bool:

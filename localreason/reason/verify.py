@@ -144,14 +144,17 @@ _ENDS_SENTENCE = re.compile(r"[.!?…][\"'\u201d\u2019)\]]*$")
 def as_said(quotation: str) -> str:
     """A quotation as a statement says it: whitespace runs collapsed, but the lines after one that announces what
     follows ("run the following commands:") each on a line of its own while they are not prose (a command, a line
-    of configuration): "git stash list" and "git stash show -p" are two commands, not one."""
+    of configuration): "git stash list" and "git stash show -p" are two commands, not one. So are two commands in a
+    row (a SYNOPSIS's usage lines), a field ("Default: 64") and the line after an entry's name."""
     parts: list[str] = []
-    block = term = False
+    block = term = code = False
     for line in (collapse(raw) for raw in quotation.splitlines()):
         if not line:
             continue
-        if parts and ((block and not prose_line(line)) or term or is_field(line)):
-            parts.append("\n" + line)  # a command announced, the line after an entry's name, a "Default: 64"
+        own = (block and not prose_line(line)) or term or is_field(line) or (code and _code(line))
+        code = _code(line)
+        if parts and own:  # a command announced, the line after an entry's name, a "Default: 64", two usage lines
+            parts.append("\n" + line)
         else:
             parts.append((" " if parts else "") + line)
             block = False
@@ -161,7 +164,7 @@ def as_said(quotation: str) -> str:
     return "".join(parts)
 
 
-_CODE_SIGNS = re.compile(r"[/;={}$@<>|]|(?:^|\s)--?\w")
+_CODE_SIGNS = re.compile(r"[/;={}$@<>|]|(?:^|[\s[|])--?\w")
 
 
 def _code(line: str) -> bool:
