@@ -202,6 +202,38 @@ def test_a_file_or_variable_of_a_manual_page_is_quoted_with_its_description():
     assert _as_sentence(said) == said
 
 
+QUARRY = """# Installing Quarry
+
+Quarry is a self-hosted search server for log files.
+
+## Requirements
+
+- Linux with kernel 5.4 or newer
+- 2 GB of RAM
+- PostgreSQL 14 or newer
+
+## Start the service
+
+To start Quarry and enable it at boot, run:
+
+    sudo systemctl enable --now quarry
+"""
+
+
+def test_the_items_of_a_list_are_quotable_beside_passages_of_sentences(library_of):
+    """A requirements list has no sentence: its items are its lines, each quotable although other passages hold
+    sentences, and a short item is not glued to the next as its term (a probe's finding: "How much RAM does Quarry
+    need?" was refused, the list never offered)."""
+    items = "Requirements\n\nLinux with kernel 5.4 or newer\n\n2 GB of RAM\n\nPostgreSQL 14 or newer"
+    got = [c.text for c in candidates([("a", "Quarry is a search server for log files."), ("b", items)],
+                                      frozenset({"Requirements"}))]  # fmt: skip
+    assert got[1:] == ["Linux with kernel 5.4 or newer", "2 GB of RAM", "PostgreSQL 14 or newer"], got
+    assert [c.text for c in candidates([("a", "Router manual (vendor)"), ("b", "It is red.")])] == ["It is red."]
+    lib = library_of({"install.md": QUARRY})
+    a = reason(lib, "How much RAM does Quarry need?", generator=FakeGenerator())
+    assert a.statements and a.statements[0].references[0].quotation == "2 GB of RAM", a.to_dict()
+
+
 @pytest.mark.parametrize("line, usage", [
     ("git log [<options>] [<revision-range>] [[--] <path>...]", True),
     ("htpasswd [ -c ] [ -i ] [ -m | -B | -2 ] [ -r rounds ] [ -C cost ] username password", True),

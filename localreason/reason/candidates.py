@@ -107,6 +107,8 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
     out: list[Candidate] = []
     for rank, (chunk_id, text) in enumerate(chunks):
         spans = sentences(text)
+        if not any(is_sentence_like(text[s:e]) for s, e in spans):
+            spans = _lines(text)  # a list ("2 GB of RAM" is too short for the splitter): each item a line
         header = ""  # a row's context is its table's header row; a field's, the first field of its list
         for i, (s, e) in enumerate(spans):
             prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
@@ -146,6 +148,12 @@ def _from_heading(text: str, start: int, headings: frozenset[str]) -> int:
         if _heading(m.group().strip(), headings):
             return m.start() + len(m.group()) - len(m.group().lstrip())
     return start
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``text`` that has a word, its edges' spaces left out."""
+    return [(m.start() + len(m.group()) - len(m.group().lstrip()), m.start() + len(m.group().rstrip()))
+            for m in _LINE.finditer(text) if WORD.search(m.group())]  # fmt: skip
 
 
 FOLLOW_SPANS = 6
@@ -271,8 +279,15 @@ def candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozens
     out = [c for c in _all_candidates(chunks, headings) if not reads_like_instructions(c.text)]
     if headings and not out:  # every line equals a heading (a sentence used as a heading, too): quote them
         out = [c for c in _all_candidates(chunks) if not reads_like_instructions(c.text)]
-    # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any.
-    return [c for c in out if is_sentence_like(c.text)] or out
+    # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any. A passage with none
+    # is a list (a section's "2 GB of RAM" / "PostgreSQL 14 or newer"): its lines are what it says.
+    listed = {c.chunk_id for c in out} - {c.chunk_id for c in out if is_sentence_like(c.text)}
+    return [c for c in out if is_sentence_like(c.text) or (c.chunk_id in listed and _listed(c, out))] or out
+
+
+def _listed(cand: Candidate, cands: list[Candidate]) -> bool:
+    """Whether ``cand`` is one of two or more lines of its passage: an item of a list, not a lone title."""
+    return sum(c.chunk_id == cand.chunk_id for c in cands) >= 2
 
 
 def instruction_sentences(chunks: list[tuple[str, str]]) -> list[Candidate]:
