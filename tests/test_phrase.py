@@ -346,3 +346,21 @@ def test_narrowing_an_unsure_offer_keeps_the_sentence_that_names_with_the_closes
     joined = Offer([naming, best, other], 2, True, joined=True)
     assert joined.narrowed() == Offer([naming, best], 2, True, joined=True), "a smaller prompt keeps the pair"
     assert Offer([best, other], 1, True).narrowed() == Offer([best], 1, True)
+
+
+def test_a_phrase_keeps_the_words_that_bound_it_and_a_question_is_no_phrase():
+    """"12 characters long" for "at least 12 characters long" says an exact length for a minimum; "How many days"
+    (a description that opens as a question does) answers nothing (a probe's findings)."""
+    from localreason.reason.phrase import sure_phrase
+
+    def shown(sentence: str, phrase: str) -> str | None:
+        at = sentence.index(phrase)
+        span = sure_phrase(sentence, (at, at + len(phrase)), 9.0, 4.0)
+        return None if span is None else sentence[span[0]:span[1]]
+
+    assert shown("Passwords must be at least 12 characters long.", "12 characters long") == "at least 12 characters long"
+    assert shown("Keep up to 3 backups.", "3 backups") == "up to 3 backups"
+    assert shown("The tank holds about 40 litres.", "40 litres") == "about 40 litres"
+    assert shown("A book about cats.", "cats") == "cats", "a bound before a number only"
+    assert shown("How many days deleted files are kept in the trash.", "How many days") is None
+    assert shown("The trash keeps files for 14 days.", "14 days") == "14 days"
