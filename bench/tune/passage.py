@@ -30,6 +30,7 @@ Amazon reviews), which no reader was trained on and no choice here saw.
     python -m bench.tune.passage --held-out 60 --fit-eval 21        # the packaged readers (docs/benchmarks.md)
     python -m bench.tune.passage --sentence-reader DIR --passage DIR  # others (bench.train.*, bench.train.compress)
     python -m bench.tune.passage --ranking --held-out 60              # the ranking: each sentence embedded once or twice
+    python -m bench.tune.passage --manuals --passage DIR              # the gates chosen on the fit manuals too
 
 The shipped run adds a sixth: today's reader with the type veto and a phrase shown only when the passage reader
 agrees (read.second_reading; its margin and mass chosen by ``choose_agreement``).
@@ -120,15 +121,20 @@ def passage_read(recs: list[dict], reader, k: int, signal: str = "mass", into: s
                        "beforeMargin": None, "noAnswer": None}  # fmt: skip
 
 
-def collect(data_dir: Path, qa_data, embedder, sentence_reader, plan: dict, cached_only: bool = False) -> dict:
-    """{(domain, half): records}, cached under data_dir/passage-records keyed by the code that ranks and the
-    sentence reader's weights."""
+def _records_key(sentence_reader) -> str:
+    """The records' cache key: the code that ranks and the sentence reader's weights."""
     key = hashlib.sha256()
     for code in ("reason/candidates.py", "reason/ranking.py", "reason/gate.py", "text.py", "reason/offer.py",
                  "search/progressive.py", "search/packet.py"):  # fmt: skip
         key.update((ROOT / "localreason" / code).read_bytes())
     key.update((sentence_reader.info.folder / "model.bin").read_bytes())
-    key = key.hexdigest()[:12]
+    return key.hexdigest()[:12]
+
+
+def collect(data_dir: Path, qa_data, embedder, sentence_reader, plan: dict, cached_only: bool = False) -> dict:
+    """{(domain, half): records}, cached under data_dir/passage-records keyed by the code that ranks and the
+    sentence reader's weights."""
+    key = _records_key(sentence_reader)
     cache = data_dir / "passage-records"
     cache.mkdir(parents=True, exist_ok=True)
     out = {}
@@ -142,6 +148,51 @@ def collect(data_dir: Path, qa_data, embedder, sentence_reader, plan: dict, cach
             continue
         out[(name, half)] = T.recorded((data_dir, qa_data), embedder, name, counts,
                                        lambda lib, qs: records(lib, sentence_reader, qs), path)  # fmt: skip
+    return out
+
+
+MANUAL_CALIBRATION = ("manual:sqlite", "manual:debian-reference", "manual:debian-handbook")
+"""The fit manuals, whose fit halves join new_wiki's in the choice of the phrase gate (--manuals): a second kind of
+text, the one users meet most. The held-out manual (Apache) is in no choice."""
+
+
+def manual_questions(manual: str) -> list:
+    """The fit half of a fit manual's questions (bench/data/manuals.py) as qa_sets.Question: answerable with their
+    gold answers, and its unanswerable ones."""
+    from bench.data import manuals as M
+    from bench.quality.manuals import _unanswerable_half
+
+    out = []
+    for q in M.questions(manual):
+        unanswerable = q.kind == "unanswerable"
+        half = _unanswerable_half(manual, q.id) if unanswerable else M.page_half(manual, q.page)
+        if half == "fit":
+            out.append(qa_sets.Question(q.question, "unanswerable" if unanswerable else "answerable",
+                                        [] if unanswerable else list(q.answers), "fit", q.page))  # fmt: skip
+    return out
+
+
+def collect_manuals(manuals_dir: Path, embedder, sentence_reader, cached_only: bool = False) -> dict:
+    """{("manual:<name>", "fit"): records} of the fit manuals' fit halves, cached as ``collect``'s are (the
+    libraries are bench.quality.manuals's, under ``manuals_dir``)."""
+    from bench.quality.manuals import library
+
+    key = _records_key(sentence_reader)
+    cache = manuals_dir / "passage-records"
+    cache.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name in MANUAL_CALIBRATION:
+        manual = name.split(":", 1)[1]
+        path = cache / f"{manual}-fit-{key}-v{RECORDS}.json"
+        if path.is_file():
+            out[(name, "fit")] = json.loads(path.read_text())
+        elif not cached_only:
+            lib = library(manual, manuals_dir, embedder)
+            t = time.perf_counter()
+            out[(name, "fit")] = records(lib, sentence_reader, manual_questions(manual))
+            print(f"  {name} (fit half): {len(out[(name, 'fit')])} questions in {time.perf_counter() - t:.0f} s")
+            path.write_text(json.dumps(out[(name, "fit")]))
+            lib.close()
     return out
 
 
@@ -246,13 +297,13 @@ def mean_of(data: dict, names, half: str, cfg: dict) -> dict:
     return {c: statistics.fmean([r[c] for r in rows if r[c] == r[c]] or [float("nan")]) for c in COLUMNS}
 
 
-def choose_least(data: dict, cfg: dict) -> dict:
+def choose_least(data: dict, cfg: dict, names=tuple(T.CALIBRATION)) -> dict:
     """``cfg`` with the lowest phrase probability (PROBABILITIES) whose shown phrases are right for at least
     TARGET_PRECISION of the calibration fit halves' questions they are shown for (pooled); the highest tried when
     none reaches it."""
     rows = []
     for p in PROBABILITIES:
-        f = pooled(data, T.CALIBRATION, "fit", {**cfg, "least": p})
+        f = pooled(data, names, "fit", {**cfg, "least": p})
         rows.append((p, f))
         print(f"    probability >= {p:.2f}: shown {f['shown']:.3f} right {f['right']:.3f} precision {f['precision']:.3f}"
               f" ({f['nshown']} shown)", flush=True)  # fmt: skip
@@ -260,14 +311,15 @@ def choose_least(data: dict, cfg: dict) -> dict:
     return {**cfg, "least": ok[0] if ok else PROBABILITIES[-1]}
 
 
-def choose_agreement(data: dict, cfg: dict) -> dict:
+def choose_agreement(data: dict, cfg: dict, names=tuple(T.CALIBRATION)) -> dict:
     """``cfg`` (the sentence reader's) with the phrase margin and the passage reader's phrase mass (``agree``) that
-    show the most right phrases on the calibration fit halves while their precision (pooled) is at least
-    TARGET_PRECISION; the strictest tried when none reaches it."""
+    show the most right phrases on the fit halves of ``names`` (the calibration domains; with --manuals the fit
+    manuals too) while their precision (pooled) is at least TARGET_PRECISION; the strictest tried when none
+    reaches it."""
     best = None
     for pm in (0.0, 2.0, 4.0, 6.0):
         for least in PROBABILITIES:
-            f = pooled(data, T.CALIBRATION, "fit", {**cfg, "pm": pm, "agree": least})
+            f = pooled(data, names, "fit", {**cfg, "pm": pm, "agree": least})
             print(f"    margin >= {pm:.0f}, passage mass >= {least:.2f}: shown {f['shown']:.3f} right {f['right']:.3f}"
                   f" precision {f['precision']:.3f} ({f['nshown']} shown)", flush=True)  # fmt: skip
             if f["precision"] >= TARGET_PRECISION and f["nshown"] >= 5 and (best is None or f["right"] > best[0]):
@@ -296,7 +348,8 @@ def report(views: dict[str, dict], runs: dict[str, tuple[str, dict]]) -> None:
     """One table per domain (then the group means): a row per run, COLUMNS."""
     keys = sorted({k for v in views.values() for k in v}, key=lambda k: (k[0] not in qa_sets.HELD_OUT, k))
     groups = {"[held out, mean of the two]": (qa_sets.HELD_OUT, "eval"),
-              "[fit domains, eval half]": (qa_sets.FIT, "eval"), "[calibration, fit half]": (T.CALIBRATION, "fit")}
+              "[fit domains, eval half]": (qa_sets.FIT, "eval"), "[calibration, fit half]": (T.CALIBRATION, "fit"),
+              "[fit manuals, fit half]": (MANUAL_CALIBRATION, "fit")}
     for key in keys + list(groups):
         label = key if isinstance(key, str) else f"{key[0]} ({key[1]} half)"
         print(f"\n{label}")
@@ -364,6 +417,9 @@ def arguments() -> argparse.Namespace:
                     "(a third as many near-miss, off-topic and unanswerable)")  # fmt: skip
     ap.add_argument("--held-out", type=int, default=40)
     ap.add_argument("--cached-only", action="store_true")
+    ap.add_argument("--manuals", action="store_true", help="choose the phrase gates on the fit manuals' fit halves too "
+                    "(bench/data/manuals.py; their libraries are bench.quality.manuals's, under --manuals-dir)")
+    ap.add_argument("--manuals-dir", type=Path, default=ROOT / ".cache" / "manuals")
     ap.add_argument("--ranking", action="store_true", help="only the ranking's cosines, embedded once against twice")
     return ap.parse_args()
 
@@ -386,6 +442,10 @@ def main() -> None:
         return
     data = collect(args.data_dir, args.qa_data, embedder, sentence, plan, args.cached_only)
     data.update(collect(args.data_dir, args.qa_data, embedder, sentence, fit_plan, args.cached_only))
+    names = tuple(T.CALIBRATION)
+    if args.manuals:
+        data.update(collect_manuals(args.manuals_dir, embedder, sentence, args.cached_only))
+        names += MANUAL_CALIBRATION
     for recs in data.values():
         passage_read(recs, passage, 8, "mass", "p3")
         passage_read(recs, passage, 8, "probability", "p3p")
@@ -400,13 +460,14 @@ def main() -> None:
     for which, label in (("p3", "phrase mass"), ("p3p", "span probability")):
         for veto in (False, True):
             print(f"  {label}, {'with' if veto else 'without'} the type veto:")
-            picked[(which, veto)] = choose_least(views[which], {**chosen, "veto": veto})
+            picked[(which, veto)] = choose_least(views[which], {**chosen, "veto": veto}, names)
     print("chosen thresholds: " + ", ".join(f"{w} veto={v}: {c['least']}" for (w, v), c in picked.items()))
     for veto in (False, True):
         print(f"  today's reader, its phrase mass, {'with' if veto else 'without'} the type veto:")
-        picked[("s2", veto)] = choose_least(views["s2"], {**today_cfg(), "phrase": "probability", "veto": veto})
+        picked[("s2", veto)] = choose_least(views["s2"], {**today_cfg(), "phrase": "probability", "veto": veto},
+                                            names)  # fmt: skip
     print("  today's reader + type veto, shown when the passage reader agrees:")
-    agreeing = choose_agreement(views["s2"], {**today_cfg(), "veto": True})
+    agreeing = choose_agreement(views["s2"], {**today_cfg(), "veto": True}, names)
     print(f"chosen: margin {agreeing['pm']}, passage mass {agreeing['agree']}")
     runs = {"features only": ("s2", {"rank": "features", "ratio": 0.2, "gate": "old"}),
             "today's + veto + passage agrees": ("s2", agreeing),
