@@ -103,18 +103,28 @@ def test_two_settings_each_with_its_value_are_not_two_answers():
     same = q(tc, phrase=(tc.index("60"), tc.index(" seconds")), phrase_margin=6.0, reader=0.9)  # the unit left
     # beside the cut phrase is the answer's own
     assert read_apart("What is the default session timeout?", same, number) == ("60", "15")
+    tc, td = "The bridge opened to traffic in 1932.", "The bridge opened to cars in 1933."
+    c = q(tc, phrase=(tc.index("1932"), tc.index("1932") + 4), phrase_margin=6.0, reader=0.9)
+    d = q(td, "chk_b", phrase=(td.index("1933"), td.index("1933") + 4), phrase_margin=6.0, reader=0.9)
+    assert read_apart("When did the bridge open?", c, d) == ("1932", "1933"), "two answers in their own words"
 
 
 def test_a_pair_that_shares_one_word_with_the_question_does_not_outvote_the_sentence_that_says_them_all():
     """Two guides agree on the session timeout and differ on the upload limit; asked for the default session
     timeout, "default" alone does not make the upload limits an answer (a probe's finding)."""
-    docs = {"chk_a": ("d1", "Webapp guide (2023)"), "chk_b": ("d2", "Webapp guide (2024)")}
-    best = q("The session timeout defaults to 15 minutes.")
-    a = q("The upload limit defaults to 10 MB per file.")
-    b = q("The upload limit defaults to 25 MB per file.", "chk_b")
+    docs = {"chk_a": ("d1", "Webapp guide (2023)"), "chk_b": ("d2", "Webapp guide (2024)"), "chk_c": ("d3", "Notes")}
+    best = q("The session timeout defaults to 15 minutes.", reader=0.9)
+    a = q("The upload limit defaults to 10 MB per file.", reader=0.2)
+    b = q("The upload limit defaults to 25 MB per file.", "chk_b", reader=0.2)
     assert find("What is the default session timeout?", [best, a, b], docs) is None
     found = find("What is the default upload limit?", [best, a, b], docs)
     assert found is not None and [s.says for s in found.sides] == ["10 MB", "25 MB"]
+    # a sentence that says more of the question's words but does not answer it outvotes nobody (a review's case)
+    ask = "In what year did the Sydney Harbour Bridge first open to traffic?"
+    ctx = q("Traffic first crossed Sydney Harbour by ferry, long before any bridge.", "chk_c", reader=0.05)
+    a, b = q("The bridge was opened in 1932 by the premier."), q("The bridge was opened in 1933 by the premier.", "chk_b")
+    found = find(ask, [ctx, a, b], docs)
+    assert found is not None and [s.says for s in found.sides] == ["1932", "1933"]
 
 
 def test_find_takes_sides_from_different_documents_only():

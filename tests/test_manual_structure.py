@@ -162,6 +162,15 @@ def test_a_default_is_quoted_with_the_setting_it_belongs_to(library_of):
                     "disconnects.\nDefault: 64") and _as_sentence(said) == said  # fmt: skip
     far = "x_opt\n\n" + "A long description of it goes on. " * 14 + "\n\nDefault: 5"
     assert [c.text for c in candidates([("c", far)], frozenset({"x_opt"}))][-1] == "Default: 5", "too far to quote"
+    short = "port\n\nThe port to listen on.\n\nDefault: 8080\n\nhost\n\nThe address to bind to.\n\nDefault: 127.0.0.1\n"
+    kept = [c.text for c in candidates([("c", short), ("d", "It is fine.")], frozenset({"port", "host"}))]
+    assert "port\n\nThe port to listen on.\n\nDefault: 8080" in kept, "a short entry's default is kept (a review's case)"
+    man = "OPTIONS\n--timeout N\nSeconds to wait.\nDefault: 30\n--retries N\nNumber of tries.\nDefault: 5\n"
+    assert [c.text for c in candidates([("c", man)]) if c.text.endswith("Default: 5")] == [
+        "--retries N\nNumber of tries.\nDefault: 5"], "from its own option's line, not the entry above"  # fmt: skip
+    unnamed = "timeout\n\nSeconds to wait.\n\nDefault: 30\n\nretries\n\nNumber of tries.\n\nDefault: 5\n"
+    assert [c.text for c in candidates([("c", unnamed)], frozenset({"timeout"}))][-1] == "Default: 5", \
+        "another entry's Default ends the search"  # fmt: skip
     lib = library_of({"syncd.md": SYNCD})
     for q, value in (("What is the default value of max_connections?", "Default: 64"),
                      ("What is the default idle_timeout?", "Default: 30")):  # fmt: skip
@@ -229,6 +238,9 @@ def test_the_items_of_a_list_are_quotable_beside_passages_of_sentences(library_o
                                       frozenset({"Requirements"}))]  # fmt: skip
     assert got[1:] == ["Linux with kernel 5.4 or newer", "2 GB of RAM", "PostgreSQL 14 or newer"], got
     assert [c.text for c in candidates([("a", "Router manual (vendor)"), ("b", "It is red.")])] == ["It is red."]
+    for links in ("See also\nList of rivers of France\nGeography of France", "Contents\n\nHistory\n\nEconomy"):
+        assert [c.text for c in candidates([("a", "It is red."), ("b", links)], frozenset({"See also", "Contents"}))
+                ] == ["It is red."], "links and a table of contents are no list of answers"  # fmt: skip
     lib = library_of({"install.md": QUARRY})
     a = reason(lib, "How much RAM does Quarry need?", generator=FakeGenerator())
     assert a.statements and a.statements[0].references[0].quotation == "2 GB of RAM", a.to_dict()

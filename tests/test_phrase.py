@@ -358,7 +358,10 @@ def test_a_phrase_keeps_the_words_that_bound_it_and_a_question_is_no_phrase():
         span = sure_phrase(sentence, (at, at + len(phrase)), 9.0, 4.0)
         return None if span is None else sentence[span[0]:span[1]]
 
-    assert shown("Passwords must be at least 12 characters long.", "12 characters long") == "at least 12 characters long"
+    assert shown("Passwords must be at least 12 characters long.", "12 characters long") == \
+        "at least 12 characters long"  # fmt: skip
+    assert shown("He valued loyalty more than money.", "money") == "money", "a bound of a number only"
+    assert shown("The flood came when the river broke its banks.", "when the river broke its banks") is not None
     assert shown("Keep up to 3 backups.", "3 backups") == "up to 3 backups"
     assert shown("The tank holds about 40 litres.", "40 litres") == "about 40 litres"
     assert shown("A book about cats.", "cats") == "cats", "a bound before a number only"

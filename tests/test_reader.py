@@ -328,7 +328,8 @@ def test_names_and_references():
 def test_a_command_named_in_lower_case_is_the_name_a_pronoun_leans_on(naming):
     """Manuals name commands in lower case: the sentence that names one is the naming sentence (not the capitalised
     one before it), and "The dpkg-deb program ..." names what it speaks of; "The built-in command ..." does not."""
-    from localreason.reason.candidates import refers_back
+    from localreason.reason.candidates import command_names, refers_back
+    from localreason.text import STOPWORDS
 
     q = "Which program can list the contents of a package?"
     text = f"See the Debian Policy Manual first.\n\n{naming} It can also list the contents of a package."
@@ -338,6 +339,10 @@ def test_a_command_named_in_lower_case_is_the_name_a_pronoun_leans_on(naming):
     assert not refers_back(naming)
     assert refers_back("The built-in command lists them.") and refers_back("The program lists them.")
     assert leans_on_reference(q, "The built-in command lists them.")
+    for ordinary in ("The two-year program drew students.", "- install the notes viewer to read it"):
+        assert not command_names(ordinary, STOPWORDS), ordinary
+    assert refers_back("The two-year program drew students.")
+    assert command_names("ls lists the files.", STOPWORDS) == ["ls"]
 
 
 def test_an_answer_that_leans_on_a_pronoun_also_quotes_the_sentence_that_names(library):

@@ -515,6 +515,7 @@ def test_commands_and_configuration_lines_are_said_as_they_are_written():
     assert as_said("The warranty lasts two years\nfrom the date of purchase.") == ("The warranty lasts two years from "
                                                                                   "the date of purchase.")  # fmt: skip
     assert as_said("It works as follows:\nThe first one is read.") == "It works as follows: The first one is read."
+    assert as_said("Marie Curie won two Nobel Prizes\nin physics.") == "Marie Curie won two Nobel Prizes in physics."
     chunk = PacketChunk("c1", "d1", "Notes", block + "\nssl_certificate /etc/ssl/certs/site.crt;\n")
     quotes = [block.strip(), "ssl_certificate /etc/ssl/certs/site.crt;"]
     v = verify([{"text": "", "references": [{"chunkId": "c1", "quotation": q}]} for q in quotes], {"c1": chunk},

@@ -199,7 +199,7 @@ def main() -> None:
     ap = record_arguments(__doc__, 300)
     ap.add_argument("--show", nargs="*", default=[], metavar="SIGNAL,K,W",
                     help="re-read orders to show beside the chosen one (window,20,1.0; NAME:window,10,1.0)")
-    ap.add_argument("--passage", nargs="*", default=[], metavar="NAME=DIR", type=lambda x: tuple(x.split("=", 1)),
+    ap.add_argument("--passage", nargs="*", default=[], metavar="NAME=DIR", type=_named_folder,
                     help="other passage readers (bench.train.passage_reader, .compress) to read the same passages "
                          "too: their signals are NAME:window, NAME:sentence, NAME:span, chosen among on the fit parts")
     args = ap.parse_args()
@@ -226,6 +226,15 @@ def main() -> None:
             for r in recs:
                 f.write(json.dumps(r) + "\n")
     report(recs, shown(args.show))
+
+
+def _named_folder(text: str) -> tuple[str, str]:
+    import argparse
+
+    name, sep, folder = text.partition("=")
+    if not sep or not name or not folder:
+        raise argparse.ArgumentTypeError(f"{text!r}: write it as NAME=FOLDER (new=.cache/qa/reader/passage)")
+    return name, folder
 
 
 def shown(triples: list[str]) -> list[tuple[str, int, float]]:

@@ -22,21 +22,35 @@ DESCRIPTION = re.compile(r"^\W*(?:(?i:after|then|later|in|on|at|by|when)\b[^,]{0
 Tower was designed ..." names what it speaks of)."""
 
 
-_KINDS = ("program|command|tool|utility|option|package|daemon|script|file|directive|module|function|library|"
-          "service|binary|executable|flag|variable|setting|parameter|key|field")
+_KINDS = "program|command|tool|utility|package|daemon|script|binary|executable|file|directive|option|variable"
 _KIND_NAMED = re.compile(rf"\b([a-z][a-z0-9+]*(?:[-_.][a-z0-9+]+)+)\s+(?:{_KINDS})s?\b")
-_OPENING_NAME = re.compile(r"^\W*([a-z][a-z0-9+]*(?:[-_.][a-z0-9+]+)*)\s+[a-z]")
+_OPENING_NAME = re.compile(r"^\W*([a-z][a-z0-9+]*(?:[-_.][a-z0-9+]+)*)\s+([a-z]+)")
+_ORDINARY_PARTS = frozenset("year month week day hour minute second time part party source way level state end "
+                            "side term page line".split())  # fmt: skip
+"""Parts of a hyphenated word of ordinary English ("two-year program", "open-source package"), not a command's."""
+
+
+def _code_like(word: str) -> bool:
+    """A joined word as software names it: an underscore, a dot, a digit or a plus in it ("apt.conf", "python3",
+    "g++"), or hyphens between parts none of which is ordinary English ("dpkg-deb"; not "two-year", "state-owned",
+    "award-winning")."""
+    if re.search(r"[_.+\d]", word):
+        return True
+    parts = word.split("-")
+    return len(parts) > 1 and not any(p in _ORDINARY_PARTS or p.endswith(("ed", "ing")) for p in parts)
 
 
 def command_names(sentence: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """Names of commands, files and options written in lower case, as manuals write them: a joined word (a hyphen,
-    dot or underscore inside it) before the kind of thing it is ("the dpkg-deb program", "the apt.conf file"), or
-    the word a sentence opens with in lower case ("dpkg-deb packs, unpacks and ..."; "ls lists ..."), that is not
+    dot or underscore inside it, ``_code_like``) before the kind of thing it is ("the dpkg-deb program", "the
+    apt.conf file"), or the word a sentence opens with in lower case when it is joined so or the verb after it
+    says what it does ("dpkg-deb packs, unpacks and ..."; "ls lists ..."; not "install the viewer"), that is not
     one of ``stopwords``. A part of a joined word that is a stop word makes it ordinary ("the built-in command",
     "a read-only file")."""
-    found = [m.group(1) for m in _KIND_NAMED.finditer(sentence)]
+    found = [m.group(1) for m in _KIND_NAMED.finditer(sentence) if _code_like(m.group(1))]
     opening = _OPENING_NAME.match(sentence)
-    if opening and opening.group(1) not in stopwords:
+    if opening and opening.group(1) not in stopwords and (_code_like(opening.group(1)) or (
+            opening.group(2).endswith("s") and opening.group(2) not in stopwords)):
         found.insert(0, opening.group(1))
     return [w for w in dict.fromkeys(found) if not (len(parts := re.split(r"[-_.]", w)) > 1 and set(parts) & stopwords)]
 
@@ -98,7 +112,9 @@ class Quote:
 def is_sentence_like(text: str) -> bool:
     """Ends like a sentence, is long enough to be one, or is a field ("Weight: 11 kg", a table row);
     unlike a heading."""
-    return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8 or is_field(text)
+    last = text.rsplit("\n", 1)[-1]  # a field quoted from its entry's heading ("port / ... / Default: 8080")
+    return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8 or is_field(text) \
+        or is_field(last)  # fmt: skip
 
 
 def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozenset()) -> list[Candidate]:
@@ -106,9 +122,8 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
     (a FAQ heading answers nothing; a section heading in a chunk's text names its topic)."""
     out: list[Candidate] = []
     for rank, (chunk_id, text) in enumerate(chunks):
-        spans = sentences(text)
-        if not any(is_sentence_like(text[s:e]) for s, e in spans):
-            spans = _lines(text)  # a list ("2 GB of RAM" is too short for the splitter): each item a line
+        spans = _lines(text) if _is_list(text) else sentences(text)  # a list's items: "2 GB of RAM" is too short
+        # for the splitter
         header = ""  # a row's context is its table's header row; a field's, the first field of its list
         for i, (s, e) in enumerate(spans):
             prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
@@ -137,23 +152,44 @@ def _generic_field(line: str) -> bool:
 
 
 def _from_heading(text: str, start: int, headings: frozenset[str]) -> int:
-    """Where a generic field at ``start`` ("Default: 64") is quoted from: the heading of its entry when that is at
-    most HEADED_LINES lines and HEADED_CHARS characters above it ("max_connections / The largest number of peers
-    served at once. / Default: 64"), so that the value is quoted, and read, with the setting it belongs to; else
-    ``start``. Another generic field between them is fine (a "Type:" line above a "Default:" one)."""
+    """Where a generic field at ``start`` ("Default: 64") is quoted from: the heading of its entry, or the option
+    line that opens it ("--timeout N"), when that is at most HEADED_LINES lines and HEADED_CHARS characters above
+    it ("max_connections / The largest number of peers served at once. / Default: 64"), so that the value is
+    quoted, and read, with the setting it belongs to; else ``start``. Another generic field between them is fine
+    (a "Type:" line above a "Default:" one); one of the same label is another entry's, and ends the search."""
     lines = [m for m in _LINE.finditer(text, 0, start) if m.group().strip()]
+    label = _label(text[start:text.find("\n", start) if "\n" in text[start:] else len(text)])
     for m in reversed(lines[-HEADED_LINES:]):
-        if start - m.start() > HEADED_CHARS:
-            return start
-        if _heading(m.group().strip(), headings):
-            return m.start() + len(m.group()) - len(m.group().lstrip())
+        line = m.group().strip()
+        if start - m.start() > HEADED_CHARS or (is_field(line) and _label(line) == label):
+            return start  # too far, or another entry's "Default:": the heading above is not this one's
+        if _heading(line, headings) or (_ENTRY.match(line) and _term_like(line)):
+            return m.start() + len(m.group()) - len(m.group().lstrip())  # a heading, or an option's line
     return start
 
 
+_NAVIGATION = frozenset({"see also", "contents", "table of contents", "references", "external links", "notes",
+                         "further reading", "bibliography", "index", "navigation"})  # fmt: skip
+
+
+def _is_list(text: str) -> bool:
+    """A passage that is a list: no sentence in it, and lines that are items (``_lines``)."""
+    return not any(is_sentence_like(text[s:e]) for s, e in sentences(text)) and bool(_lines(text))
+
+
 def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each line of ``text`` that has a word, its edges' spaces left out."""
+    """(start, end) of each line of ``text`` that is an item of a list: it has a word and is not a title of a few
+    capitalised words ("History", "Economy": a table of contents); none in a passage of links ("See also")."""
+    found = [m for m in _LINE.finditer(text) if WORD.search(m.group())]
+    if not found or collapse(found[0].group()).lower().rstrip(":") in _NAVIGATION:
+        return []
     return [(m.start() + len(m.group()) - len(m.group().lstrip()), m.start() + len(m.group().rstrip()))
-            for m in _LINE.finditer(text) if WORD.search(m.group())]  # fmt: skip
+            for m in found if not _title_only(m.group())]  # fmt: skip
+
+
+def _title_only(line: str) -> bool:
+    words = WORD.findall(line)
+    return len(words) <= 4 and all(w[:1].isupper() or w.lower() in STOPWORDS for w in words)
 
 
 FOLLOW_SPANS = 6
@@ -213,7 +249,7 @@ def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) 
     return gap_start + gap.rindex(term)
 
 
-_ENTRY = re.compile(r"-|/|~/|\$|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+_ENTRY = re.compile(r"-|/|~/|\$[A-Za-z_{]|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 """How an entry of a manual's OPTIONS, FILES or ENVIRONMENT list opens: an option, a path, a variable."""
 
 
@@ -281,7 +317,7 @@ def candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozens
         out = [c for c in _all_candidates(chunks) if not reads_like_instructions(c.text)]
     # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any. A passage with none
     # is a list (a section's "2 GB of RAM" / "PostgreSQL 14 or newer"): its lines are what it says.
-    listed = {c.chunk_id for c in out} - {c.chunk_id for c in out if is_sentence_like(c.text)}
+    listed = {chunk_id for chunk_id, text in chunks if _is_list(text)}
     return [c for c in out if is_sentence_like(c.text) or (c.chunk_id in listed and _listed(c, out))] or out
 
 

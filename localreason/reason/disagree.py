@@ -206,7 +206,8 @@ def read_apart(question: str, a: Quote, b: Quote, calibration: Calibration = DEF
         phrases.append(q.text[q.phrase[0]:q.phrase[1]])
     rest = [WORD.findall(q.text[:q.phrase[0]].lower()) + [_CUT] + WORD.findall(q.text[q.phrase[1]:].lower())
             for q in (a, b)]  # fmt: skip
-    similarity, regions = _regions(*rest)
+    similarity, _ = _regions(*[[w for w in r if w != _CUT] for r in rest])
+    _, regions = _regions(*rest)
     sa, sb = collapse(phrases[0]), collapse(phrases[1])
     if similarity < calibration.disagree_similarity or not _answers_apart(question, sa, sb) or same_value(sa, sb):
         return None
@@ -221,15 +222,17 @@ _CUT = "\x00"
 
 def _other_things(question: str, rest: list[list[str]], regions: list[tuple[int, int, int, int]]) -> bool:
     """Whether two sentences, their phrases cut out (``rest``), name different things away from the cut: a content
-    word of each side in place of the other's ("cache" / "session"), which the question does not name: two
-    settings, each with its value, not two answers to one question."""
-    asked = {w.lower() for w in WORD.findall(question)}
+    word of each side in place of the other's ("cache" / "session"), which the question does not name, before a
+    word both have that it does ("timeout"): two settings, each with its value, not two answers to one question.
+    ("opened to traffic in 1932" / "opened to cars in 1933" are two answers.)"""
+    asked = {w.lower() for w in WORD.findall(question)} - STOPWORDS
     la, lb = rest
     for i1, i2, j1, j2 in regions:
         near = _CUT in la[max(0, i1 - 1):i2 + 1] or _CUT in lb[max(0, j1 - 1):j2 + 1]
         own_a = {w for w in la[i1:i2] if w not in STOPWORDS and w != _CUT} - asked
         own_b = {w for w in lb[j1:j2] if w not in STOPWORDS and w != _CUT} - asked
-        if own_a and own_b and not near:
+        named = i2 < len(la) and j2 < len(lb) and la[i2] == lb[j2] and la[i2] in asked
+        if own_a and own_b and named and not near:
             return True
     return False
 
@@ -298,11 +301,12 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
     opposed = opposite(question, top, documents, contradiction, calibration)
     asked = _stems(question)
     covers = [len(_stems(q.text) & asked) for q in top]
+    most = max((c for c, q in zip(covers, top) if q.reader is None or q.reader >= calibration.read_answers), default=0)
     for a, anchor in enumerate(top):
         sides: list[Side] = []
-        speaks = covers[a] > 0 and 2 * covers[a] >= max(covers)  # near-twins on another subject ("two days" /
-        # "three days" a week of remote work, for "When is lunch served?"; the upload limit's 10 / 25 MB, which
-        # shares "default" with "What is the default session timeout?" where another sentence says all three
+        speaks = covers[a] > 0 and 2 * covers[a] >= most  # near-twins on another subject ("two days" / "three
+        # days" a week of remote work, for "When is lunch served?"; the upload limit's 10 / 25 MB, which shares
+        # "default" with "What is the default session timeout?" where a sentence that answers says all three
         # words) are no answer to this question, however they differ
         for o, other in enumerate(top):
             if documents[other.chunk_id][0] == documents[anchor.chunk_id][0]:

@@ -95,16 +95,19 @@ def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | N
         return None
     if _ASKING.match(text):
         return None  # "How many days" (a description that opens as a question does): no answer
-    bound = _BOUND.search(sentence, 0, lo) or (_NUMBER_BOUND.search(sentence, 0, lo) if text[:1].isdigit() else None)
+    bound = (_BOUND.search(sentence, 0, lo) or _NUMBER_BOUND.search(sentence, 0, lo)) if _NUMBER.match(text) else None
     return (bound.start() if bound else lo), hi
 
 
-_ASKING = re.compile(r"(?i:how|what|which|who|whom|whose|when|where|why)\b")
+_ASKING = re.compile(r"(?i:how\s+(?:many|much|long|often|far|old|big|large)|what\s+(?:kind|type|sort))\b")
+_NUMBER = re.compile(r"\d|(?i:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+                     r"fifty|sixty|hundred|thousand|million|a\s+dozen|dozens|half)\b")  # fmt: skip
 _BOUND = re.compile(r"\b(?i:at\s+least|at\s+most|up\s+to|no\s+(?:more|less|fewer)\s+than|not\s+(?:more|less)\s+than|"
                     r"(?:more|less|fewer)\s+than|a\s+(?:maximum|minimum)\s+of)\s+$")
 _NUMBER_BOUND = re.compile(r"\b(?i:over|under|about|around|approximately|roughly|nearly|almost|only)\s+$")
-"""Words before a phrase that bound what it says ("at least 12 characters", "up to 3 days", before a number "about
-40"): without them the phrase says something else (an exact length for a minimum), so they go with it."""
+"""Words before a number that bound what it says ("at least 12 characters", "up to 3 days", "about 40"): without
+them the phrase says something else (an exact length for a minimum), so they go with it ("more than money" is no
+bound)."""
 
 
 _PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "(": ")", "[": "]", "{": "}",

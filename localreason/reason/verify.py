@@ -151,7 +151,8 @@ def as_said(quotation: str) -> str:
     for line in (collapse(raw) for raw in quotation.splitlines()):
         if not line:
             continue
-        own = (block and not prose_line(line)) or term or is_field(line) or (code and _code(line))
+        own = (block and not prose_line(line)) or (term and line[:1].isupper()) or is_field(line) or (
+            code and _code(line))
         code = _code(line)
         if parts and own:  # a command announced, the line after an entry's name, a "Default: 64", two usage lines
             parts.append("\n" + line)
