@@ -246,6 +246,43 @@ def test_the_items_of_a_list_are_quotable_beside_passages_of_sentences(library_o
     assert a.statements and a.statements[0].references[0].quotation == "2 GB of RAM", a.to_dict()
 
 
+STEPS = """# Installing Quarry
+
+## Install from the package repository
+
+First add the signing key, run:
+
+    curl -fsSL https://pkg.quarry.example/key.asc | sudo gpg --dearmor -o /usr/share/keyrings/quarry.gpg
+
+Then install the package:
+
+    sudo apt-get install quarry-server
+"""
+
+
+def test_a_later_step_of_a_procedure_is_quoted_with_the_step_before():
+    """"How do I install Quarry?" led with "Then install the package: ...", which skips the signing key (a probe's
+    finding): a how-to's best sentence that opens as a later step ("Then", "Next", "Finally") is quoted after the
+    step before it, the command that step announces with it, in one statement."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import Offer, with_step_before
+    from localreason.types import EvidencePacket, PacketChunk
+
+    text = STEPS.replace("# ", "").replace("#", "")
+    packet = EvidencePacket("q", text, (PacketChunk("c1", "d1", "Installing Quarry", text),), 90, 1000, 1, True,
+                            False, False)  # fmt: skip
+    then = text.index("Then install")
+    best = Quote("c1", text[then:].strip(), then, 2.0)
+    got = with_step_before("How do I install Quarry?", Offer([best], 1), packet)
+    assert got.joined and got.lead_quotes == 2 and got.quotes[1] == best
+    first = got.quotes[0]
+    assert first.text.startswith("First add the signing key, run:") and first.text.endswith("quarry.gpg")
+    assert text[first.start:first.start + len(first.text)] == first.text, "verbatim where it says it is"
+    assert with_step_before("Which package does Quarry install?", Offer([best], 1), packet) == Offer([best], 1)
+    alone = Quote("c1", "First add the signing key, run:", text.index("First"), 2.0)
+    assert with_step_before("How do I install Quarry?", Offer([alone], 1), packet) == Offer([alone], 1)
+
+
 @pytest.mark.parametrize("line, usage", [
     ("git log [<options>] [<revision-range>] [[--] <path>...]", True),
     ("htpasswd [ -c ] [ -i ] [ -m | -B | -2 ] [ -r rounds ] [ -C cost ] username password", True),

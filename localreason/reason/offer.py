@@ -22,7 +22,7 @@ from typing import NamedTuple
 from ..text import STOPWORDS, WORD, sentences
 from ..types import EvidencePacket
 from .calibration import DEFAULT, Calibration
-from .candidates import REFERRING, Quote, command_names, reads_like_instructions, refers_back
+from .candidates import REFERRING, Quote, candidates, command_names, reads_like_instructions, refers_back
 
 MAX_LEAD = 5
 """The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
@@ -99,8 +99,34 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
         return offer.narrowed()
     if closest_only:  # the closest sentence alone, and the one that names whom it refers to, when the reader read
         near = offer.narrowed()  # them as one (Quote.referent)
-        return with_naming_sentence(question, near, packet) if ranked[0].referent and asks_for_name(question) else near
-    return with_naming_sentence(question, offer, packet)
+        near = with_naming_sentence(question, near, packet) if ranked[0].referent and asks_for_name(question) else near
+        return with_step_before(question, near, packet)
+    return with_step_before(question, with_naming_sentence(question, offer, packet), packet)
+
+
+_HOW_TO = re.compile(r"^\W*how\s+(?:do|can|should|would|could|must|shall)\s+(?:i|you|we|one)\b|^\W*how\s+to\b", re.I)
+_NEXT_STEP = re.compile(r"^\W*(?:then|next|finally|afterwards|after\s+that|second(?:ly)?|third(?:ly)?|lastly)\b",
+                        re.I)  # fmt: skip
+
+
+def with_step_before(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with the step before its best sentence leading just before it, in one statement, when the question
+    asks how to do something and the best sentence is a later step of a procedure ("Then install the package:
+    ..."): the step before ("First add the signing key, run: ...") is part of the answer; else ``offer``."""
+    if offer.joined or offer.several or not offer.quotes or not _HOW_TO.match(question):
+        return offer
+    best = offer.quotes[0]
+    if not _NEXT_STEP.match(best.text):
+        return offer
+    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    prior = [c for c in candidates([(best.chunk_id, text)]) if c.start + len(c.text) <= best.start]
+    if not prior:
+        return offer
+    end = max(c.start + len(c.text) for c in prior)  # the step that ends last, with the sentence announcing it
+    last = min((c for c in prior if c.start + len(c.text) == end), key=lambda c: c.start)
+    step = Quote(best.chunk_id, last.text, last.start, best.score, 0.0, "", best.reader)
+    quotes = [step, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (step.chunk_id, step.start)]
+    return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)), offer.closest_only, joined=True)
 
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
