@@ -367,3 +367,4 @@ def test_a_phrase_keeps_the_words_that_bound_it_and_a_question_is_no_phrase():
     assert shown("A book about cats.", "cats") == "cats", "a bound before a number only"
     assert shown("How many days deleted files are kept in the trash.", "How many days") is None
     assert shown("The trash keeps files for 14 days.", "14 days") == "14 days"
+    assert shown("The default depth was changed from 5 to 3.", "5 to 3") == "from 5 to 3", "which came first"

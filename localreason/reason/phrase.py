@@ -96,7 +96,12 @@ def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | N
     if _ASKING.match(text):
         return None  # "How many days" (a description that opens as a question does): no answer
     bound = (_BOUND.search(sentence, 0, lo) or _NUMBER_BOUND.search(sentence, 0, lo)) if _NUMBER.match(text) else None
+    if bound is None and re.search(r"\sto\s", text):
+        bound = _FROM.search(sentence, 0, lo)  # "from 5 to 3": "5 to 3" is no value, and hides which came first
     return (bound.start() if bound else lo), hi
+
+
+_FROM = re.compile(r"\b(?i:from)\s+$")
 
 
 _ASKING = re.compile(r"(?i:how\s+(?:many|much|long|often|far|old|big|large)|what\s+(?:kind|type|sort))\b")
