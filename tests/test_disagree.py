@@ -127,6 +127,28 @@ def test_a_pair_that_shares_one_word_with_the_question_does_not_outvote_the_sent
     assert found is not None and [s.says for s in found.sides] == ["1932", "1933"]
 
 
+def test_a_pair_sharing_only_its_documents_subject_with_the_question_is_no_answer_to_it():
+    """Two editions of "Lake Orvin" differ in its depth; asked which rivers feed it, the depth sentences share only
+    "lake", their title's word, with the question: no disagreement (a probe's finding); asked how deep, one."""
+    docs = {"chk_a": ("d1", "Lake Orvin"), "chk_b": ("d2", "Lake Orvin (2019 survey)")}
+    a = q("The lake is 84 metres deep at its deepest point.", reader=0.3)
+    b = q("The lake is 91 metres deep at its deepest point.", "chk_b", reader=0.3)
+    rivers = q("It is fed by the Ammer and the Tolle rivers and drains into the Ost.", reader=0.3)
+    assert find("Which rivers feed Lake Orvin?", [a, b, rivers], docs) is None
+    found = find("How deep is Lake Orvin?", [a, b, rivers], docs)
+    assert found is not None and [s.says for s in found.sides] == ["84 metres", "91 metres"]
+
+
+def test_one_value_in_other_units_or_approximate_words_is_no_disagreement():
+    """"about 2,400" / "around 2400" and "14 square kilometres" / "14 km²" (a probe's findings)."""
+    assert differs("How many people does it employ?", q("The company employs about 2,400 people."),
+                   q("The company employs around 2400 people.", "chk_b")) is None  # fmt: skip
+    assert differs("How large is the main mill?", q("Its main mill covers 14 square kilometres of the valley."),
+                   q("Its main mill covers 14 km² of the valley.", "chk_b")) is None  # fmt: skip
+    assert differs("How large is the main mill?", q("Its main mill covers 14 square kilometres of the valley."),
+                   q("Its main mill covers 19 km² of the valley.", "chk_b")) is not None  # fmt: skip
+
+
 def test_find_takes_sides_from_different_documents_only():
     docs = {"chk_a": ("d1", "Manual 2023"), "chk_b": ("d2", "Manual 2025"), "chk_c": ("d1", "Manual 2023")}
     a = q("The warranty on the heat pump lasts five years.")

@@ -174,11 +174,27 @@ def _spelled(run: re.Match) -> str:
     return str(sum(_NUMBER_VALUES[w.lower()] for w in re.split(r"[\s-]+", run.group(0))))
 
 
+_UNITS = {"square kilometres": "km2", "square kilometers": "km2", "sq km": "km2", "km²": "km2", "square metres": "m2",
+          "square meters": "m2", "m²": "m2", "square miles": "sqmi", "sq mi": "sqmi", "kilometres": "km",
+          "kilometers": "km", "kilometre": "km", "kilometer": "km", "metres": "m", "meters": "m", "metre": "m",
+          "meter": "m", "centimetres": "cm", "centimeters": "cm", "millimetres": "mm", "millimeters": "mm",
+          "kilograms": "kg", "kilogram": "kg", "kilos": "kg", "grams": "g", "gram": "g", "litres": "l", "liters": "l",
+          "litre": "l", "liter": "l", "per cent": "%", "percent": "%", "megabytes": "mb", "megabyte": "mb",
+          "gigabytes": "gb", "gigabyte": "gb", "kilobytes": "kb", "kilobyte": "kb", "miles": "mi", "mile": "mi",
+          "feet": "ft", "foot": "ft", "pounds": "lb", "lbs": "lb", "hours": "h", "hour": "h", "hrs": "h",
+          "minutes": "min", "minute": "min", "mins": "min", "seconds": "s", "second": "s", "secs": "s", "sec": "s"}
+_UNIT_RUN = re.compile(r"(?:(?<=[\d\s])|^)(?:%s)(?![\w²])" % "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True)))
+_ABOUT = re.compile(r"\b(?:about|around|approximately|roughly|circa|some|nearly|almost)\s+|~\s*|\bc\.\s*")
+"""Words that make a number approximate: "about 2,400" and "around 2400" say one value."""
+
+
 def same_value(x: str, y: str) -> bool:
     """Whether two stretches say one value in two ways: number words and digits ("twenty-five" / "25"), thousands
-    marks and spacing ("1,000 users" / "1000 users", "5kg" / "5 kg"), case."""
+    marks and spacing ("1,000 users" / "1000 users", "5kg" / "5 kg"), a unit written out or short ("14 square
+    kilometres" / "14 km²"), a number made approximate in other words ("about 2,400" / "around 2400"), case."""
     def canon(text: str) -> str:
         text = _NUMBER_RUN.sub(_spelled, text.lower())
+        text = _UNIT_RUN.sub(lambda m: _UNITS[m.group(0)], _ABOUT.sub("", text))
         return re.sub(r"(?<=\d)[,\u202f\u00a0](?=\d{3}(?!\d))", "", re.sub(r"\s+", "", text)).strip(".")
     return canon(x) == canon(y)
 
@@ -300,7 +316,8 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
     top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
     opposed = opposite(question, top, documents, contradiction, calibration)
     asked = _stems(question)
-    covers = [len(_stems(q.text) & asked) for q in top]
+    covers = [len(_stems(q.text) & asked - _stems(documents[q.chunk_id][1])) for q in top]  # the words of its
+    # document's title name what the document is about, not what the question asks of it ("lake" in Lake Orvin)
     most = max((c for c, q in zip(covers, top) if q.reader is None or q.reader >= calibration.read_answers), default=0)
     for a, anchor in enumerate(top):
         sides: list[Side] = []
