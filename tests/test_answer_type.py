@@ -62,3 +62,10 @@ def test_a_phrase_of_the_questions_own_words_echoes_it():
     assert echoes("Which song did Kerrang! pick as the best?", "Kerrang! pick")
     assert echoes("Who wrote it?", "the") and not echoes("How many?", "12")
     assert not echoes("Which song did Kerrang! pick?", "Helena")
+
+
+def test_a_yes_or_no_question_is_told_from_a_choice():
+    from localreason.reason.answer_type import asks_yes_or_no
+
+    assert asks_yes_or_no("Is Ferrule free?") and asks_yes_or_no("Doesn't it support IPv6?")
+    assert not asks_yes_or_no("Is it red or blue?") and not asks_yes_or_no("How much does it cost?")

@@ -209,6 +209,7 @@ def test_with_phrase_checks_the_phrase_against_the_quotation():
     assert with_phrase(st, quote, 141, "When?") == st, "a phrase not where the quotation has it is not shown"
     assert with_phrase([statement("Another sentence entirely here.", 140)], quote, 140, "When?")[0].phrase is None
     assert with_phrase(st, replace(quote, phrase=(0, 40)), 140, "When?") == st, "most of the sentence is no phrase"
+    assert with_phrase(st, quote, 140, "Was the bridge rebuilt by the county?") == st, "yes or no: the statement answers"
     assert with_phrase(st, replace(quote, phrase_margin=-1.0), 140, "When?", calibration=replace(DEFAULT, phrase_margin=0.0)) == st
     assert with_phrase(st, replace(quote, phrase=None), 140, "When?") == st
 

@@ -604,3 +604,24 @@ def test_fitting_the_context_keeps_the_gates_verdict_and_measures_what_the_model
     heard = P.shrink_prompt(req, evidence, P.prompt_for(req, packet, Offer(offer.quotes, 2, True, several=True)))
     assert heard.offer.several and heard.offer.lead_quotes == min(2, len(heard.offer.quotes)), \
         "each side is still heard after the shrink (it was narrowed to the closest sentence)"
+
+
+def test_a_question_about_one_model_is_not_answered_for_its_sibling(library_of):
+    """"How much did the Nimbus X1 cost?" over a review of the X2 only led with "$249" in bold, no gap (a probe's
+    finding): the X2's sentence is quoted as the closest, with the gap that the question is not answered."""
+    from localreason.reason.gate import NOT_ANSWERED_GAP, names_a_sibling
+    from localreason.types import EvidencePacket, PacketChunk
+
+    review = ("# Review: Nimbus X2 headphones\n\nThe Nimbus X2 costs $249 and is the second pair of noise-cancelling "
+              "headphones from Nimbus Audio. The X2 weighs 250 grams.\n")  # fmt: skip
+    text = review.split("\n\n", 1)[1]
+    packet = EvidencePacket("q", text, (PacketChunk("c", "d", "Review", text),), 50, 1000, 1, True, False, False)
+    best = Quote("c", text.split(". ")[0] + ".", 0, 1.0)
+    assert names_a_sibling("How much did the Nimbus X1 cost?", best, packet)
+    assert not names_a_sibling("How much did the Nimbus X2 cost?", best, packet)
+    assert not names_a_sibling("How much did the headphones cost?", best, packet)
+    lib = library_of({"review.md": review})
+    a = reason(lib, "How much did the Nimbus X1 cost?", generator=FakeGenerator())
+    assert NOT_ANSWERED_GAP in a.gaps and all(s.phrase is None for s in a.statements), a.to_dict()
+    b = reason(lib, "How much did the Nimbus X2 cost?", generator=FakeGenerator())
+    assert NOT_ANSWERED_GAP not in b.gaps, b.to_dict()

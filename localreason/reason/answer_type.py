@@ -135,6 +135,16 @@ LOOKS = {
 """What a phrase of each kind of FORMS must look like (a necessary sign, never a sufficient one)."""
 
 
+_POLAR = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|were|does|do|did|has|have|had|can|"
+                    r"could|will|would|should|shall|may|might|must)(?:n['\u2019]t)?\b", re.I)  # fmt: skip
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Whether ``question`` is answered yes or no ("Is Ferrule free?", "Does it support IPv6?"); not a choice
+    ("Is it red or blue?"), which a phrase may answer."""
+    return bool(_POLAR.match(question)) and not re.search(r"\w\s+or\s+\w", question)
+
+
 def agrees(question: str, phrase: str) -> bool:
     """False when ``phrase`` cannot answer ``question``: it only repeats the question's words, or it lacks the
     sign of the kind of answer the question asks for (asked_kind, LOOKS); True otherwise."""

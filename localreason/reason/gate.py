@@ -9,6 +9,7 @@ for the best sentence (``judge_read``). The numbers are the calibration's (calib
 from __future__ import annotations
 
 import math
+import re
 
 from ..text import WORD, counted, is_field, query_terms, suffix_stem
 from ..types import EvidencePacket
@@ -95,7 +96,7 @@ def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], quest
         verdict = judge_read(best.reader, evidence.relevance, best.score, best.phrase_margin, calibration=calibration)
     else:
         verdict = judge(evidence.relevance, best.score, calibration=calibration)
-    if verdict == ANSWERS and field_off_question(question, ranked[0]):
+    if verdict == ANSWERS and (field_off_question(question, ranked[0]) or names_a_sibling(question, best, packet)):
         verdict = UNSURE
     if verdict == WEAK:
         if not evidence.scoped:
@@ -119,6 +120,22 @@ def field_off_question(question: str, quote: Quote) -> bool:
     asked = _content_stems(query_terms(question))
     return not _shares(asked, _content_stems(WORD.findall(text))) and _shares(asked, _content_stems(
         WORD.findall(quote.context)))  # fmt: skip
+
+
+_MODEL = re.compile(r"\b([A-Za-z]+)-?(\d+[A-Za-z\d]*)\b")
+"""A model's or a version's name: letters, then digits ("X1", "R7", "K-300", "iPhone12")."""
+
+
+def names_a_sibling(question: str, best: Quote, packet: EvidencePacket) -> bool:
+    """The question names a model ("How much did the Nimbus X1 cost?") that no passage of the evidence names, and
+    the best sentence names another of its series ("The Nimbus X2 costs $249"): it answers for the other one."""
+    asked = {(m.group(1).lower(), m.group(2).lower()) for m in _MODEL.finditer(question)}
+    if not asked:
+        return False
+    evidence = " ".join(c.content for c in packet.chunks).lower()
+    missing = {a for a in asked if not re.search(rf"\b{re.escape(a[0])}-?{re.escape(a[1])}\b", evidence)}
+    said = {(m.group(1).lower(), m.group(2).lower()) for m in _MODEL.finditer(best.text)}
+    return any(s[0] == m[0] and s[1] != m[1] for m in missing for s in said)
 
 
 def _content_stems(words) -> set[str]:

@@ -39,7 +39,7 @@ import re
 from dataclasses import replace
 
 from .answer import AnswerPhrase, Reference, Statement
-from .answer_type import agrees
+from .answer_type import agrees, asks_yes_or_no
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .offer import is_reference, name_run, opens_with_reference, points_before
@@ -53,8 +53,8 @@ def with_phrase(statements: list[Statement], best: Quote | None, best_start: int
     """``statements`` with the answer phrase on the first one when the reader found one in ``best`` (the
     best-ranked sentence offered, which starts at ``best_start`` in its document's text); else unchanged.
     ``confirm(best, text)``, when given, is the second reading a phrase needs (read.second_reading)."""
-    if not statements or best is None or best_start is None:
-        return statements
+    if not statements or best is None or best_start is None or asks_yes_or_no(question):
+        return statements  # a yes/no question is answered by the statements, not a phrase ("open-source projects")
     if points_before(question, best):
         phrase = _before(statements, best, best_start, calibration)
     else:
