@@ -169,8 +169,17 @@ def test_a_default_is_quoted_with_the_setting_it_belongs_to(library_of):
     assert [c.text for c in candidates([("c", man)]) if c.text.endswith("Default: 5")] == [
         "--retries N\nNumber of tries.\nDefault: 5"], "from its own option's line, not the entry above"  # fmt: skip
     unnamed = "timeout\n\nSeconds to wait.\n\nDefault: 30\n\nretries\n\nNumber of tries.\n\nDefault: 5\n"
-    assert [c.text for c in candidates([("c", unnamed)], frozenset({"timeout"}))][-1] == "Default: 5", \
+    assert [c.text for c in candidates([("c", unnamed)], frozenset({"timeout"}))][-1] == \
+        "retries\n\nNumber of tries.\n\nDefault: 5", "an entry named on a line of its own, not a heading"  # fmt: skip
+    far = "timeout\n\nSeconds to wait.\n\nDefault: 30\n\nA sentence of the retries, with more.\n\nDefault: 5\n"
+    assert [c.text for c in candidates([("c", far)], frozenset({"timeout"}))][-1] == "Default: 5", \
         "another entry's Default ends the search"  # fmt: skip
+    settings = "backlog\n    How many connections may queue.\n    Type: integer\n    Default: 128\n"
+    assert candidates([("c", "workers\n    How many.\n    Default: 8\n\n" + settings)])[-1].text.startswith("backlog")
+    example = "log_file\n    Where the log is written, for example\n    /var/log/tided.log\n    Default: none\n"
+    assert all(not c.text.startswith("/var") for c in candidates([("c", example)])), "a sentence's tail, no entry"
+    told = "compress\n\nCompress it. Set it together with:\n\n    --level 9\n\nDefault: false\n"
+    assert "Set it together with:\n\n    --level 9" in [c.text for c in candidates([("c", told)], frozenset({"compress"}))]
     lib = library_of({"syncd.md": SYNCD})
     for q, value in (("What is the default value of max_connections?", "Default: 64"),
                      ("What is the default idle_timeout?", "Default: 30")):  # fmt: skip

@@ -113,8 +113,9 @@ def is_sentence_like(text: str) -> bool:
     """Ends like a sentence, is long enough to be one, or is a field ("Weight: 11 kg", a table row);
     unlike a heading."""
     last = text.rsplit("\n", 1)[-1]  # a field quoted from its entry's heading ("port / ... / Default: 8080")
+    first = text.split("\n", 1)[0].rstrip()  # a sentence announcing a command quoted with it ("Run: / apt update")
     return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8 or is_field(text) \
-        or is_field(last)  # fmt: skip
+        or is_field(last) or (first.endswith(":") and "\n" in text)  # fmt: skip
 
 
 def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozenset()) -> list[Candidate]:
@@ -159,13 +160,21 @@ def _from_heading(text: str, start: int, headings: frozenset[str]) -> int:
     (a "Type:" line above a "Default:" one); one of the same label is another entry's, and ends the search."""
     lines = [m for m in _LINE.finditer(text, 0, start) if m.group().strip()]
     label = _label(text[start:text.find("\n", start) if "\n" in text[start:] else len(text)])
-    for m in reversed(lines[-HEADED_LINES:]):
-        line = m.group().strip()
+    for k in range(len(lines) - 1, max(-1, len(lines) - 1 - HEADED_LINES), -1):
+        m, line = lines[k], lines[k].group().strip()
         if start - m.start() > HEADED_CHARS or (is_field(line) and _label(line) == label):
             return start  # too far, or another entry's "Default:": the heading above is not this one's
-        if _heading(line, headings) or (_ENTRY.match(line) and _term_like(line)):
-            return m.start() + len(m.group()) - len(m.group().lstrip())  # a heading, or an option's line
+        if _heading(line, headings) or _entry_name(line, lines[k - 1].group().strip() if k else ""):
+            return m.start() + len(m.group()) - len(m.group().lstrip())  # a heading, or an entry's name line
     return start
+
+
+def _entry_name(line: str, above: str) -> bool:
+    """Whether ``line`` names an entry of a reference (an option "--timeout N", a setting "backlog"): short, not a
+    field nor a sentence, on a line of its own after a line that ended (a sentence, a field, a heading, nothing),
+    so not the tail of a sentence ("for example / /var/log/tided.log") nor a command announced ("with: / --level 9")."""
+    ended = not above or above.endswith((".", "!", "?")) or is_field(above) or _heading(above, frozenset())
+    return ended and _term_like(line) and not is_field(line) and not prose_line(line)
 
 
 _NAVIGATION = frozenset({"see also", "contents", "table of contents", "references", "external links", "notes",
@@ -213,8 +222,9 @@ def _with_what_follows(text: str, spans: list[tuple[int, int]], i: int, headings
         line = m.group().strip()
         if not line:
             continue
-        if taken == FOLLOW_SPANS or m.end() - end > FOLLOW_CHARS or prose_line(line) or _heading(line, headings):
-            break
+        if taken == FOLLOW_SPANS or m.end() - end > FOLLOW_CHARS or prose_line(line) or _heading(line, headings) \
+                or _generic_field(line):  # fmt: skip
+            break  # ("Default: false" after the command is the entry's, not the command's)
         last, taken = m.start() + len(m.group().rstrip()), taken + 1
     return last
 
@@ -265,7 +275,10 @@ def _entry_line(text: str, span: tuple[int, int], start: int) -> int | None:
         return None
     line = seg[cut:].strip()
     before, gap = text[text.rfind("\n", 0, span[0] + cut) + 1:span[0] + cut], text[span[1]:start]
-    if _ENTRY.match(line) and _term_like(line) and not before.strip() and gap.count("\n") == 1 and not gap.strip():
+    above = [ln.strip() for ln in text[:span[0] + cut].splitlines() if ln.strip()]
+    if not _entry_name(line, above[-1] if above else ""):
+        return None  # the tail of a sentence ("for example / /var/log/tided.log"), not an entry
+    if _ENTRY.match(line) and not before.strip() and gap.count("\n") == 1 and not gap.strip():
         return span[0] + cut + len(seg[cut:]) - len(seg[cut:].lstrip())
     return None
 
