@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from localreason.reason import reason
-from localreason.reason.candidates import candidates
+from localreason.reason.candidates import Quote, candidates
 from localreason.reason.ranking import is_synopsis, rank_quotes
 
 from fakes import FakeEmbedder, FakeGenerator
@@ -290,6 +290,36 @@ def test_a_later_step_of_a_procedure_is_quoted_with_the_step_before():
     assert with_step_before("Which package does Quarry install?", Offer([best], 1), packet) == Offer([best], 1)
     alone = Quote("c1", "First add the signing key, run:", text.index("First"), 2.0)
     assert with_step_before("How do I install Quarry?", Offer([alone], 1), packet) == Offer([alone], 1)
+
+
+QUILLMARK = """# Quillmark
+
+Quillmark turns a folder of Markdown notes into a searchable static website.
+
+## Requirements
+
+- Python 3.10 or newer
+- 512 MB of RAM
+- Git 2.30 or newer
+
+## Installation
+
+To build the site, run quillmark build in the notes folder. The site is written to the _site folder.
+"""
+
+
+def test_an_item_of_a_list_is_read_under_its_heading_and_title(library_of):
+    """"512 MB of RAM" read after "Python 3.10 or newer" is nothing to the reader (0.01 for "How much RAM does
+    Quillmark need?", which was refused: a probe's finding); read under "Quillmark > Requirements" it answers."""
+    from localreason.reason.read import item_context
+
+    item = Quote("c", "512 MB of RAM", 90, 1.0, context="Python 3.10 or newer")
+    assert item_context(item, {"c": "Quillmark > Requirements"}) == "Quillmark > Requirements"
+    sentence = Quote("c", "The site is written to the _site folder.", 0, 1.0, context="To build the site, run it.")
+    assert item_context(sentence, {"c": "Quillmark > Installation"}) == "To build the site, run it."
+    lib = library_of({"README.md": QUILLMARK})
+    a = reason(lib, "How much RAM does Quillmark need?", generator=FakeGenerator())
+    assert a.statements and a.statements[0].references[0].quotation == "512 MB of RAM", a.to_dict()
 
 
 @pytest.mark.parametrize("line, usage", [

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ModelError
 from ..text import WORD, sentences
 from .calibration import DEFAULT, Calibration
-from .candidates import Quote, refers_back
+from .candidates import Quote, is_sentence_like, refers_back
 from .gate import WEAK, judge
 from .passage import around, place, windows_for
 from .ranking import sink_echoes, softmax
@@ -48,7 +48,7 @@ def read(reader, question: str, quotes: list[Quote], *, calibration: Calibration
     if getattr(reader, "reads_headings", False):
         pairs = [(q.text, q.context, (headings or {}).get(q.chunk_id, "")) for q in head]
     else:
-        pairs = [(q.text, q.context) for q in head]
+        pairs = [(q.text, item_context(q, headings or {})) for q in head]
     if getattr(reader, "format", 2) == 3:
         logits, fields = passage_reading(reader, question, head, chunks or {})
     elif hasattr(reader, "read"):  # the span head too (a reader of format 2)
@@ -185,6 +185,15 @@ def headings_of(evidence) -> dict[str, str]:
     return {h.chunk_id: heading_text(h.document_title, h.section_path) for h in getattr(evidence, "hits", ())}
 
 
+def item_context(quote: Quote, headings: dict[str, str]) -> str:
+    """What the reader reads before ``quote``: the sentence before it, but for an item of a list ("512 MB of RAM",
+    no sentence, after another item or the list's heading) the heading it sits under with its document's title
+    ("Quillmark > Requirements", ``headings``): what the list is of, and whose."""
+    if is_sentence_like(quote.text) or is_sentence_like(quote.context) or quote.chunk_id not in headings:
+        return quote.context
+    return headings[quote.chunk_id] or quote.context
+
+
 UNREAD = -10.0
 """The logit of a sentence the passage reader could not place in a window (its chunk's text was not given)."""
 
@@ -200,7 +209,7 @@ def reader_reads(reader, question: str, evidence, ranked: list[Quote], failed=No
     if not evidence.scoped and judge(evidence.relevance, ranked[0].score, calibration=calibration) == WEAK:
         return ranked, 0.0
     try:
-        headings = headings_of(evidence) if getattr(reader, "reads_headings", False) else None
+        headings = headings_of(evidence)
         done = read(reader, question, ranked, calibration=calibration, chunks=chunks, headings=headings)
     except ModelError as exc:
         if callable(failed):
