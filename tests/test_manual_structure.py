@@ -288,6 +288,14 @@ def test_a_later_step_of_a_procedure_is_quoted_with_the_step_before():
     assert first.text.startswith("First add the signing key, run:") and first.text.endswith("quarry.gpg")
     assert text[first.start:first.start + len(first.text)] == first.text, "verbatim where it says it is"
     assert with_step_before("Which package does Quarry install?", Offer([best], 1), packet) == Offer([best], 1)
+    noted = text.replace("Then install", "Note: this can take up to 3 minutes.\n\nThen install")
+    packet = EvidencePacket("q", noted, (PacketChunk("c1", "d1", "Installing Quarry", noted),), 90, 1000, 1, True,
+                            False, False)  # fmt: skip
+    then = noted.index("Then install")
+    got = with_step_before("How do I install Quarry?", Offer([Quote("c1", noted[then:].strip(), then, 2.0)], 1), packet)
+    assert got.quotes[0].text.startswith("First add the signing key"), "an aside is not the step before"
+    beside = Quote("c1", "Next to the power button is a small reset hole.", then, 2.0)
+    assert not with_step_before("How do I reset it?", Offer([beside], 1), packet).joined, "\"Next to\" is no step"
     alone = Quote("c1", "First add the signing key, run:", text.index("First"), 2.0)
     assert with_step_before("How do I install Quarry?", Offer([alone], 1), packet) == Offer([alone], 1)
 

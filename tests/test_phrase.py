@@ -369,3 +369,9 @@ def test_a_phrase_keeps_the_words_that_bound_it_and_a_question_is_no_phrase():
     assert shown("How many days deleted files are kept in the trash.", "How many days") is None
     assert shown("The trash keeps files for 14 days.", "14 days") == "14 days"
     assert shown("The default depth was changed from 5 to 3.", "5 to 3") == "from 5 to 3", "which came first"
+    for sentence, phrase, whole in (("Fines are up to $250 a day.", "$250", "up to $250"),
+                                    ("Back it up at least once a day.", "once a day", "at least once a day"),
+                                    ("Doors open no earlier than 7 pm.", "7 pm", "no earlier than 7 pm"),
+                                    ("Refunds are paid within 24 hours.", "24 hours", "within 24 hours"),
+                                    ("It cost well over \u00a35 million.", "\u00a35 million", "well over \u00a35 million")):
+        assert shown(sentence, phrase) == whole

@@ -105,8 +105,10 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
 
 
 _HOW_TO = re.compile(r"^\W*how\s+(?:do|can|should|would|could|must|shall)\s+(?:i|you|we|one)\b|^\W*how\s+to\b", re.I)
-_NEXT_STEP = re.compile(r"^\W*(?:then|next|finally|afterwards|after\s+that|second(?:ly)?|third(?:ly)?|lastly)\b",
-                        re.I)  # fmt: skip
+_NEXT_STEP = re.compile(r"^\W*(?:then|next(?!\s+to\b)|finally|afterwards|after\s+that|second(?:ly)?|third(?:ly)?|"
+                        r"lastly)\b", re.I)  # fmt: skip
+_ASIDE = re.compile(r"^\W*(?:note|tip|hint|warning|caution|important)\b", re.I)
+"""An aside between two steps ("Note: this can take up to 3 minutes."): not the step before."""
 
 
 def with_step_before(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
@@ -119,7 +121,8 @@ def with_step_before(question: str, offer: Offer, packet: EvidencePacket) -> Off
     if not _NEXT_STEP.match(best.text):
         return offer
     text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
-    prior = [c for c in candidates([(best.chunk_id, text)]) if c.start + len(c.text) <= best.start]
+    prior = [c for c in candidates([(best.chunk_id, text)]) if c.start + len(c.text) <= best.start
+             and not _ASIDE.match(c.text)]  # fmt: skip
     if not prior:
         return offer
     end = max(c.start + len(c.text) for c in prior)  # the step that ends last, with the sentence announcing it

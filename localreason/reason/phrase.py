@@ -105,11 +105,14 @@ _FROM = re.compile(r"\b(?i:from)\s+$")
 
 
 _ASKING = re.compile(r"(?i:how\s+(?:many|much|long|often|far|old|big|large)|what\s+(?:kind|type|sort))\b")
-_NUMBER = re.compile(r"\d|(?i:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
-                     r"fifty|sixty|hundred|thousand|million|a\s+dozen|dozens|half)\b")  # fmt: skip
-_BOUND = re.compile(r"\b(?i:at\s+least|at\s+most|up\s+to|no\s+(?:more|less|fewer)\s+than|not\s+(?:more|less)\s+than|"
-                    r"(?:more|less|fewer)\s+than|a\s+(?:maximum|minimum)\s+of)\s+$")
-_NUMBER_BOUND = re.compile(r"\b(?i:over|under|about|around|approximately|roughly|nearly|almost|only)\s+$")
+_NUMBER = re.compile(r"[$\u00a3\u20ac\u00a5]?\d|(?i:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                     r"twenty|thirty|forty|fifty|sixty|hundred|thousand|million|a\s+dozen|dozens|half|once|"
+                     r"twice)\b")  # fmt: skip
+_BOUND = re.compile(r"\b(?i:at\s+least|at\s+most|up\s+to|no\s+(?:more|less|fewer|earlier|later)\s+than|"
+                    r"not\s+(?:more|less|earlier|later)\s+than|(?:more|less|fewer|earlier|later)\s+than|"
+                    r"a\s+(?:maximum|minimum)\s+of|not\s+(?:before|after)|within)\s+$")
+_NUMBER_BOUND = re.compile(r"\b(?i:(?:well\s+)?(?:over|under)|about|around|approximately|roughly|nearly|almost|"
+                           r"only)\s+$")  # fmt: skip
 """Words before a number that bound what it says ("at least 12 characters", "up to 3 days", "about 40"): without
 them the phrase says something else (an exact length for a minimum), so they go with it ("more than money" is no
 bound)."""
