@@ -42,12 +42,10 @@ SENTENCE, PASSAGE = 2, 3
 """The readers' input formats (models.READER_FORMATS): the sentence reader's and the passage reader's."""
 KIND = {SENTENCE: "sentence reader", PASSAGE: "passage reader"}
 TRAINER = {SENTENCE: sentence_trainer, PASSAGE: passage_reader}
-SHIPPED = ("The shipped sentence reader (localreason/models/reader) was trained here on the shared SQuAD sets and "
-           "the fit manuals' questions, with the articles validated here kept apart; the shipped passage reader "
-           "(localreason/models/passage) on archive-era data, read from the evaluation archive before it was "
-           "replaced: new_wiki, SQuAD 1.1 dev's answerable questions of the archive's fit half (split by question, "
-           "not by article), CoQA's Wikipedia and literature stories, and ROPES. Their model cards (README.md beside "
-           "the weights) and reader.json's sources say so; each reader's provenance follows.")
+SHIPPED = ("Both shipped readers (localreason/models/reader, localreason/models/passage) were trained here on the "
+           "shared SQuAD sets and the fit manuals' questions, with the articles validated here kept apart (the "
+           "passage reader on a third of SQuAD 1.1 train's batches). Their model cards (README.md beside the "
+           "weights) and reader.json's sources say so; each reader's provenance follows.")
 BASE = ("Every reader starts from all-MiniLM-L6-v2, whose sentence-embedding training included 87,599 (question, "
         "answer) pairs of SQuAD's training set (its model card): no reader meets these articles' questions wholly "
         "fresh, old and new weights alike.")
