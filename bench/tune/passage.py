@@ -317,20 +317,30 @@ def choose_least(data: dict, cfg: dict, names=tuple(T.CALIBRATION)) -> dict:
     return {**cfg, "least": ok[0] if ok else PROBABILITIES[-1]}
 
 
+AGREEMENT_PRECISION = 0.95
+"""The in-sample precision the agreement gate must reach: in-sample precision overstated held-out precision by
+0.1-0.2 on these sets (0.90 in-sample was 0.73 held out for the passage reader trained here), so the 0.90 the issue
+asks held out needs more in-sample (set after that was seen: docs/history/51, "The passage reader retrained,
+shipped")."""
+MARGINS = (4.0,)
+"""The phrase margins tried with it: 4 only, the shipped one, which the disagreement rules read too (0, 2 and 6 were
+tried when the margin was chosen for the archive-era weights)."""
+
+
 def choose_agreement(data: dict, cfg: dict, names=tuple(T.CALIBRATION)) -> dict:
-    """``cfg`` (the sentence reader's) with the phrase margin and the passage reader's phrase mass (``agree``) that
-    show the most right phrases on the fit halves of ``names`` (the calibration domains; with --manuals the fit
-    manuals too) while their precision (pooled) is at least TARGET_PRECISION; the strictest tried when none
-    reaches it."""
+    """``cfg`` (the sentence reader's) with the phrase margin (MARGINS) and the passage reader's phrase mass
+    (``agree``) that show the most right phrases on the fit halves of ``names`` (the calibration domains; with
+    --manuals the fit manuals too) while their precision (pooled) is at least AGREEMENT_PRECISION; the strictest
+    tried when none reaches it."""
     best = None
-    for pm in (0.0, 2.0, 4.0, 6.0):
+    for pm in MARGINS:
         for least in PROBABILITIES:
             f = pooled(data, names, "fit", {**cfg, "pm": pm, "agree": least})
             print(f"    margin >= {pm:.0f}, passage mass >= {least:.2f}: shown {f['shown']:.3f} right {f['right']:.3f}"
                   f" precision {f['precision']:.3f} ({f['nshown']} shown)", flush=True)  # fmt: skip
-            if f["precision"] >= TARGET_PRECISION and f["nshown"] >= 5 and (best is None or f["right"] > best[0]):
+            if f["precision"] >= AGREEMENT_PRECISION and f["nshown"] >= 5 and (best is None or f["right"] > best[0]):
                 best = (f["right"], pm, least)
-    _, pm, least = best or (None, 6.0, PROBABILITIES[-1])
+    _, pm, least = best or (None, MARGINS[-1], PROBABILITIES[-1])
     return {**cfg, "pm": pm, "agree": least}
 
 
