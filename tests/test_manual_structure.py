@@ -330,6 +330,39 @@ def test_an_item_of_a_list_is_read_under_its_heading_and_title(library_of):
     assert a.statements and a.statements[0].references[0].quotation == "512 MB of RAM", a.to_dict()
 
 
+CHANGELOG = """# Changelog for Tidewater
+
+## 2.4.0 (2025-03-02)
+
+- The default of worker_threads changed from 2 to 4.
+- Added the --quiet option.
+
+## 2.0.0 (2024-01-10)
+
+- TLS is now on by default. Use --no-tls to turn it off.
+"""
+
+
+def test_a_changelog_item_is_quoted_with_its_release_when_asked_when():
+    """"When was the --quiet option added?" was answered "Added the --quiet option." alone (a probe's finding): the
+    release heading above it leads it in one statement; a section number ("3.2 Activating WAL Mode") is no release."""
+    from localreason.reason.offer import Offer, with_dated_heading
+    from localreason.types import EvidencePacket, PacketChunk
+
+    text = CHANGELOG.replace("## ", "").replace("# ", "").replace("- ", "")
+    packet = EvidencePacket("q", text, (PacketChunk("c1", "d1", "Changelog", text),), 90, 1000, 1, True, False, False)
+    at = text.index("Added the")
+    best = Quote("c1", "Added the --quiet option.", at, 2.0)
+    got = with_dated_heading("When was the --quiet option added?", Offer([best], 1), packet)
+    assert got.joined and got.quotes[0].text == "2.4.0 (2025-03-02)" and got.quotes[1] == best
+    assert text[got.quotes[0].start:].startswith("2.4.0 (2025-03-02)")
+    assert with_dated_heading("What does --quiet do?", Offer([best], 1), packet) == Offer([best], 1)
+    wal = "3.2 Activating WAL Mode\n\nRun the pragma to switch the journal.\n"
+    pw = EvidencePacket("q", wal, (PacketChunk("c2", "d2", "WAL", wal),), 20, 1000, 1, True, False, False)
+    run = Quote("c2", "Run the pragma to switch the journal.", wal.index("Run"), 2.0)
+    assert with_dated_heading("When is the journal switched?", Offer([run], 1), pw) == Offer([run], 1)
+
+
 @pytest.mark.parametrize("line, usage", [
     ("git log [<options>] [<revision-range>] [[--] <path>...]", True),
     ("htpasswd [ -c ] [ -i ] [ -m | -B | -2 ] [ -r rounds ] [ -C cost ] username password", True),

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from ..text import STOPWORDS, WORD, sentences
 from ..types import EvidencePacket
+from .answer_type import asked_kind
 from .calibration import DEFAULT, Calibration
 from .candidates import REFERRING, Quote, candidates, command_names, reads_like_instructions, refers_back
 
@@ -100,8 +101,43 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
     if closest_only:  # the closest sentence alone, and the one that names whom it refers to, when the reader read
         near = offer.narrowed()  # them as one (Quote.referent)
         near = with_naming_sentence(question, near, packet) if ranked[0].referent and asks_for_name(question) else near
-        return with_step_before(question, near, packet)
-    return with_step_before(question, with_naming_sentence(question, offer, packet), packet)
+        return with_dated_heading(question, with_step_before(question, near, packet), packet)
+    return with_dated_heading(question, with_step_before(question, with_naming_sentence(question, offer, packet), packet),
+                              packet)  # fmt: skip
+
+
+_ASKS_VERSION = re.compile(r"\b(?:which|what)\s+(?:version|release)\b|\bsince\s+when\b", re.I)
+_DATED = re.compile(r"\d")
+HEADING_LOOKBACK = 8
+"""How many lines above its best sentence ``with_dated_heading`` looks for the heading of a changelog's release."""
+
+
+def with_dated_heading(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with its passage's heading leading its best sentence, in one statement, when the question asks
+    when or in which version, the best sentence says no date or version and the heading does: a changelog's
+    "2.4.0 (2025-03-02)" above "Added the --quiet option."; else ``offer``."""
+    if offer.joined or offer.several or not offer.quotes:
+        return offer
+    if asked_kind(question) != "time" and not _ASKS_VERSION.search(question):
+        return offer
+    best = offer.quotes[0]
+    if _DATED.search(best.text):
+        return offer
+    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    lines = [m for m in re.finditer(r"[^\n]+", text[:best.start]) if m.group().strip()]
+    for m in reversed(lines[-HEADING_LOOKBACK:]):
+        line = m.group().strip()
+        if line.endswith((".", "!", "?", ":", ";", ",")) or len(line.split()) > 8:
+            continue  # a sentence or an item above it
+        if not _DATED.search(line) or len(re.findall(r"[^\W\d_]+", line)) > 2:
+            return offer  # the heading above says no date or version ("3.2 Activating WAL Mode": a section's number)
+        at = m.start() + len(m.group()) - len(m.group().lstrip())
+        dated = Quote(best.chunk_id, line, at, best.score, 0.0, "", best.reader)
+        break
+    else:
+        return offer
+    return Offer([dated, *offer.quotes], min(offer.lead_quotes + 1, MAX_LEAD, len(offer.quotes) + 1),
+                 offer.closest_only, joined=True)  # fmt: skip
 
 
 _HOW_TO = re.compile(r"^\W*how\s+(?:do|can|should|would|could|must|shall)\s+(?:i|you|we|one)\b|^\W*how\s+to\b", re.I)
