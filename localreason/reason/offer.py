@@ -106,6 +106,11 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
                               packet)  # fmt: skip
 
 
+def _chunk_text(packet: EvidencePacket, chunk_id: str) -> str:
+    """The admitted text of the packet's chunk ``chunk_id`` ("" when it is not in the packet)."""
+    return next((c.content for c in packet.chunks if c.chunk_id == chunk_id), "")
+
+
 _ASKS_VERSION = re.compile(r"\b(?:which|what)\s+(?:version|release)\b|\bsince\s+when\b", re.I)
 _DATED = re.compile(r"\d")
 HEADING_LOOKBACK = 8
@@ -123,7 +128,7 @@ def with_dated_heading(question: str, offer: Offer, packet: EvidencePacket) -> O
     best = offer.quotes[0]
     if _DATED.search(best.text):
         return offer
-    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    text = _chunk_text(packet, best.chunk_id)
     lines = [m for m in re.finditer(r"[^\n]+", text[:best.start]) if m.group().strip()]
     for m in reversed(lines[-HEADING_LOOKBACK:]):
         line = m.group().strip()
@@ -156,7 +161,7 @@ def with_step_before(question: str, offer: Offer, packet: EvidencePacket) -> Off
     best = offer.quotes[0]
     if not _NEXT_STEP.match(best.text):
         return offer
-    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    text = _chunk_text(packet, best.chunk_id)
     prior = [c for c in candidates([(best.chunk_id, text)]) if c.start + len(c.text) <= best.start
              and not _ASIDE.match(c.text)]  # fmt: skip
     if not prior:
@@ -179,7 +184,7 @@ def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) ->
     before = points_before(question, best) or (best.referent and asks_for_name(question))
     if not before and not (asks_for_name(question) and leans_on_reference(question, best.text)):
         return offer
-    text = next((c.content for c in packet.chunks if c.chunk_id == best.chunk_id), "")
+    text = _chunk_text(packet, best.chunk_id)
     naming = sentence_before(best, text) if before else naming_sentence(question, best, text)
     if naming is None:
         return offer
