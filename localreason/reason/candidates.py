@@ -74,6 +74,8 @@ class Candidate:
     start: int
     text: str
     previous: str
+    item: bool = False
+    """An item of a list: its passage has no sentence (``_is_list``), so it is quotable as it is."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +125,9 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
     (a FAQ heading answers nothing; a section heading in a chunk's text names its topic)."""
     out: list[Candidate] = []
     for rank, (chunk_id, text) in enumerate(chunks):
-        spans = _lines(text) if _is_list(text) else sentences(text)  # a list's items: "2 GB of RAM" is too short
-        # for the splitter
+        listed = _is_list(text)
+        spans = _lines(text) if listed else sentences(text)  # a list's items: "2 GB of RAM" is too short for the
+        # splitter
         header = ""  # a row's context is its table's header row; a field's, the first field of its list
         for i, (s, e) in enumerate(spans):
             prev = text[spans[i - 1][0]:spans[i - 1][1]] if i else ""
@@ -135,7 +138,7 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
                 s = s if entry is None else entry
                 e = _with_what_follows(text, spans, i, headings)
                 s = _from_heading(text, s, headings) if _generic_field(text[s:e]) else s
-                out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev))
+                out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev, listed))
     return out
 
 
@@ -330,8 +333,7 @@ def candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozens
         out = [c for c in _all_candidates(chunks) if not reads_like_instructions(c.text)]
     # A heading ("Router manual (vendor)") states nothing: quote sentences when there are any. A passage with none
     # is a list (a section's "2 GB of RAM" / "PostgreSQL 14 or newer"): its lines are what it says.
-    listed = {chunk_id for chunk_id, text in chunks if _is_list(text)}
-    return [c for c in out if is_sentence_like(c.text) or (c.chunk_id in listed and _listed(c, out))] or out
+    return [c for c in out if is_sentence_like(c.text) or (c.item and _listed(c, out))] or out
 
 
 def _listed(cand: Candidate, cands: list[Candidate]) -> bool:
