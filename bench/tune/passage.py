@@ -193,7 +193,8 @@ def collect_manuals(manuals_dir: Path, embedder, sentence_reader, cached_only: b
         elif not cached_only:
             lib = library(manual, manuals_dir, embedder)
             t = time.perf_counter()
-            out[(name, "fit")] = [{**r, "manual": True} for r in records(lib, sentence_reader, manual_questions(manual))]
+            recs = records(lib, sentence_reader, manual_questions(manual))
+            out[(name, "fit")] = [{**r, "manual": True} for r in recs]  # a phrase inside a written answer is right
             print(f"  {name} (fit half): {len(out[(name, 'fit')])} questions in {time.perf_counter() - t:.0f} s")
             path.write_text(json.dumps(out[(name, "fit")]))
             lib.close()

@@ -96,6 +96,13 @@ def echoes(question: str, phrase: str) -> bool:
     return all(suffix_stem(w) in asked for w in content)
 
 
+def opens_with_number(phrase: str) -> bool:
+    """Whether ``phrase`` begins with a number: digits (a price's sign before them too) or a number word."""
+    words = _words(phrase)
+    return bool(re.match(r"[$\u00a3\u20ac\u00a5]?\d", phrase.lstrip())) or bool(
+        words and words[0].lower() in _NUMBER_WORDS)
+
+
 def _has_number(phrase: str) -> bool:
     return any(ch.isdigit() for ch in phrase) or any(w.lower() in _NUMBER_WORDS for w in _words(phrase))
 

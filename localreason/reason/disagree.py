@@ -183,7 +183,8 @@ _UNITS = {"square kilometres": "km2", "square kilometers": "km2", "sq km": "km2"
           "gigabytes": "gb", "gigabyte": "gb", "kilobytes": "kb", "kilobyte": "kb", "miles": "mi", "mile": "mi",
           "feet": "ft", "foot": "ft", "pounds": "lb", "lbs": "lb", "hours": "h", "hour": "h", "hrs": "h",
           "minutes": "min", "minute": "min", "mins": "min", "seconds": "s", "second": "s", "secs": "s", "sec": "s"}
-_UNIT_RUN = re.compile(r"(?:(?<=[\d\s])|^)(?:%s)(?![\w²])" % "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True)))
+_UNIT_RUN = re.compile(r"(?:(?<=[\d\s])|^)(?:%s)(?![\w²])"
+                       % "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True)))  # fmt: skip
 _ABOUT = re.compile(r"\b(?:about|around|approximately|roughly|circa|some|nearly|almost)\s+|~\s*|\bc\.\s*")
 """Words that make a number approximate: "about 2,400" and "around 2400" say one value."""
 

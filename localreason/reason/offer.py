@@ -102,8 +102,8 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
         near = offer.narrowed()  # them as one (Quote.referent)
         near = with_naming_sentence(question, near, packet) if ranked[0].referent and asks_for_name(question) else near
         return with_dated_heading(question, with_step_before(question, near, packet), packet)
-    return with_dated_heading(question, with_step_before(question, with_naming_sentence(question, offer, packet), packet),
-                              packet)  # fmt: skip
+    named = with_naming_sentence(question, offer, packet)
+    return with_dated_heading(question, with_step_before(question, named, packet), packet)
 
 
 def _chunk_text(packet: EvidencePacket, chunk_id: str) -> str:

@@ -39,7 +39,7 @@ import re
 from dataclasses import replace
 
 from .answer import AnswerPhrase, Reference, Statement
-from .answer_type import agrees, asks_yes_or_no
+from .answer_type import agrees, asks_yes_or_no, opens_with_number
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote
 from .offer import is_reference, name_run, opens_with_reference, points_before
@@ -95,7 +95,8 @@ def sure_phrase(sentence: str, phrase: tuple[int, int] | None, margin: float | N
         return None
     if _ASKING.match(text):
         return None  # "How many days" (a description that opens as a question does): no answer
-    bound = (_BOUND.search(sentence, 0, lo) or _NUMBER_BOUND.search(sentence, 0, lo)) if _NUMBER.match(text) else None
+    bound = (_BOUND.search(sentence, 0, lo) or _NUMBER_BOUND.search(sentence, 0, lo)) if opens_with_number(text) \
+        else None  # fmt: skip
     if bound is None and re.search(r"\sto\s", text):
         bound = _FROM.search(sentence, 0, lo)  # "from 5 to 3": "5 to 3" is no value, and hides which came first
     return (bound.start() if bound else lo), hi
@@ -105,9 +106,6 @@ _FROM = re.compile(r"\b(?i:from)\s+$")
 
 
 _ASKING = re.compile(r"(?i:how\s+(?:many|much|long|often|far|old|big|large)|what\s+(?:kind|type|sort))\b")
-_NUMBER = re.compile(r"[$\u00a3\u20ac\u00a5]?\d|(?i:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-                     r"twenty|thirty|forty|fifty|sixty|hundred|thousand|million|a\s+dozen|dozens|half|once|"
-                     r"twice)\b")  # fmt: skip
 _BOUND = re.compile(r"\b(?i:at\s+least|at\s+most|up\s+to|no\s+(?:more|less|fewer|earlier|later)\s+than|"
                     r"not\s+(?:more|less|earlier|later)\s+than|(?:more|less|fewer|earlier|later)\s+than|"
                     r"a\s+(?:maximum|minimum)\s+of|not\s+(?:before|after)|within)\s+$")
