@@ -284,6 +284,25 @@ def test_a_phrase_is_cut_where_its_words_are_not_where_a_token_ended(span, shown
     assert got is not None and sentence[got[0]:got[1]] == shown
 
 
+@pytest.mark.parametrize("sentence, span, shown", [
+    ("GRUB reads its menu from /boot/grub/grub.cfg at boot.", "cfg", "/boot/grub/grub.cfg"),
+    ("GRUB reads its menu from /boot/grub/grub.cfg at boot.", "/boot/grub/gr", "/boot/grub/grub.cfg"),
+    ("A script can use systemd-cat(1) to write to the journal.", "systemd-cat(1", "systemd-cat(1)"),
+    ("Debian uses the unified hierarchy (a.k.a. cgroups-v2) since Debian 11.", "unified hierarchy (a.k.a. cgroups-v2",
+     "unified hierarchy (a.k.a. cgroups-v2)"),
+    ("Pass --graph to draw the history.", "graph", "--graph"), ("The plan costs $250 a year.", "250", "$250"),
+    ("The strategy is ABORT.", "ABORT", "ABORT"), ("See json_valid() for that.", "json_valid", "json_valid"),
+])  # fmt: skip
+def test_a_phrase_cut_inside_a_word_or_a_bracket_is_shown_whole(sentence, span, shown):
+    """The span head's tokens are pieces of words: a phrase started inside "grub.cfg" was shown as "cfg", and one
+    that ended before a closing bracket as "systemd-cat(1" (the fit manuals' headlines, 2026-12-07)."""
+    from localreason.reason.phrase import sure_phrase
+
+    lo = sentence.index(span)
+    got = sure_phrase(sentence, (lo, lo + len(span)), margin=9.0, threshold=4.0)
+    assert got is not None and sentence[got[0]:got[1]] == shown
+
+
 def test_the_answer_shows_the_phrase_without_a_stray_quotation_mark(library_of):
     lib = library_of({"notes.md": "# git notes\n\nThe default notes merge strategy is \"manual\", unless "
                                   "notes.mergeStrategy is configured.\n"})

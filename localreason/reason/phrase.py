@@ -131,7 +131,10 @@ def tidy(sentence: str, lo: int, hi: int) -> tuple[int, int]:
     pair of quotation marks around the whole span (``"manual"`` -> ``manual``: the answer is the word quoted; a
     bracketed whole such as ``<Directory>`` or ``[global]`` stays); punctuation
     that ends a clause (``,;:!?``); a full stop that ends the sentence after a word (``ABORT.`` -> ``ABORT``; not
-    the dots of ``e.g.`` or ``2.4``)."""
+    the dots of ``e.g.`` or ``2.4``). A span that starts or ends inside a word is widened to the word
+    (``cfg`` -> ``/boot/grub/grub.cfg``), and one that leaves a bracket open takes the closer that follows it
+    (``systemd-cat(1`` -> ``systemd-cat(1)``)."""
+    lo, hi = _whole_words(sentence, lo, hi)
     while True:
         before = (lo, hi)
         while lo < hi and (sentence[lo].isspace() or sentence[lo] in _EDGE_PUNCTUATION):
@@ -147,8 +150,45 @@ def tidy(sentence: str, lo: int, hi: int) -> tuple[int, int]:
             hi -= 1
         elif text.endswith(".") and _word_then_stop(text):
             hi -= 1
+        elif hi < len(sentence) and sentence[hi] == _left_open(text):
+            hi += 1
         if (lo, hi) == before:
             return lo, hi
+
+
+_NOT_IN_WORD = frozenset("\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb([{<)]}>,;!?\u2014\u2013")
+"""Marks that end a run of characters that reads as one word (a path, an option, a file name)."""
+
+
+def _in_word(ch: str) -> bool:
+    return not ch.isspace() and ch not in _NOT_IN_WORD
+
+
+def _whole_words(sentence: str, lo: int, hi: int) -> tuple[int, int]:
+    """[lo, hi) widened to whole words where a token boundary cut one (the span head's tokens are pieces of
+    words): back to the start of the run ``lo`` is inside, on to the end of the run ``hi`` is inside (a full stop
+    or colon that ends a word ends it)."""
+    if 0 < lo < len(sentence) and _in_word(sentence[lo - 1]) and sentence[lo].isalnum():
+        while lo > 0 and _in_word(sentence[lo - 1]):
+            lo -= 1
+    if 0 < hi < len(sentence) and sentence[hi - 1].isalnum() and _in_word(sentence[hi]):
+        while hi < len(sentence) and _in_word(sentence[hi]) and not (
+                sentence[hi] in ".:" and (hi + 1 == len(sentence) or not _in_word(sentence[hi + 1]))):
+            hi += 1
+    return lo, hi
+
+
+def _left_open(text: str) -> str | None:
+    """The closer of the last bracket ``text`` leaves open inside it (not at its start), or None."""
+    depth: dict[str, int] = {}
+    last = None
+    for i, ch in enumerate(text):
+        if ch in "([{<":
+            depth[ch] = depth.get(ch, 0) + 1
+            last = ch if i > 0 else last
+        elif ch in ")]}>" and depth.get(_CLOSERS[ch], 0):
+            depth[_CLOSERS[ch]] -= 1
+    return _PAIRS[last] if last is not None and depth.get(last, 0) > 0 else None
 
 
 def _word_then_stop(text: str) -> bool:
