@@ -179,14 +179,14 @@ def main() -> None:
     models = {"real": [("real", real)], "obedient": [("obedient", ObedientModel(real))],
               "ablate": [("real", real), ("obedient", ObedientModel(real))]}[args.model]  # fmt: skip
     from localreason.models import reader_shipped as shipped
-    from localreason.readers import Reader
+    from localreason.readers import packaged_reader
 
     modes = ["off", "likelihood"] if args.rerank == "both" else [args.rerank]
     if args.reader != "off" and not shipped():
         raise SystemExit("This build has no reader weights: run python -m bench.train.reader first, or use --reader off.")
     readers = {"auto": [("", "reader")], "off": [(", no reader", None)],
                "both": [(", no reader", None), ("", "reader")]}[args.reader]  # fmt: skip
-    packaged = Reader() if args.reader != "off" else None
+    packaged = packaged_reader() if args.reader != "off" else None  # as a library has it (the passage reader beside)
     readers = [(label, packaged if r else None) for label, r in readers]
     models = [((label if mode == "off" else f"{label}, reranked") + rlabel, model, mode, reader)
               for label, model in models for mode in modes for rlabel, reader in readers]  # fmt: skip

@@ -181,11 +181,11 @@ def main() -> None:
     print(f"{cpu_name()}; model load {time.perf_counter() - t:.2f} s; {args.questions} questions; "
           f"n_ctx {gen.context_size}")  # fmt: skip
     from localreason.models import reader_shipped as shipped
-    from localreason.readers import Reader
+    from localreason.readers import packaged_reader
 
     if args.reader and not shipped():
         raise SystemExit("This build has no reader weights: run python -m bench.train.reader first, or leave out --reader.")
-    reader = Reader() if shipped() else None  # what reason uses by default when the package has one
+    reader = packaged_reader() if shipped() else None  # what reason uses by default when the package has one
     reason(lib, qs[0][0], generator=gen, max_tokens=500, reader=reader)  # warm up the models
     if args.today:
         against_today(lib, gen, args.today, qs, settings.answer_budget)
