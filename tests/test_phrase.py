@@ -33,7 +33,7 @@ class SpanReader:
     the sentence, with ``margin`` over no phrase (no phrase found: margin -5); the phrase before, the first of
     ``before`` found in the sentence before, with ``before_margin``."""
 
-    def __init__(self, likes=(), points=(), margin=4.0, base=-4.0, before=(), before_margin=1.0) -> None:
+    def __init__(self, likes=(), points=(), margin=DEFAULT.headline_margin, base=-4.0, before=(), before_margin=1.0) -> None:
         self.likes, self.points, self.margin, self.base = likes, points, margin, base
         self.before, self.before_margin = before, before_margin
         self.calls = 0
@@ -87,7 +87,7 @@ def test_the_phrase_offsets_are_the_documents(library):
 
 def test_an_unsure_span_head_keeps_whole_sentences(library):
     q = "Why was the Apollo program started?"
-    reader = SpanReader(likes=("started",), points=("to show what it could do in space",), margin=DEFAULT.phrase_margin - 0.5)
+    reader = SpanReader(likes=("started",), points=("to show what it could do in space",), margin=DEFAULT.headline_margin - 0.5)
     a = reason(library, q, generator=FakeGenerator(), reader=reader)
     assert a.statements and all(s.phrase is None for s in a.statements)
     assert not a.answer.startswith("to show"), "the prose is the sentences"
@@ -202,7 +202,7 @@ def statement(quotation: str, start: int = 100, chunk: str = "chk_a") -> Stateme
 
 def test_with_phrase_checks_the_phrase_against_the_quotation():
     sentence = "The bridge was rebuilt in 1810 by the county."
-    quote = Quote("chk_a", sentence, 40, 1.0, phrase=(26, 30), phrase_margin=5.0)
+    quote = Quote("chk_a", sentence, 40, 1.0, phrase=(26, 30), phrase_margin=DEFAULT.headline_margin + 1)
     st = [statement(sentence, start=140)]
     got = with_phrase(st, quote, 140, "When was the bridge rebuilt?")
     assert got[0].phrase == AnswerPhrase("1810", "chk_a", 166, 170)
@@ -210,8 +210,11 @@ def test_with_phrase_checks_the_phrase_against_the_quotation():
     assert with_phrase([statement("Another sentence entirely here.", 140)], quote, 140, "When?")[0].phrase is None
     assert with_phrase(st, replace(quote, phrase=(0, 40)), 140, "When?") == st, "most of the sentence is no phrase"
     assert with_phrase(st, quote, 140, "Was the bridge rebuilt by the county?") == st, "yes or no: the statement answers"
-    assert with_phrase(st, replace(quote, phrase_margin=-1.0), 140, "When?", calibration=replace(DEFAULT, phrase_margin=0.0)) == st
+    assert with_phrase(st, replace(quote, phrase_margin=-1.0), 140, "When?", calibration=replace(DEFAULT, headline_margin=0.0)) == st
     assert with_phrase(st, replace(quote, phrase=None), 140, "When?") == st
+    unsure = replace(quote, phrase_margin=DEFAULT.headline_margin - 1)  # sure enough for the disagreement rules
+    assert DEFAULT.phrase_margin <= unsure.phrase_margin and with_phrase(st, unsure, 140, "When?") == st, \
+        "the headline asks the span head for more than phrase_margin (bench.tune.headline)"
 
 
 def test_compose_writes_the_phrase_with_its_token():

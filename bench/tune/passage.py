@@ -351,7 +351,7 @@ def shipped_cfg() -> dict:
     return {"rank": "combined", "k": DEFAULT.read_candidates, "rw": DEFAULT.reader_weight,
             "fw": DEFAULT.feature_weight, "ratio": DEFAULT.read_lead_ratio, "gate": "reader",
             "weak": DEFAULT.read_weak, "answers": DEFAULT.read_answers, "naming": True,
-            "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.phrase_margin,
+            "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.headline_margin,
             "before": True, "phrase": "margin"}  # fmt: skip
 
 

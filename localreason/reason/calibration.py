@@ -104,6 +104,13 @@ class Calibration:
     PHRASE_MARGINS, for phrase_utility: +1 for a right phrase, -1 for a wrong one, 0 for none) on the
     calibration domains' fit halves. docs/benchmarks.md, "The reader ships"."""
 
+    headline_margin: float = 6.0
+    """phrase.with_phrase: the span head's margin a phrase needs to lead the answer (phrase_margin, which the
+    disagreement rules read, stays 4). 6, with phrase_agreement 0.4, chosen on reason's own answers by
+    ``python -m bench.tune.headline`` (2026-12-07): the gate that shows the most right phrases while those shown
+    are right for at least 0.90 on each fit kind of text (SQuAD dev's and new_wiki's fit halves, the fit manuals'
+    fit halves). Margin 4 had been chosen in a simulation. docs/history/51-answers-from-manuals.md, "The headline
+    chosen on what reason shows"."""
     phrase_probability: float = 0.5
     """phrase.with_phrase, with a passage reader (format 3, whose quotes carry ``phrase_probability``): the answer
     leads with the span head's phrase when the head gives it at least this probability among every phrase of the

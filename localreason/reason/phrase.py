@@ -4,7 +4,7 @@ answer's prose leads with.
 The reader's span head (reader.py) points at the phrase inside each sentence it reads (``Quote.phrase``) and says
 how much more it believes in that phrase than in none (``Quote.phrase_margin``). After verification, the answer's
 first statement gets the best sentence's phrase (``AnswerPhrase``) when:
-- the margin is at least the calibration's ``phrase_margin`` (a question that asks why or how, or evidence that
+- the margin is at least the calibration's ``headline_margin`` (a question that asks why or how, or evidence that
   does not say, leaves the head unsure: whole sentences then answer);
 - the phrase is shorter than MAX_PHRASE_SHARE of its sentence (a phrase that is most of the sentence adds nothing);
 - the statement quotes that sentence, and the phrase is, character for character, the part of the verified
@@ -58,7 +58,7 @@ def with_phrase(statements: list[Statement], best: Quote | None, best_start: int
     if points_before(question, best):
         phrase = _before(statements, best, best_start, calibration)
     else:
-        span = sure_phrase(best.text, best.phrase, best.phrase_margin, calibration.phrase_margin,
+        span = sure_phrase(best.text, best.phrase, best.phrase_margin, calibration.headline_margin,
                            probability=best.phrase_probability, least=calibration.phrase_probability)  # fmt: skip
         if span is None:
             return statements
