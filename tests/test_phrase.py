@@ -397,3 +397,30 @@ def test_a_phrase_keeps_the_words_that_bound_it_and_a_question_is_no_phrase():
                                     ("Refunds are paid within 24 hours.", "24 hours", "within 24 hours"),
                                     ("It cost well over \u00a35 million.", "\u00a35 million", "well over \u00a35 million")):
         assert shown(sentence, phrase) == whole
+
+
+@pytest.mark.parametrize("phrase, code", [
+    ("--hostname", True), ("json_valid", True), ("/var/lib/apt/extended_states", True), ("systemd-cat(1)", True),
+    ("62", True), ("3.07", True), ("iptables-translate and ip6tables", False), ("LXDE", False),
+    ("the Netatalk daemon", False), ("two-year", False), ("", False),
+])  # fmt: skip
+def test_a_phrase_written_as_code_or_a_figure(phrase, code):
+    from localreason.reason.candidates import written_as_code
+
+    assert written_as_code(phrase) is code
+
+
+def test_a_phrase_written_as_code_needs_no_second_reading_and_prose_does():
+    """The passage reader, trained on prose, gave "--hostname" 0.35 of its mass and "json_valid" 0.08 where the span
+    head was sure of them (the fit manuals' headline records, bench.tune.headline): such a phrase leads on the
+    span head's margin; a phrase of words still needs the second reading."""
+    sentence = "The only mandatory parameter is --hostname, which names the new machine."
+    quote = Quote("chk_a", sentence, 0, 1.0, phrase=(31, 41), phrase_margin=DEFAULT.headline_margin + 1)
+    st = [statement(sentence, start=100)]
+    never = lambda best, text: False  # noqa: E731  (a second reading that never agrees)
+    got = with_phrase(st, quote, 100, "Which parameter is mandatory?", confirm=never)
+    assert got[0].phrase is not None and got[0].phrase.text == "--hostname"
+    prose = "The only mandatory parameter names the new machine for the host."
+    worded = Quote("chk_a", prose, 0, 1.0, phrase=(37, 48), phrase_margin=DEFAULT.headline_margin + 1)
+    st = [statement(prose, start=100)]
+    assert with_phrase(st, worded, 100, "Which parameter is mandatory?", confirm=never) == st

@@ -30,7 +30,15 @@ _ORDINARY_PARTS = frozenset("year month week day hour minute second time part pa
 """Parts of a hyphenated word of ordinary English ("two-year program", "open-source package"), not a command's."""
 
 
-def _code_like(word: str) -> bool:
+def written_as_code(phrase: str) -> bool:
+    """A phrase of at most three words, each joined as software names it (``code_like``) or opening as an option,
+    a path or a variable does ("--hostname", "/var/lib/apt", "json_valid", "systemd-cat(1)"); a figure ("62",
+    "3.07") is one too."""
+    words = phrase.split()
+    return 0 < len(words) <= 3 and all(code_like(w) or w[0] in "-/~$" for w in words)
+
+
+def code_like(word: str) -> bool:
     """A joined word as software names it: an underscore, a dot, a digit or a plus in it ("apt.conf", "python3",
     "g++"), or hyphens between parts none of which is ordinary English ("dpkg-deb"; not "two-year", "state-owned",
     "award-winning")."""
@@ -42,14 +50,14 @@ def _code_like(word: str) -> bool:
 
 def command_names(sentence: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """Names of commands, files and options written in lower case, as manuals write them: a joined word (a hyphen,
-    dot or underscore inside it, ``_code_like``) before the kind of thing it is ("the dpkg-deb program", "the
+    dot or underscore inside it, ``code_like``) before the kind of thing it is ("the dpkg-deb program", "the
     apt.conf file"), or the word a sentence opens with in lower case when it is joined so or the verb after it
     says what it does ("dpkg-deb packs, unpacks and ..."; "ls lists ..."; not "install the viewer"), that is not
     one of ``stopwords``. A part of a joined word that is a stop word makes it ordinary ("the built-in command",
     "a read-only file")."""
-    found = [m.group(1) for m in _KIND_NAMED.finditer(sentence) if _code_like(m.group(1))]
+    found = [m.group(1) for m in _KIND_NAMED.finditer(sentence) if code_like(m.group(1))]
     opening = _OPENING_NAME.match(sentence)
-    if opening and opening.group(1) not in stopwords and (_code_like(opening.group(1)) or (
+    if opening and opening.group(1) not in stopwords and (code_like(opening.group(1)) or (
             opening.group(2).endswith("s") and opening.group(2) not in stopwords)):
         found.insert(0, opening.group(1))
     return [w for w in dict.fromkeys(found) if not (len(parts := re.split(r"[-_.]", w)) > 1 and set(parts) & stopwords)]

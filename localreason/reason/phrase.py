@@ -13,7 +13,9 @@ first statement gets the best sentence's phrase (``AnswerPhrase``) when:
   words), unless the calibration's ``type_veto`` is off;
 - a second reading agrees, when the reader has one (``confirm``: read.second_reading, the packaged passage
   reader reading the window around the sentence once, which must be sure of the same words there or in a
-  sentence before it).
+  sentence before it); not asked of a phrase written as code or a figure (candidates.written_as_code: the
+  passage reader, trained on prose, seldom agrees on "--hostname" or "json_valid"; bench.tune.headline chose it
+  with the margin it needs, on the fit kinds).
   The margin alone is too weak a sign of a right phrase (docs/benchmarks.md, "The passage reader and the
   headline"): of the phrases it would show held out, a third were wrong; with the second reading, a fifth.
 
@@ -41,7 +43,7 @@ from dataclasses import replace
 from .answer import AnswerPhrase, Reference, Statement
 from .answer_type import agrees, asks_yes_or_no, opens_with_number
 from .calibration import DEFAULT, Calibration
-from .candidates import Quote
+from .candidates import Quote, written_as_code
 from .offer import is_reference, name_run, opens_with_reference, points_before
 
 MAX_PHRASE_SHARE = 0.7
@@ -70,8 +72,8 @@ def with_phrase(statements: list[Statement], best: Quote | None, best_start: int
             phrase = _inside(statements[0].references, best.chunk_id, best_start + lo, best_start + hi, text)
     if phrase is None or (calibration.type_veto and not agrees(question, phrase.text)):
         return statements
-    if confirm is not None and not confirm(best, phrase.text):
-        return statements
+    if confirm is not None and not written_as_code(phrase.text) and not confirm(best, phrase.text):
+        return statements  # (the passage reader, trained on prose, seldom agrees on "--hostname" or "62")
     return [replace(statements[0], phrase=phrase), *statements[1:]]
 
 
