@@ -258,14 +258,14 @@ def test_only_the_store_runs_sql():
 # Inside reason/ (see its __init__): the stages' modules in layers, so that none imports one above it.
 REASON_LAYERS = [
     {"calibration", "answer", "answer_type"},  # leaves: nothing of reason/
-    {"candidates", "passage"},
+    {"candidates", "passage", "polarity"},
     {"ranking", "gate", "grammar", "prompt", "verify", "disagree", "compare"},
     {"read", "likelihood", "offer"},
     {"phrase"},
     {"pipeline"},
 ]
 DECISIONS = {"calibration", "candidates", "ranking", "read", "likelihood", "gate", "offer", "phrase",
-             "pipeline", "answer_type", "passage", "disagree", "compare"}
+             "pipeline", "answer_type", "passage", "disagree", "compare", "polarity"}
 """The modules that decide what an answer says: no one outside reason/ imports their private names."""
 
 

@@ -411,7 +411,8 @@ def test_sentences_the_stance_reader_finds_contradicting_are_two_sides_in_their_
     on = with_(DEFAULT, stance_contradiction=0.9, stance_shared=0)
     found = find(question, [a, same_doc, b, c], documents, calibration=on, contradiction=contradiction)
     assert found is not None and [s.title for s in found.sides] == ["Clinic leaflet", "Patient survey"]
-    assert [s.says for s in found.sides] == [a.text, b.text], "each side says its own sentence"
+    assert [s.says for s in found.sides] == [a.text[:-1], b.text[:-1]], "each side says its own sentence"
+    assert ".;" not in found.gap() and ".." not in found.gap(), "its full stop left to the gap"
     assert (a.text, same_doc.text) not in asked and (same_doc.text, a.text) not in asked, \
         "two sentences of one document are never asked about"
     assert "The sources disagree" in found.gap()

@@ -48,6 +48,13 @@ WORDS = (8, 10, 12, 16)
 TARGET_ALARMS = 0.02
 PART_ALARMS = 0.03
 """The issue's limit, which holds for each kind of ordinary question (SQuAD dev, a manuals set), not only pooled."""
+RULE = "rule"
+"""``found_in``'s contradiction for reason/polarity.py's rule (built for each record's question)."""
+COVERS = ((0.34, 0.5), (0.34, 0.67), (0.5, 0.5), (0.5, 0.67), (0.5, 0.8), (0.67, 0.67))
+"""The rule's (polarity.MIN_COVER, polarity.AFFIRM_COVER) pairs tried."""
+YES_NO_ALARMS = 0.03
+"""The rule reads only yes/no questions: its false alarms among those (not diluted by every other question)
+stay at or under this on each fit part too."""
 FIT_PARTS = ("opposing, fit", "squad-dev", "new_wiki", "manuals, fit", "ordinary squad-dev", "ordinary new_wiki")
 
 
@@ -176,11 +183,16 @@ def found_in(row: dict, calibration, contradiction):
     """What reason finds on a record (disagree.look, as pipeline.disagreement asks it)."""
     from localreason.reason.disagree import look
 
+    from localreason.reason import polarity
+
     if row.get("none"):
         return None
     documents = {k: tuple(v) for k, v in row["documents"].items()}
-    return look(row["q"], quotes_of(row), documents, row["closest_only"], calibration=calibration,
-                contradiction=contradiction)
+    quotes, least = quotes_of(row), None
+    if contradiction == RULE:  # reason/polarity.py's negation rule, as pipeline.disagreement asks it
+        contradiction, least = polarity.for_quotes(row["q"], quotes, documents), polarity.RULE_LEAST
+    return look(row["q"], quotes, documents, row["closest_only"], calibration=calibration,
+                contradiction=contradiction, least=least)
 
 
 def named(row: dict, found) -> bool:
@@ -225,6 +237,8 @@ def choose(args) -> None:
     from localreason.stance import StanceReader, packaged_embeddings
 
     rows = [json.loads(line) for path in args.records for line in open(path, encoding="utf-8")]
+    if args.rule:
+        return choose_rule(rows)
     if args.stance is None:
         return twin_words(rows)
     if not (args.stance / "stance.json").is_file():
@@ -244,6 +258,43 @@ def choose(args) -> None:
             runs[f"{name}, stances when closest"] = replace(runs[name], stance_when_closest=True)
             runs[f"{name}, both when closest"] = replace(runs[name], stance_when_closest=True, twins_when_closest=True)
     results = {name: figures(rows, cal, ask) for name, cal in runs.items()}
+    print_and_choose(results)
+
+
+def choose_rule(rows: list[dict]) -> None:
+    """reason/polarity.py's negation rule (no stance reader) on the records: for each of COVERS, the shared words
+    of SHARED and whether stances are looked for when the gate answers from the closest passage; chosen as
+    ``choose`` chooses a reader's threshold, among the runs whose false alarms on the fit parts' ordinary yes/no
+    questions stay at or under YES_NO_ALARMS on each part (the rule reads no other question). Run with --rule."""
+    from localreason.reason import polarity
+    from localreason.reason.answer_type import asks_yes_or_no
+    from localreason.reason.calibration import DEFAULT
+
+    base = replace(DEFAULT, twins_when_closest=False, stance_when_closest=False, stance_rule=False)
+    asked = [r for r in rows if r["case"] == "ordinary" and asks_yes_or_no(r["q"])]
+    results, yes_no = {"off": figures(rows, base, None)}, {}
+    kept = polarity.MIN_COVER, polarity.AFFIRM_COVER
+    try:
+        for polarity.MIN_COVER, polarity.AFFIRM_COVER in COVERS:
+            for k in SHARED:
+                cal = replace(base, stance_shared=k, stance_rule=True)
+                name = f"rule, cover {polarity.MIN_COVER:.2f} / {polarity.AFFIRM_COVER:.2f}, {k} shared"
+                for label, c in ((name, cal), (f"{name}, stances when closest", replace(cal, stance_when_closest=True))):
+                    results[label], yes_no[label] = figures(rows, c, RULE), figures(asked, c, RULE)
+    finally:
+        polarity.MIN_COVER, polarity.AFFIRM_COVER = kept
+    fit = [p for p in FIT_PARTS if p in results["off"]]
+    print("false alarms on ordinary yes/no questions (fit parts | held out):")
+    for name, res in yes_no.items():
+        cells = ", ".join(f"{p} {v[1]:.3f} of {v[3]}" for p, v in res.items())
+        print(f"  {name}: {cells}")
+    loud = {n for n, res in yes_no.items() if any(v[1] > YES_NO_ALARMS for p, v in res.items() if p in fit)}
+    print(f"runs with more than {YES_NO_ALARMS} on a fit part's yes/no questions, not chosen: {len(loud)}\n")
+    print_and_choose(results, loud)
+
+
+def print_and_choose(results: dict[str, dict], excluded: set = frozenset()) -> None:
+    """The table of every run's figures, and the run chosen on the fit parts (never one of ``excluded``)."""
     fit_parts = [p for p in FIT_PARTS if p in results["off"]]
     held = [p for p in results["off"] if p not in fit_parts]
     print(f"CPU: {cpu_name()}\n\n| run | fit named | fit alarms | held-out named | held-out alarms | "
@@ -255,8 +306,8 @@ def choose(args) -> None:
         cells = " | ".join(f"{v[0]:.3f} / {v[1]:.3f}" if v[2] else f"- / {v[1]:.3f}" for v in res.values())
         print(f"| {name} | {fn:.3f} | {fa:.3f} | {hn:.3f} | {ha:.3f} | {cells} |")
     ok = [(pooled(res, fit_parts)[0], -pooled(res, fit_parts)[1], k, name) for k, (name, res) in
-          enumerate(results.items()) if name != "off" and pooled(res, fit_parts)[1] <= TARGET_ALARMS
-          and all(res[p][1] <= PART_ALARMS for p in fit_parts)]  # fmt: skip
+          enumerate(results.items()) if name != "off" and name not in excluded
+          and pooled(res, fit_parts)[1] <= TARGET_ALARMS and all(res[p][1] <= PART_ALARMS for p in fit_parts)]  # fmt: skip
     best = max(ok)[3] if ok else "off"  # most named, then fewest alarms, then the later (stricter) run
     print(f"\nchosen on the fit parts ({', '.join(fit_parts)}; false alarms <= {TARGET_ALARMS} over them and <= "
           f"{PART_ALARMS} on each): {best}")
@@ -285,6 +336,7 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--records", type=Path, nargs="+", help="choose on the records of these files")
     ap.add_argument("--stance", type=Path, help="the stance reader to choose for (a folder bench.train.stance wrote); "
                     "without it, the near-twin rule's disagree_words is chosen")
+    ap.add_argument("--rule", action="store_true", help="choose reason/polarity.py's negation rule's limits instead")
     ap.add_argument("--record-manuals", type=Path, help="record the manuals' questions (ordinary) into this file")
     ap.add_argument("--record-ordinary", type=Path, help="record --ordinary questions a QA domain into this file")
     ap.add_argument("--ordinary", type=int, default=100)

@@ -166,10 +166,19 @@ class Calibration:
     stance_shared: int = 2
     """disagree.opposite: two sentences are asked about only when they share at least this many of the question's
     content words (both speak of what is asked)."""
+    stance_rule: bool = True
+    """disagree.opposite when no stance reader is packaged: for a yes/no question, two sentences of different
+    documents that both speak to it and take opposite sides by their negations ("does not flow into the North
+    Sea") are two sides (reason/polarity.py, its MIN_COVER 0.34 and AFFIRM_COVER 0.67). Chosen with
+    ``python -m bench.tune.stance --rule`` on the fit parts (the most opposing cases named while false alarms
+    stay within the limits, on every ordinary question and on the yes/no ones the rule reads), with
+    stance_shared 2 and stance_when_closest: docs/history/53-disagreement-beyond-near-copies.md, "A stance
+    read from negations"."""
     twins_when_closest: bool = False
     """Whether near-twins are also looked for when the relevance gate answers from the closest passage only."""
-    stance_when_closest: bool = False
-    """Whether opposite stances are also looked for then (yes/no questions often get that answer)."""
+    stance_when_closest: bool = True
+    """Whether opposite stances are also looked for then (yes/no questions often get that answer). On with the
+    stance rule (chosen with it; the records tie)."""
 
 
 DEFAULT = Calibration()

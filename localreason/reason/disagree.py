@@ -264,18 +264,24 @@ def _words(text: str) -> list[str]:
 
 
 def gist(quote: Quote) -> str:
-    """What a side that takes a stance says: its sentence, at most GIST_WORDS words of it."""
+    """What a side that takes a stance says: its sentence, at most GIST_WORDS words of it, without the full stop
+    that ends it (the gap goes on after it: "... the Meuse; “Delta” says ...")."""
     words = quote.text.split()
-    return " ".join(words[:GIST_WORDS]) + ("\u2026" if len(words) > GIST_WORDS else "")
+    if len(words) > GIST_WORDS:
+        return " ".join(words[:GIST_WORDS]) + "\u2026"
+    return " ".join(words).rstrip(".!? ")
 
 
 def opposite(question: str, top: list[Quote], documents: dict[str, tuple[str, str]], contradiction,
-             calibration: Calibration = DEFAULT) -> dict[tuple[int, int], tuple[str, str]]:  # fmt: skip
+             calibration: Calibration = DEFAULT,
+             least: float | None = None) -> dict[tuple[int, int], tuple[str, str]]:  # fmt: skip
     """The pairs (i, j) of ``top`` (i < j, different documents, sharing at least ``calibration.stance_shared`` of
     the question's content words: both speak of what is asked) that take opposite sides: the stance reader
-    (``contradiction``: pairs of texts -> their chance of contradicting each other) gives them at least
-    ``calibration.stance_contradiction``; what each says (``gist``), both ways round."""
-    if contradiction is None or calibration.stance_contradiction > 1:
+    (``contradiction``: pairs of texts -> their chance of contradicting each other) gives them at least ``least``
+    (the stance reader's ``calibration.stance_contradiction`` unless given: polarity's rule says 0 or 1); what
+    each says (``gist``), both ways round."""
+    least = calibration.stance_contradiction if least is None else least
+    if contradiction is None or least > 1:
         return {}
     asked = _stems(question)
     words = [_stems(q.text) & asked for q in top]
@@ -288,13 +294,14 @@ def opposite(question: str, top: list[Quote], documents: dict[str, tuple[str, st
     chance = contradiction([(top[i].text, top[j].text) for i, j in pairs])
     out = {}
     for (i, j), c in zip(pairs, chance):
-        if c >= calibration.stance_contradiction:
+        if c >= least:
             out[(i, j)], out[(j, i)] = (gist(top[i]), gist(top[j])), (gist(top[j]), gist(top[i]))
     return out
 
 
 def look(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str]], closest_only: bool, *,
-         calibration: Calibration = DEFAULT, contradiction=None) -> Disagreement | None:  # fmt: skip
+         calibration: Calibration = DEFAULT, contradiction=None,
+         least: float | None = None) -> Disagreement | None:  # fmt: skip
     """``find`` as ``reason`` asks it: when the relevance gate answers from the closest passage only
     (``closest_only``), near-twins and opposite stances are looked for only as ``calibration.twins_when_closest``
     and ``stance_when_closest`` say."""
@@ -303,11 +310,13 @@ def look(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
         contradiction = None
     if not twins and contradiction is None:
         return None
-    return find(question, quotes, documents, calibration=calibration, contradiction=contradiction, twins=twins)
+    return find(question, quotes, documents, calibration=calibration, contradiction=contradiction, twins=twins,
+                least=least)
 
 
 def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str]], *,
-         calibration: Calibration = DEFAULT, contradiction=None, twins: bool = True) -> Disagreement | None:  # fmt: skip
+         calibration: Calibration = DEFAULT, contradiction=None, twins: bool = True,
+         least: float | None = None) -> Disagreement | None:  # fmt: skip
     """The disagreement among the first ``calibration.disagree_candidates`` of ``quotes`` (best first), or None:
     the first of them (in that order) that disagrees with others, with every other that does. Any of them may: the
     sentence that answers is not always among the first two (the re-reading of #52 put a near-twin pair third and
@@ -315,7 +324,7 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
     Two sentences that the stance reader finds contradicting each other (``contradiction``, ``opposite``) disagree
     too; ``twins`` False looks for those only. Unordered and unsettled: see ``ordered`` and ``settled``."""
     top = [q for q in quotes[:calibration.disagree_candidates] if q.chunk_id in documents]
-    opposed = opposite(question, top, documents, contradiction, calibration)
+    opposed = opposite(question, top, documents, contradiction, calibration, least)
     asked = _stems(question)
     covers = [len(_stems(q.text) & asked - _stems(documents[q.chunk_id][1])) for q in top]  # the words of its
     # document's title name what the document is about, not what the question asks of it ("lake" in Lake Orvin)

@@ -56,6 +56,7 @@ from .gate import NOT_ANSWERED_GAP, NOT_ANSWERED_SIDES_GAP, NoEvidence, check_re
 from .grammar import build_grammar, max_output_tokens, parse_output
 from .likelihood import rerank
 from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered, with_sides
+from . import polarity
 from .phrase import with_phrase
 from .prompt import messages_for, offered_text
 from .ranking import rank_quotes
@@ -353,13 +354,17 @@ def disagreement(req: Request, ranked: list[Quote], packet: EvidencePacket,
     that one replaces the other). ``closest_only``: the relevance gate answers from the closest passage only
     (disagree.look says what is looked for then)."""
     stance = getattr(req.reader, "stance", None)
+    documents = _documents(packet)
+    contradiction, least = (stance.contradiction, None) if stance is not None else (None, None)
+    if stance is None and req.calibration.stance_rule:
+        contradiction, least = polarity.for_quotes(req.query, ranked, documents), polarity.RULE_LEAST
     try:
-        found = look(req.query, ranked, _documents(packet), closest_only, calibration=req.calibration,
-                     contradiction=stance.contradiction if stance is not None else None)
+        found = look(req.query, ranked, documents, closest_only, calibration=req.calibration,
+                     contradiction=contradiction, least=least)
     except ModelError as exc:  # a damaged stance reader: said once, then near-twins are still found without it
         warnings.warn(f"{exc} Opposite stances are not looked for.", RuntimeWarning, stacklevel=2)
         req.reader.stance = None
-        found = look(req.query, ranked, _documents(packet), closest_only, calibration=req.calibration)
+        found = look(req.query, ranked, documents, closest_only, calibration=req.calibration)
     if found is None:
         return None
     texts, paths = {}, {}

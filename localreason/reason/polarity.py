@@ -1,0 +1,139 @@
+"""Which side of a yes/no question a sentence takes, read from its negations: the stance signal that needs no model.
+
+Two passages that argue opposite answers to "Does the Rhine flow into the North Sea?" in their own words share no
+stretch a near-twin rule can find ("eventually empties into the North Sea" / "The Rhine itself does not flow into
+the North Sea"). No stance reader trained here told them apart from ordinary sentence pairs
+(docs/history/53-disagreement-beyond-near-copies.md), so this reads the plainest sign there is:
+
+- a sentence **speaks to** a yes/no question (answer_type.asks_yes_or_no) when it holds at least MIN_WORDS of the
+  question's content words (stemmed, the words of its document's title not counted: they say what the document
+  is about, not what is asked of it), and at least MIN_COVER of them if it says no, AFFIRM_COVER if it says yes
+  (a sentence on the subject that answers nothing has no negation either);
+- it **says no** when a negation governs one of those words: a negating word ("not", "no", "never", "n't",
+  "none", "cannot", "without", ...) at most SCOPE words before it, with no clause mark between ("Silicon, not
+  oxygen, is ..."; "None succeeded"), or the word itself negated by its prefix ("inefficient" for "efficient");
+  a question that is itself negative ("Isn't ...") turns that round;
+- two sentences of different documents that both speak to the question and say opposite things are two sides
+  (``contradiction_for``: their chance of contradicting each other is 1, else 0, as disagree.opposite reads a
+  stance reader's).
+
+What it cannot hear: opposite answers said without a negation ("a disaster" / "a success"; "in 1885" / "well
+before 1880"), and a negation further than SCOPE words from what the question asks. Measured on the opposing
+set's fit and held-out parts and on ordinary questions (bench/tune/stance.py); the limits are rules, set by
+reading the fit part.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..text import STOPWORDS, suffix_stem
+from .answer_type import asks_yes_or_no
+
+MIN_COVER = 0.34
+"""A sentence that says no speaks to the question when it holds at least this share of the question's content
+words."""
+AFFIRM_COVER = 0.67
+"""A sentence without a negation says yes only when it holds at least this share of them: a sentence on the
+subject that says nothing of what is asked has no negation either ("Normally, full-text queries are
+case-insensitive." is no "yes" to "Are FTS5 searches case-sensitive?")."""
+MIN_WORDS = 2
+"""... and at least this many of them (one shared word is a subject, not a claim)."""
+SCOPE = 6
+"""A negating word governs the question's words within this many words after it."""
+
+_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W\d_]+)?|[,;:.!?()\u2014\u2013]", re.UNICODE)
+_NEGATIONS = frozenset("not no never none cannot nor neither nothing nobody nowhere without hardly".split())
+_NOT_NEGATING = {"not": ("only", "just", "merely", "simply", "least"), "no": ("doubt",), "without": ("doubt",)}
+"""Negating words that do not negate before these ("not only", "no doubt", "without doubt")."""
+_PREFIXES = ("un", "non", "in", "im", "ir", "il", "dis")
+_ADJECTIVE = re.compile(r"(?:ent|ant|ible|able|ive|ect|ate|ure|ar|al|id|ete|ic|ous)$")
+"""in-, im-, ir-, il- and dis- negate only a word shaped like an adjective ("inefficient", "impossible",
+"invalid", "dissimilar"): not "improve" (prove), "display" (play), "instance" (stance)."""
+_BREAK = frozenset(",;:.!?()\u2014\u2013")
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.lower().replace("\u2019", "'") for t in _TOKEN.findall(text)]
+
+
+def _stem(word: str) -> str:
+    return suffix_stem(word.split("'")[0])
+
+
+def content_stems(text: str) -> set[str]:
+    """The content words of ``text``, stemmed (no stopwords, no numbers alone)."""
+    return {_stem(t) for t in _tokens(text) if t[0].isalnum() and t not in STOPWORDS and not t.isdigit()}
+
+
+def _negates(token: str, after: str | None) -> bool:
+    if token.endswith("n't"):
+        return True
+    return token in _NEGATIONS and after not in _NOT_NEGATING.get(token, ())
+
+
+def _prefixed(token: str, asked: set[str]) -> bool:
+    """"inefficient" when the question asks "efficient": a word the question asks, negated by its prefix."""
+    for p in _PREFIXES:
+        base = token[len(p):]
+        if token.startswith(p) and len(base) >= 4 and _stem(base) in asked:
+            if p in ("un", "non") or _ADJECTIVE.search(base):
+                return True
+    return False
+
+
+def says_no(sentence: str, asked: set[str]) -> bool:
+    """Whether a negation in ``sentence`` governs one of the ``asked`` words (stemmed): see the module's doc."""
+    tokens = _tokens(sentence)
+    for i, token in enumerate(tokens):
+        if _prefixed(token, asked):
+            return True
+        if not _negates(token, tokens[i + 1] if i + 1 < len(tokens) else None):
+            continue
+        for later in tokens[i + 1:i + 1 + SCOPE]:
+            if later in _BREAK:
+                break
+            if _stem(later) in asked:
+                return True
+    return False
+
+
+def side(question: str, sentence: str, title: str = "") -> bool | None:
+    """True (yes), False (no), or None when ``sentence`` does not speak to the yes/no ``question``."""
+    asked = content_stems(question) - content_stems(title)
+    held = {w for w in asked if w in content_stems(sentence) or any(_prefixed(t, {w}) for t in _tokens(sentence))}
+    if not asked or len(held) < MIN_WORDS:
+        return None
+    no = says_no(sentence, asked)
+    if len(held) < (MIN_COVER if no else AFFIRM_COVER) * len(asked):
+        return None
+    return no == any(_negates(t, None) for t in _tokens(question))  # a question that is itself negative
+
+
+def contradiction_for(question: str, titles: dict[str, str] | None = None):
+    """For a yes/no ``question``: pairs of sentences -> 1.0 where both speak to it and take opposite sides, else
+    0.0 (disagree.opposite's ``contradiction``); ``titles``: sentence -> its document's title, when known. None for
+    a question that is not answered yes or no."""
+    if not asks_yes_or_no(question):
+        return None
+    titles = titles or {}
+
+    def contradiction(pairs: list[tuple[str, str]]) -> list[float]:
+        out = []
+        for a, b in pairs:
+            x, y = side(question, a, titles.get(a, "")), side(question, b, titles.get(b, ""))
+            out.append(1.0 if x is not None and y is not None and x != y else 0.0)
+        return out
+
+    return contradiction
+
+
+RULE_LEAST = 0.5
+"""The rule says 0 or 1: any threshold between reads it (disagree.opposite's ``least``)."""
+
+
+def for_quotes(question: str, quotes, documents: dict[str, tuple[str, str]]):
+    """``contradiction_for`` with each quote's document title known (``documents``: chunk id -> (document id,
+    title)), as disagree.find is given them."""
+    titles = {q.text: documents[q.chunk_id][1] for q in quotes if q.chunk_id in documents}
+    return contradiction_for(question, titles)
