@@ -69,3 +69,6 @@ def test_a_yes_or_no_question_is_told_from_a_choice():
 
     assert asks_yes_or_no("Is Ferrule free?") and asks_yes_or_no("Doesn't it support IPv6?")
     assert not asks_yes_or_no("Is it red or blue?") and not asks_yes_or_no("How much does it cost?")
+    assert not asks_yes_or_no("Can you tell me when the old bridge was rebuilt?"), "asked politely, it asks when"
+    assert not asks_yes_or_no("Do you know who wrote the manual?")
+    assert asks_yes_or_no("Do you know if it is free?") and asks_yes_or_no("Can you use WAL in memory?")

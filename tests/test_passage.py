@@ -165,6 +165,17 @@ def test_a_phrase_is_shown_only_when_the_passage_reader_agrees(library):
     assert ask(None, needs=True).phrase is None, "the packaged reader without its passage reader shows none"
     assert ask(None).phrase is not None, "a reader that needs no second reading: its margin decides"
 
+    def figure(passage, needs=True):
+        reader = SpanReader(likes=("1961",), points=("1961",), margin=DEFAULT.headline_margin + 1)
+        reader.passage, reader.needs_second_reading = passage, needs
+        return reason(library, "In which year did the Apollo program start?", generator=FakeGenerator(),
+                      reader=reader).statements[0]  # fmt: skip
+
+    elsewhere = WindowReader(points=("1962 to 1966",), probability=0.9)
+    assert figure(elsewhere).phrase is not None and figure(elsewhere).phrase.text == "1961", \
+        "a figure leads on the span head's margin: the passage reader is not asked"
+    assert figure(None).phrase is None, "without its passage reader the packaged reader shows none, not even a figure"
+
 
 # ---------------------------------------------------------------- the packaged passage reader
 

@@ -295,6 +295,11 @@ def test_a_phrase_is_cut_where_its_words_are_not_where_a_token_ended(span, shown
      "unified hierarchy (a.k.a. cgroups-v2)"),
     ("Pass --graph to draw the history.", "graph", "--graph"), ("The plan costs $250 a year.", "250", "$250"),
     ("The strategy is ABORT.", "ABORT", "ABORT"), ("See json_valid() for that.", "json_valid", "json_valid"),
+    ("GRUB reads its menu from /boot/grub/grub.cfg at boot.", ".cfg", "/boot/grub/grub.cfg"),
+    ("Pass --graph to draw the history.", "-graph", "--graph"),
+    ("A script can use systemd-cat(1) to write to the journal.", "systemd-", "systemd-cat(1)"),
+    ("The New York-based firm grew.", "New York", "New York"), ("The war of 1939-1945 ended.", "1939", "1939"),
+    ("An Anglo-French treaty was signed.", "French", "French"),
 ])  # fmt: skip
 def test_a_phrase_cut_inside_a_word_or_a_bracket_is_shown_whole(sentence, span, shown):
     """The span head's tokens are pieces of words: a phrase started inside "grub.cfg" was shown as "cfg", and one
@@ -402,7 +407,10 @@ def test_a_phrase_keeps_the_words_that_bound_it_and_a_question_is_no_phrase():
 @pytest.mark.parametrize("phrase, code", [
     ("--hostname", True), ("json_valid", True), ("/var/lib/apt/extended_states", True), ("systemd-cat(1)", True),
     ("62", True), ("3.07", True), ("iptables-translate and ip6tables", False), ("LXDE", False),
-    ("the Netatalk daemon", False), ("two-year", False), ("", False),
+    ("the Netatalk daemon", False), ("two-year", False), ("", False), ("$250", True), ("40%", True),
+    ("CP437", True), ("~/.bashrc", True), ("grub.cfg", True), ("json_valid()", True), ("--no-color", True),
+    ("Coca-Cola", False), ("Austria-Hungary", False), ("Wi-Fi", False), ("U.S.", False), ("a.m.", False),
+    ("3 p.m.", False), ("No. 5", False), ("-", False), ("/", False), ("$", False), ("x-ray", False),
 ])  # fmt: skip
 def test_a_phrase_written_as_code_or_a_figure(phrase, code):
     from localreason.reason.candidates import written_as_code

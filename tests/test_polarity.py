@@ -107,3 +107,16 @@ def test_reason_hears_two_documents_that_answer_a_yes_or_no_question_oppositely(
     lib.remove(next(d.id for d in lib.documents() if d.title == "Where the Rhine ends"))
     one = reason(lib, RHINE, generator=FakeGenerator(), calibration=on, limit=12)
     assert not any("disagree" in g for g in one.gaps), "one source takes one side"
+
+
+def test_double_negations_hyphenated_words_and_verbs_with_un_are_no_no():
+    """A review's probes: "unpacks" is no "not packs", "--no-color" no "no", "never stops" a yes."""
+    assert polarity.side("Does dpkg-deb pack archives?", "dpkg-deb packs, unpacks and lists Debian archives.") is True
+    assert polarity.side("Does tidewatch color its output?", "The --no-color option disables colored output of "
+                         "tidewatch.") is not False  # fmt: skip
+    assert polarity.side("Is the nvidia driver free software?", "The nvidia driver is non-free software.") is False
+    for agreeing in ("The Rhine never stops flowing into the North Sea.",
+                     "Nothing stops the Rhine from flowing into the North Sea.",
+                     "There is no question that the Rhine flows into the North Sea."):
+        assert polarity.side(RHINE, agreeing) is True, agreeing
+    assert polarity.side("Is the API stable?", "The API is stable, not unstable at all.") is True

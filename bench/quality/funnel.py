@@ -182,7 +182,7 @@ def main() -> None:
         lib.close()
     print(f"\nwhere answers are lost, answerable questions, default settings, {cpu_name()}")
     report(records, list(readers), DEFAULT.feature_weight)
-    phrase_report(records, DEFAULT.phrase_margin)
+    phrase_report(records, DEFAULT.headline_margin)
 
 
 if __name__ == "__main__":

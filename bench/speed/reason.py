@@ -96,7 +96,7 @@ def reader_cost(lib, gen, reader, qs, budget: int) -> None:
 
 
 TODAY = {"read_weak": 0.02, "read_answers": 0.5, "read_lead_ratio": 0.1, "feature_weight": 0.5, "phrase_margin": 4.0,
-         "type_veto": False}
+         "headline_margin": 4.0, "type_veto": False}
 """The calibration shipped with the sentence reader (format 2), before the passage reader: ``--today``'s run."""
 
 

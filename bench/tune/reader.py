@@ -442,7 +442,8 @@ def phrase_before(data: dict) -> None:
     cfg = {"rank": "combined", "k": DEFAULT.read_candidates, "rw": DEFAULT.reader_weight,
            "fw": DEFAULT.feature_weight, "ratio": DEFAULT.read_lead_ratio, "gate": "reader",
            "weak": DEFAULT.read_weak, "answers": DEFAULT.read_answers, "naming": True,
-           "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.headline_margin, "before": True}  # fmt: skip
+           "gb": DEFAULT.read_gate_blend, "sb": DEFAULT.read_span_blend, "pm": DEFAULT.headline_margin,
+           "before": True}  # fmt: skip
     print("\nthe phrase in the sentence before (shipped constants):")
     for label, names, half in (("calibration, fit half", CALIBRATION, "fit"), ("fit domains, eval half", qa_sets.FIT, "eval"),
                                ("held out", qa_sets.HELD_OUT, "eval")):  # fmt: skip

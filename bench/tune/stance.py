@@ -279,7 +279,8 @@ def choose_rule(rows: list[dict]) -> None:
             for k in SHARED:
                 cal = replace(base, stance_shared=k, stance_rule=True)
                 name = f"rule, cover {polarity.MIN_COVER:.2f} / {polarity.AFFIRM_COVER:.2f}, {k} shared"
-                for label, c in ((name, cal), (f"{name}, stances when closest", replace(cal, stance_when_closest=True))):
+                closest = replace(cal, stance_when_closest=True)
+                for label, c in ((name, cal), (f"{name}, stances when closest", closest)):
                     results[label], yes_no[label] = figures(rows, c, RULE), figures(asked, c, RULE)
     finally:
         polarity.MIN_COVER, polarity.AFFIRM_COVER = kept
@@ -307,7 +308,8 @@ def print_and_choose(results: dict[str, dict], excluded: set = frozenset()) -> N
         print(f"| {name} | {fn:.3f} | {fa:.3f} | {hn:.3f} | {ha:.3f} | {cells} |")
     ok = [(pooled(res, fit_parts)[0], -pooled(res, fit_parts)[1], k, name) for k, (name, res) in
           enumerate(results.items()) if name != "off" and name not in excluded
-          and pooled(res, fit_parts)[1] <= TARGET_ALARMS and all(res[p][1] <= PART_ALARMS for p in fit_parts)]  # fmt: skip
+          and pooled(res, fit_parts)[1] <= TARGET_ALARMS
+          and all(res[p][1] <= PART_ALARMS for p in fit_parts)]  # fmt: skip
     best = max(ok)[3] if ok else "off"  # most named, then fewest alarms, then the later (stricter) run
     print(f"\nchosen on the fit parts ({', '.join(fit_parts)}; false alarms <= {TARGET_ALARMS} over them and <= "
           f"{PART_ALARMS} on each): {best}")

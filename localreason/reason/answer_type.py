@@ -149,7 +149,14 @@ _POLAR = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|w
 def asks_yes_or_no(question: str) -> bool:
     """Whether ``question`` is answered yes or no ("Is Ferrule free?", "Does it support IPv6?"); not a choice
     ("Is it red or blue?"), which a phrase may answer."""
+    if _ASKS_TO_TELL.match(question):
+        return False  # "Can you tell me when the bridge was rebuilt?" asks when
     return bool(_POLAR.match(question)) and not re.search(r"\w\s+or\s+\w", question)
+
+
+_ASKS_TO_TELL = re.compile(r"^\W*(?:can|could|would|will|do|does|did)\s+(?:you|anyone|someone|somebody)\s+"
+                           r"(?:please\s+)?(?:tell|know|say|explain|show|remember)\b(?:\s+\w+){0,2}?\s+"
+                           r"(?:who|whom|whose|what|when|where|which|why|how)\b", re.I)  # fmt: skip
 
 
 def agrees(question: str, phrase: str) -> bool:

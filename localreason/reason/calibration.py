@@ -99,8 +99,9 @@ class Calibration:
     not). Chosen from SPAN_BLENDS in bench/tune/reader.py on the fit domains. docs/benchmarks.md, "The reader
     ships"."""
     phrase_margin: float = 4.0
-    """phrase.with_phrase: the answer leads with the span head's phrase when the head's score for it (start +
-    end logit) exceeds its no-phrase score ([CLS]'s) by at least this. Chosen in bench/tune/reader.py (its
+    """disagree's reading of an answer phrase (and, until 2026-12-07, phrase.with_phrase's, now headline_margin):
+    the span head is sure of a phrase when its score (start + end logit) exceeds its no-phrase score ([CLS]'s) by
+    at least this. Chosen in bench/tune/reader.py (its
     PHRASE_MARGINS, for phrase_utility: +1 for a right phrase, -1 for a wrong one, 0 for none) on the
     calibration domains' fit halves. docs/benchmarks.md, "The reader ships"."""
 
@@ -166,19 +167,18 @@ class Calibration:
     stance_shared: int = 2
     """disagree.opposite: two sentences are asked about only when they share at least this many of the question's
     content words (both speak of what is asked)."""
-    stance_rule: bool = True
+    stance_rule: bool = False
     """disagree.opposite when no stance reader is packaged: for a yes/no question, two sentences of different
     documents that both speak to it and take opposite sides by their negations ("does not flow into the North
-    Sea") are two sides (reason/polarity.py, its MIN_COVER 0.34 and AFFIRM_COVER 0.67). Chosen with
-    ``python -m bench.tune.stance --rule`` on the fit parts (the most opposing cases named while false alarms
-    stay within the limits, on every ordinary question and on the yes/no ones the rule reads), with
-    stance_shared 2 and stance_when_closest: docs/history/53-disagreement-beyond-near-copies.md, "A stance
-    read from negations"."""
+    Sea") are two sides (reason/polarity.py). **Off**: chosen on the fit records (``python -m bench.tune.stance
+    --rule``) it named 0.188 / 0.095 of the opposing pairs (fit / held out), and a probe's agreeing sources were
+    called disagreeing for 4 of 29 yes/no questions ("Compression is not enabled by default." against "by default
+    tunnels send plain frames"): a sentence without a negation is not a "yes".
+    docs/history/53-disagreement-beyond-near-copies.md, "A stance read from negations"."""
     twins_when_closest: bool = False
     """Whether near-twins are also looked for when the relevance gate answers from the closest passage only."""
-    stance_when_closest: bool = True
-    """Whether opposite stances are also looked for then (yes/no questions often get that answer). On with the
-    stance rule (chosen with it; the records tie)."""
+    stance_when_closest: bool = False
+    """Whether opposite stances are also looked for then (yes/no questions often get that answer)."""
 
 
 DEFAULT = Calibration()

@@ -30,12 +30,24 @@ _ORDINARY_PARTS = frozenset("year month week day hour minute second time part pa
 """Parts of a hyphenated word of ordinary English ("two-year program", "open-source package"), not a command's."""
 
 
+_FIGURE = re.compile(r"-?[$\u20ac\u00a3]?\d[\d.,]*[%+]?")
+_CODE_WORD = re.compile(r"--?[A-Za-z][\w-]*=?\S*"  # an option: --hostname, -r, --no-color
+                        r"|[/~$][\w.~/${}-]*\w[\w.~/${}-]*"  # a path or a variable: /etc/apt, ~/.bashrc, $HOME
+                        r"|[\w.+-]*(?:_|/|[a-z0-9]\.[a-z0-9]{2,})[\w.+/-]*(?:\(\d*\))?"  # json_valid, grub.cfg
+                        r"|[a-z][\w.+-]*\(\d*\)"  # systemd-cat(1), json_valid()
+                        r"|[A-Za-z]+\d[\w]*")  # a name with a digit: CP437, python3, ip6tables
+"""A word written as software writes names (``written_as_code``)."""
+
+
 def written_as_code(phrase: str) -> bool:
-    """A phrase of at most three words, each joined as software names it (``code_like``) or opening as an option,
-    a path or a variable does ("--hostname", "/var/lib/apt", "json_valid", "systemd-cat(1)"); a figure ("62",
-    "3.07") is one too."""
+    """A phrase of at most three words, each a figure ("62", "3.07", "$250", "40%") or written as software names
+    things: an option ("--hostname"), a path or variable ("/var/lib/apt", "$HOME"), a name joined by an
+    underscore, a slash or a dot inside it ("json_valid", "grub.cfg"), a manual section ("systemd-cat(1)") or a
+    name with a digit in it ("CP437"). Not a hyphenated name ("Coca-Cola", "Austria-Hungary"), nor "U.S." or
+    "a.m."."""
     words = phrase.split()
-    return 0 < len(words) <= 3 and all(code_like(w) or w[0] in "-/~$" for w in words)
+    return 0 < len(words) <= 3 and all(
+        re.search(r"[^\W_]", w) and (_FIGURE.fullmatch(w) or _CODE_WORD.fullmatch(w)) for w in words)
 
 
 def code_like(word: str) -> bool:

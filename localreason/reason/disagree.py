@@ -269,7 +269,9 @@ def gist(quote: Quote) -> str:
     words = quote.text.split()
     if len(words) > GIST_WORDS:
         return " ".join(words[:GIST_WORDS]) + "\u2026"
-    return " ".join(words).rstrip(".!? ")
+    said = " ".join(words)
+    last = said[:-1].split()[-1] if said.endswith(".") and said[:-1].split() else ""
+    return said[:-1] if last and "." not in last and last[-1].isalnum() else said  # not the dot of "U.S."
 
 
 def opposite(question: str, top: list[Quote], documents: dict[str, tuple[str, str]], contradiction,

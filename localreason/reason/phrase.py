@@ -166,18 +166,38 @@ def _in_word(ch: str) -> bool:
     return not ch.isspace() and ch not in _NOT_IN_WORD
 
 
+_CODE_MARK = re.compile(r"[_./:~@()$]|^-")
+"""A run of characters is a name written as software writes it (a path, an option, a file) when it holds one of
+these or opens with a dash: then a cut inside it is widened to the whole run."""
+
+
 def _whole_words(sentence: str, lo: int, hi: int) -> tuple[int, int]:
     """[lo, hi) widened to whole words where a token boundary cut one (the span head's tokens are pieces of
     words): back to the start of the run ``lo`` is inside, on to the end of the run ``hi`` is inside (a full stop
-    or colon that ends a word ends it)."""
-    if 0 < lo < len(sentence) and _in_word(sentence[lo - 1]) and sentence[lo].isalnum():
-        while lo > 0 and _in_word(sentence[lo - 1]):
-            lo -= 1
-    if 0 < hi < len(sentence) and sentence[hi - 1].isalnum() and _in_word(sentence[hi]):
-        while hi < len(sentence) and _in_word(sentence[hi]) and not (
-                sentence[hi] in ".:" and (hi + 1 == len(sentence) or not _in_word(sentence[hi + 1]))):
-            hi += 1
-    return lo, hi
+    or colon that ends a word ends it), when the cut is between two letters or digits ("gr|ub") or the run is a
+    name written as code ("grub|.cfg", "-|-graph", "/boot/grub/|grub.cfg"); a hyphen between words of prose is a
+    word's end ("New York|-based", "1939|-1945")."""
+    n = len(sentence)
+    if 0 < lo < n and _in_word(sentence[lo - 1]) and _in_word(sentence[lo]):
+        start = lo
+        while start > 0 and _in_word(sentence[start - 1]):
+            start -= 1
+        if (sentence[lo - 1].isalnum() and sentence[lo].isalnum()) or _CODE_MARK.search(sentence[start:hi]):
+            lo = start
+    if 0 < hi < n and _in_word(sentence[hi - 1]) and _in_word(sentence[hi]):
+        end = hi
+        while end < n and _in_word(sentence[end]) and not (
+                sentence[end] in ".:" and (end + 1 == n or not _in_word(sentence[end + 1]))):
+            end += 1
+        if (sentence[hi - 1].isalnum() and sentence[hi].isalnum()) or sentence[hi - 1] == "-" \
+                or _CODE_MARK.search(sentence[lo:end]):
+            hi = end  # (a phrase never ends on a hyphen: "systemd-" is "systemd-cat")
+    section = _SECTION.match(sentence, hi) if 0 < hi and sentence[hi - 1].isalnum() else None
+    return lo, (section.end() if section else hi)
+
+
+_SECTION = re.compile(r"\(\d[a-z]?\)")
+"""A manual page's section right after a name: "systemd-cat(1)" is the name."""
 
 
 def _left_open(text: str) -> str | None:

@@ -324,7 +324,7 @@ def answer_phrase(req: Request, evidence, prompt: Prompt, statements: list) -> l
         confirm = second_reading(passage, req.query, {c.chunk_id: c.content for c in prompt.packet.chunks},
                                  calibration=req.calibration)  # fmt: skip
     elif getattr(req.reader, "needs_second_reading", False) and req.calibration.phrase_agreement > 0:
-        confirm = lambda best, text: False  # noqa: E731  (the packaged reader without its passage reader)
+        return statements  # the packaged reader without its passage reader: no phrase, not even a figure's
     return with_phrase(statements, best, best_start, req.query, calibration=req.calibration, confirm=confirm)
 
 

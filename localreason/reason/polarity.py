@@ -25,12 +25,13 @@ reading the fit part.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ..text import STOPWORDS, suffix_stem
 from .answer_type import asks_yes_or_no
 
-MIN_COVER = 0.34
+MIN_COVER = 0.5
 """A sentence that says no speaks to the question when it holds at least this share of the question's content
 words."""
 AFFIRM_COVER = 0.67
@@ -42,14 +43,18 @@ MIN_WORDS = 2
 SCOPE = 6
 """A negating word governs the question's words within this many words after it."""
 
-_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W\d_]+)?|[,;:.!?()\u2014\u2013]", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*|[,;:.!?()\u2014\u2013]", re.UNICODE)
+"""Words, a hyphenated one as one ("--no-color" is the word "no-color", not a "no"), and clause marks."""
 _NEGATIONS = frozenset("not no never none cannot nor neither nothing nobody nowhere without hardly".split())
-_NOT_NEGATING = {"not": ("only", "just", "merely", "simply", "least"), "no": ("doubt",), "without": ("doubt",)}
-"""Negating words that do not negate before these ("not only", "no doubt", "without doubt")."""
-_PREFIXES = ("un", "non", "in", "im", "ir", "il", "dis")
-_ADJECTIVE = re.compile(r"(?:ent|ant|ible|able|ive|ect|ate|ure|ar|al|id|ete|ic|ous)$")
-"""in-, im-, ir-, il- and dis- negate only a word shaped like an adjective ("inefficient", "impossible",
-"invalid", "dissimilar"): not "improve" (prove), "display" (play), "instance" (stance)."""
+_NOT_NEGATING = {"not": ("only", "just", "merely", "simply", "least", "until"), "no": ("doubt", "question"),
+                 "without": ("doubt",)}  # fmt: skip
+"""Negating words that do not negate before these ("not only", "no doubt", "not rebuilt until 1810": it was)."""
+_UNDOING = frozenset("stop stops stopped prevent prevents prevented fail fails failed lack lacks".split())
+"""A second negation in a negation's scope undoes it ("never stops flowing", "nothing prevents")."""
+_PREFIXES = ("non-", "non", "un", "in", "im", "ir", "il", "dis")
+_ADJECTIVE = re.compile(r"(?:ent|ant|ible|able|ive|ect|ate|ure|ar|al|id|ete|ic|ous|ed|ful)$")
+"""A prefix negates only a word shaped like an adjective or a participle ("inefficient", "impossible", "invalid",
+"unsupported", "non-free"): not "improve" (prove), "display" (play), "instance" (stance), "unpacks" (packs)."""
 _BREAK = frozenset(",;:.!?()\u2014\u2013")
 
 
@@ -76,9 +81,9 @@ def _prefixed(token: str, asked: set[str]) -> bool:
     """"inefficient" when the question asks "efficient": a word the question asks, negated by its prefix."""
     for p in _PREFIXES:
         base = token[len(p):]
-        if token.startswith(p) and len(base) >= 4 and _stem(base) in asked:
-            if p in ("un", "non") or _ADJECTIVE.search(base):
-                return True
+        if token.startswith(p) and len(base) >= 3 and _stem(base) in asked and (
+                p == "non-" or _ADJECTIVE.search(base)):
+            return True
     return False
 
 
@@ -86,15 +91,16 @@ def says_no(sentence: str, asked: set[str]) -> bool:
     """Whether a negation in ``sentence`` governs one of the ``asked`` words (stemmed): see the module's doc."""
     tokens = _tokens(sentence)
     for i, token in enumerate(tokens):
-        if _prefixed(token, asked):
-            return True
+        before = list(itertools.takewhile(lambda t: t not in _BREAK, reversed(tokens[max(0, i - SCOPE):i])))
+        if _prefixed(token, asked) and not any(_negates(t, None) for t in before):
+            return True  # "inefficient"; "not impossible" is a yes
         if not _negates(token, tokens[i + 1] if i + 1 < len(tokens) else None):
             continue
-        for later in tokens[i + 1:i + 1 + SCOPE]:
-            if later in _BREAK:
-                break
-            if _stem(later) in asked:
-                return True
+        scope = list(itertools.takewhile(lambda t: t not in _BREAK, tokens[i + 1:i + 1 + SCOPE]))
+        if any(_negates(t, None) or t in _UNDOING or _prefixed(t, asked) for t in scope):
+            continue  # a double negation says yes ("never stops flowing", "not impossible")
+        if any(_stem(t) in asked for t in scope):
+            return True
     return False
 
 
