@@ -316,7 +316,7 @@ class Settings:
     reader: str = setting(
         "auto", "auto: the reader trained for this project re-orders the best-ranked sentences, tells the "
         "relevance gate whether the best one answers, and finds the answer phrase the answer leads with (shown only "
-        "when the passage reader agrees); off: the ranking of retrieval features alone, whole sentences.",
+        "when the passage reader agrees, or, for a figure or a name written as code, when the reader is sure); off: the ranking of retrieval features alone, whole sentences.",
         one_of("auto", "off"), details="The readers are small cross-encoders on OpenVINO (localreason/models/reader "
         "and models/passage); when the reader cannot load, today's ranking is used with a notice, and without the "
         "passage reader no phrase is shown. `localreason models` shows which.")  # fmt: skip
