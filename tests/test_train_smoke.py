@@ -35,6 +35,8 @@ def test_the_passage_reader_trainer_takes_steps_and_reads_windows_where_its_weig
                               bf16=bf16)  # fmt: skip
     steps = pr.train_model(args, model, rows, examples, torch)
     assert steps == 2
+    args.from_batch = 1  # --from-batch: a run that goes on where an earlier one of 1 step stopped
+    assert pr.train_model(args, model, rows, examples, torch) == 1, "one batch of the two is left to take"
     assert any(not torch.equal(a, b) for a, b in zip(before, [p for p in model.parameters() if p.requires_grad]))
     reads = pr.run_model(model, rows, examples, torch)
     assert len(reads) == 8 and all(r.sentences.shape == (3,) for r in reads)

