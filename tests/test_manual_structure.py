@@ -395,3 +395,18 @@ def test_the_passage_reader_reads_an_option_with_its_description():
     assert placed[0] is not None
     sentence = windows[placed[0].window].sentences[placed[0].sentence][1]
     assert sentence.startswith("--graph") and sentence.endswith("left hand side of the output.")
+
+
+def test_a_name_joined_by_underscores_counts_its_parts_as_words_the_question_asks():
+    """'How do I change the cache directory?': PKGTOOL_CACHE_DIR speaks of the cache directory; a sentence on
+    another variable does not (both name the tool, neither says 'cache' or 'dir' otherwise)."""
+    from localreason.reason.candidates import Candidate
+    from localreason.reason.ranking import FEATURES, features, with_parts
+
+    assert with_parts(["pkgtool_cache_dir", "sets"]) == {"pkgtool_cache_dir", "pkgtool", "cache", "dir", "sets"}
+    assert with_parts(["__init__", "plain"]) == {"__init__", "init", "plain"}
+    cands = [Candidate(0, "c", 0, "Set PKGTOOL_INDEX_URL to use another package index.", ""),
+             Candidate(0, "c", 60, "Set PKGTOOL_CACHE_DIR to use another directory.", "")]
+    rows = features("Which variable changes the cache dir of pkgtool?", cands, FakeEmbedder().embed)
+    lexical = FEATURES.index("lexical")
+    assert rows[1, lexical] > rows[0, lexical] > 0, rows[:, lexical]

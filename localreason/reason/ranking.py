@@ -29,7 +29,8 @@ FEATURES = ("cosine", "context cosine gain", "lexical", "context lexical gain", 
 cosine: question-to-sentence cosine; context cosine gain: the cosine of the previous sentence and
 this one read together, minus the cosine (the question's subject is often named in the sentence
 before: "Von Lettow ... . He surrendered in Northern Rhodesia."); lexical: the rarity-weighted share
-of the question's content words in the sentence; context lexical gain: the same with the previous
+of the question's content words in the sentence (a name joined by underscores counts its parts too:
+``with_parts``); context lexical gain: the same with the previous
 sentence, minus lexical; chunk rank: 1 / (1 + the chunk's rank in the evidence); number: the sentence
 has a digit and the question asks how many / much / long / old / far, or when; word pairs: the share
 of the question's adjacent word pairs (not both stop words) that occur in the sentence; suffix-stripped
@@ -46,6 +47,13 @@ _YES_NO = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|
 
 def _pairs(words: list[str]) -> set[tuple[str, str]]:
     return set(zip(words, words[1:]))
+
+
+def with_parts(words) -> set[str]:
+    """``words`` and the parts of each name joined by underscores ("pkgtool_cache_dir" -> "pkgtool", "cache",
+    "dir"): a sentence naming PKGTOOL_CACHE_DIR speaks of the cache directory a question asks about."""
+    words = set(words)
+    return words | {p for w in words if "_" in w for p in w.split("_") if p}
 
 
 def cosines(question: str, cands: list[Candidate], embed, read_twice: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -95,9 +103,9 @@ def features(question: str, cands: list[Candidate], embed, read_twice: bool = Fa
     rows = []
     for c, low, cs, cc in zip(cands, lowered, cos, cos_ctx):
         words = WORD.findall(low)
-        wset = set(words)
+        wset = with_parts(words)
         lex = lexical(wset)
-        lex_ctx = lexical(wset | set(WORD.findall(c.previous.lower())))
+        lex_ctx = lexical(wset | with_parts(WORD.findall(c.previous.lower())))
         stems = {suffix_stem(w) for w in wset}
         lex_stem = sum(w for t, w in weights.items() if suffix_stem(t) in stems) / total
         pairs = len(q_pairs & _pairs(words)) / len(q_pairs) if q_pairs else 0.0
