@@ -4,6 +4,7 @@ answer unless the question asks how a command is written."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from localreason.reason import reason
@@ -410,3 +411,31 @@ def test_a_name_joined_by_underscores_counts_its_parts_as_words_the_question_ask
     rows = features("Which variable changes the cache dir of pkgtool?", cands, FakeEmbedder().embed)
     lexical = FEATURES.index("lexical")
     assert rows[1, lexical] > rows[0, lexical] > 0, rows[:, lexical]
+
+
+def test_a_question_that_asks_for_a_default_finds_the_sentence_that_states_one():
+    """'If I don't set the timeout, how long ...' shares no word with 'Default: | ConnTimeout 5': the ranking's
+    default feature is 1 only where the question asks what holds when nothing is set and the sentence says it,
+    and with the shipped weights it puts the Default row above the one that only describes the setting."""
+    from localreason.reason.calibration import DEFAULT
+    from localreason.reason.candidates import Candidate
+    from localreason.reason.ranking import FEATURES, asks_default, features, says_default
+
+    assert asks_default("Out of the box, how long does the server wait?")
+    assert asks_default("Which protocol is used if I don't set Proto?")
+    assert asks_default("What happens if the port isn't set?")
+    assert not asks_default("How long does the server wait for a reply?")
+    assert says_default("Default: | ConnTimeout 5") and says_default("A comma is used if Y is omitted.")
+    assert says_default("If neither keyword is present, VIRTUAL is used.")
+    assert not says_default("The number of seconds the server waits.")
+    cands = [Candidate(0, "c", 0, "Description: | Time an idle peer link is kept", ""),
+             Candidate(0, "c", 60, "Default: | PeerLinkTTL 5m", "Description: | Time an idle peer link is kept")]
+    column = FEATURES.index("default")
+    without = np.asarray(DEFAULT.ranking_weights)
+    without[column] = 0.0
+    rows = features("If I don't configure it, how long is an idle peer link kept?", cands, FakeEmbedder().embed)
+    assert list(rows[:, column]) == [0.0, 1.0]
+    before, after = rows @ without, rows @ np.asarray(DEFAULT.ranking_weights)
+    assert before[0] > before[1] and after[1] > after[0], (before, after)
+    rows = features("How long is an idle peer link kept?", cands, FakeEmbedder().embed)
+    assert list(rows[:, column]) == [0.0, 0.0]

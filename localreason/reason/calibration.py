@@ -22,13 +22,15 @@ class Calibration:
     """The fitted numbers of ``reason``; ``DEFAULT`` is the shipped set."""
 
     # ------------------------------------------------------------ the retrieval ranking (ranking.py)
-    ranking_weights: tuple[float, ...] = (8.46, 1.41, 4.48, 2.40, 1.53, 3.13, 1.71, 4.17)
+    ranking_weights: tuple[float, ...] = (8.46, 1.41, 4.48, 2.40, 1.53, 3.13, 1.71, 4.17, 4.5)
     """One weight per ranking feature (ranking.FEATURES, in that order): a sentence's score is the weighted
     sum of its features, and a softmax over one question's sentences estimates the chance that each holds
     the answer. Fitted by bench/tune/reason.py (part 1: softmax over each question's sentences, maximising
     the chance given to the answering ones) on the fit half of six kinds of text (Wikipedia from SQuAD and
     CoQA, school exams, science, children's stories, literature); news, reddit and product reviews were kept
-    out of the fit. docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration"."""
+    out of the fit. docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration". The last, "default"'s, was
+    fitted alone, the others held, by bench/tune/defaults.py on the fit halves of the three fit manuals (Apache's
+    kept out; docs/history/51-answers-from-manuals.md, "A question that asks for a default")."""
 
     # ------------------------------------------------------------ how many quotations lead (offer.py)
     lead_ratio: float = 0.2

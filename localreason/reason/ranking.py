@@ -24,7 +24,7 @@ from .calibration import DEFAULT, Calibration
 from .candidates import Candidate, Quote, candidates
 
 FEATURES = ("cosine", "context cosine gain", "lexical", "context lexical gain", "chunk rank", "number",
-            "word pairs", "suffix-stripped gain")  # fmt: skip
+            "word pairs", "suffix-stripped gain", "default")  # fmt: skip
 """What ``features`` measures for each sentence, in column order:
 cosine: question-to-sentence cosine; context cosine gain: the cosine of the previous sentence and
 this one read together, minus the cosine (the question's subject is often named in the sentence
@@ -34,7 +34,10 @@ of the question's content words in the sentence (a name joined by underscores co
 sentence, minus lexical; chunk rank: 1 / (1 + the chunk's rank in the evidence); number: the sentence
 has a digit and the question asks how many / much / long / old / far, or when; word pairs: the share
 of the question's adjacent word pairs (not both stop words) that occur in the sentence; suffix-stripped
-gain: lexical with common suffixes stripped from both sides ("founded" ~ "founding"), minus lexical."""
+gain: lexical with common suffixes stripped from both sides ("founded" ~ "founding"), minus lexical; default: the
+question asks what holds when nothing is set (``asks_default``: "if I don't set MaxRequestWorkers", "out of the
+box") and the sentence says what does (``says_default``: "by default", "Default: | KeepAliveTimeout 5", "if the
+keyword is omitted"), words such a question seldom shares with its answer."""
 ECHO_MARGIN = 5.0
 """How far below every other sentence ``sink_echoes`` puts a field that echoes the question (a softmax
 probability under 1% of the least likely other sentence's). Not fitted: it only has to put the field last
@@ -43,6 +46,28 @@ _NUMBER_QUESTION = re.compile(r"^\W*(how (many|much|long|old|far|large|big|tall)
 _YES_NO = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|were|does|do|did|has|have|had|can|"
                      r"could|will|would|should|shall|may|might|must)(?:n['’]t)?\b|\bwhether\b|\w\s+or\s+\w", re.I)
 """A question its own words may answer: yes/no ("Isn't the warranty 10 years?"), whether, or a choice."""
+_ASKS_DEFAULT = re.compile(
+    r"\bdefaults?\b|\bout of the box\b|\bunless\b|\bif (?:i|you|we|one) (?:don['’]t|do not|never|leave|omit)\b|"
+    r"\bwithout (?:setting|specifying|saying|giving|choosing|passing|naming|configuring|any)\b|\bomit(?:s|ted)?\b|"
+    r"\bif (?:it|that|nothing|none|(?:the |an? |no )?\w+) (?:is|are|was|isn['’]t|aren['’]t) (?:not )?"
+    r"(?:set|given|specified|configured)\b",
+    re.I)  # fmt: skip
+_SAYS_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b|\b(?:is|are) (?:left out|omitted|not (?:explicitly )?(?:given|specified|set))\b|"
+    r"\bif (?:none|nothing|(?:neither|no) \w+(?: \w+)?|neither) (?:is|are) (?:given|specified|present|set)\b",
+    re.I)  # fmt: skip
+
+
+def asks_default(question: str) -> bool:
+    """Does ``question`` ask what holds when nothing is set or said ("What threading mode is used by default?",
+    "If I don't set MaxRequestWorkers, how many ...", "Out of the box, how long ...")?"""
+    return bool(_ASKS_DEFAULT.search(question))
+
+
+def says_default(sentence: str) -> bool:
+    """Does ``sentence`` say what holds when nothing is set ("by default", "defaults to", a "Default:" field,
+    "if the keyword is omitted", "if none is specified")?"""
+    return bool(_SAYS_DEFAULT.search(sentence))
 
 
 def _pairs(words: list[str]) -> set[tuple[str, str]]:
@@ -96,6 +121,7 @@ def features(question: str, cands: list[Candidate], embed, read_twice: bool = Fa
     q_words = WORD.findall(question.lower())
     q_pairs = {p for p in _pairs(q_words) if not (p[0] in STOPWORDS and p[1] in STOPWORDS)}
     numeric = bool(_NUMBER_QUESTION.match(question))
+    default = asks_default(question)
 
     def lexical(words: set[str]) -> float:
         return sum(w for t, w in weights.items() if t in words) / total
@@ -111,7 +137,7 @@ def features(question: str, cands: list[Candidate], embed, read_twice: bool = Fa
         pairs = len(q_pairs & _pairs(words)) / len(q_pairs) if q_pairs else 0.0
         number = numeric and any(ch.isdigit() for ch in c.text)
         rows.append((float(cs), float(cc - cs), lex, lex_ctx - lex, 1 / (1 + c.chunk_rank), float(number), pairs,
-                     max(0.0, lex_stem - lex)))  # fmt: skip
+                     max(0.0, lex_stem - lex), float(default and says_default(c.text))))  # fmt: skip
     return np.array(rows)
 
 
