@@ -85,6 +85,16 @@ def prose_line(line: str) -> bool:
     return line[:1].isupper() and len(line.split()) > 3 and line.endswith((".", "!", "?", ":"))
 
 
+_ANNOUNCES = re.compile(r"(?:\bthe following(?:\s+[\w-]+){0,2}|\bas follows|\bbelow)\s*\.$", re.I)
+
+
+def announces(line: str) -> bool:
+    """Whether a sentence announces what follows it: it ends with a colon ("Run the following:"), or says so in words
+    at its end ("You can change it by the following.", "... with the following command.", "... as follows.")."""
+    line = line.rstrip()
+    return line.endswith(":") or bool(_ANNOUNCES.search(line))
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) spans of the sentences of ``text``; long ones cut at a word boundary."""
     spans = []

@@ -114,6 +114,26 @@ def test_a_sentence_that_announces_a_command_is_quoted_with_it():
     assert [c.text for c in plain] == ["Note: restart the server.", "It reads its files once."]
 
 
+def test_a_sentence_that_announces_a_command_in_words_is_quoted_with_it():
+    """"You can change it by the following." announces the command on the line after it as a colon does (Debian's
+    reference says it so); the quotation, as said, keeps the command on a line of its own. A sentence that only
+    mentions "the following" inside it, or prose after it, is quoted alone."""
+    from localreason.reason.verify import as_said
+    from localreason.text import announces
+
+    assert announces("Run this:") and announces("You can change it by the following.")
+    assert announces("Then, configure them with the following command.") and announces("It is done as follows.")
+    assert not announces("The following packages are useful.") and not announces("It follows the rules.")
+    text = ("Programs call /usr/bin/editor. You can change it by the following.\n\n"
+            "$ sudo update-alternatives --config editor\n\nThe following section lists editors.\n\n"
+            "It is done as follows.\n\nNothing else is needed for it to work.\n")  # fmt: skip
+    texts = [c.text for c in candidates([("c", text)])]
+    assert "You can change it by the following.\n\n$ sudo update-alternatives --config editor" in texts, texts
+    assert "It is done as follows." in texts and "The following section lists editors." in texts, texts
+    assert as_said("You can change it by the following.\n\n$ sudo update-alternatives --config editor") == (
+        "You can change it by the following.\n$ sudo update-alternatives --config editor")
+
+
 def test_how_to_is_answered_with_the_command(library_of):
     lib = library_of({"ssl.txt": CIPHERS})
     a = reason(lib, "How do I see the actual list of ciphers available?", generator=FakeGenerator())
@@ -299,6 +319,30 @@ def test_a_later_step_of_a_procedure_is_quoted_with_the_step_before():
     assert not with_step_before("How do I reset it?", Offer([beside], 1), packet).joined, "\"Next to\" is no step"
     alone = Quote("c1", "First add the signing key, run:", text.index("First"), 2.0)
     assert with_step_before("How do I install Quarry?", Offer([alone], 1), packet) == Offer([alone], 1)
+
+
+def test_a_why_question_gets_the_reason_before_a_conclusion():
+    """"Why does the tool think 2.0pre1 is newer than 2.0?" led with "This is why it considers 0pre1 greater than 0."
+    (the conclusion); the reason is the sentence before it, which now leads with it in one statement. A conclusion
+    is not joined for a question that does not ask why, nor a sentence that concludes nothing."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import Offer, offer_of, with_reason_before
+    from localreason.types import EvidencePacket, PacketChunk
+
+    text = ("Version strings are compared piece by piece. The tool compares the letters in the same way as the "
+            "numbers, and a letter sorts after a digit. This is why it considers 0pre1 to be greater than 0.")
+    packet = EvidencePacket("q", text, (PacketChunk("c1", "d1", "Versions", text),), 60, 1000, 1, True, False, False)
+    at = text.index("This is why")
+    best = Quote("c1", text[at:], at, 2.0, probability=0.9)
+    why = "Why does the tool think 2.0pre1 is newer than 2.0?"
+    got = with_reason_before(why, Offer([best], 1), packet)
+    assert got.joined and got.lead_quotes == 2 and got.quotes[1] == best
+    reason = got.quotes[0]
+    assert reason.text.startswith("The tool compares the letters") and text[reason.start:].startswith(reason.text)
+    assert offer_of(why, [best], packet=packet).quotes[:2] == got.quotes, "offer_of joins it too"
+    assert not with_reason_before("Which version is newer, 2.0pre1 or 2.0?", Offer([best], 1), packet).joined
+    plain = Quote("c1", text[:text.index(" The tool")], 0, 2.0)
+    assert with_reason_before(why, Offer([plain], 1), packet) == Offer([plain], 1), "it concludes nothing"
 
 
 QUILLMARK = """# Quillmark

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, WORD, collapse, is_field, prose_line, sentences
+from ..text import STOPWORDS, WORD, announces, collapse, is_field, prose_line, sentences
 
 REFERRING = frozenset("he she they it his her their its him them this these those".split())
 """Words that only refer back to someone or something named before (offer.py, refers_back)."""
@@ -137,7 +137,7 @@ def is_sentence_like(text: str) -> bool:
     last = text.rsplit("\n", 1)[-1]  # a field quoted from its entry's heading ("port / ... / Default: 8080")
     first = text.split("\n", 1)[0].rstrip()  # a sentence announcing a command quoted with it ("Run: / apt update")
     return text.rstrip().endswith((".", "!", ":", ";", '"', "\u201d")) or len(text.split()) > 8 or is_field(text) \
-        or is_field(last) or (first.endswith(":") and "\n" in text)  # fmt: skip
+        or is_field(last) or (announces(first) and "\n" in text)  # fmt: skip
 
 
 def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = frozenset()) -> list[Candidate]:
@@ -197,6 +197,7 @@ def _entry_name(line: str, above: str) -> bool:
     field nor a sentence, on a line of its own after a line that ended (a sentence, a field, a heading, nothing),
     so not the tail of a sentence ("for example / /var/log/tided.log") nor a command announced ("with: / --level 9")."""
     ended = not above or above.endswith((".", "!", "?")) or is_field(above) or _heading(above, frozenset())
+    ended = ended and not announces(above)
     return ended and _term_like(line) and not is_field(line) and not prose_line(line)
 
 
@@ -229,16 +230,17 @@ FOLLOW_CHARS = 400
 
 
 def _with_what_follows(text: str, spans: list[tuple[int, int]], i: int, headings: frozenset[str]) -> int:
-    """Where the sentence ``spans[i]`` is quoted to: when it announces what follows (it ends with a colon: "you
-    should run the following:", "add the following to your configuration:") and the next lines are not prose (a
-    command, a configuration block, a list of options), the quote goes on to their end, so that the command is
+    """Where the sentence ``spans[i]`` is quoted to: when it announces what follows (``announces``: "you should run
+    the following:", "add the following to your configuration:", "You can change it by the following.") and the
+    next lines are not prose (a command, a configuration block, a list of options), the quote goes on to their
+    end, so that the command is
     quoted, and read, with the sentence that announces it (a how-to's answer is the command, and the sentence
     alone says nothing); else the sentence's own end. Lines, not sentences: a command shorter than a sentence
     ("git stash pop") is no sentence to the splitter. At most FOLLOW_SPANS lines and FOLLOW_CHARS characters are
     added; a line of prose or a heading ends it."""
     start, end = spans[i]
     newline = text.find("\n", end)
-    if not text[start:end].rstrip().endswith(":") or newline < 0 or text[end:newline].strip():
+    if not announces(text[start:end]) or newline < 0 or text[end:newline].strip():
         return end  # not announcing, or the line goes on after it
     last, taken = end, 0
     for m in _LINE.finditer(text, newline + 1):
@@ -269,7 +271,7 @@ def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) 
     gap = text[gap_start:start]
     if not gap.rstrip(" \t").endswith("\n"):  # the sentence goes on from the line before: no term there
         return start
-    if text[:gap_start].rstrip().endswith(":") or text[start:start + 1] == "-":
+    if announces(text[:gap_start].rstrip().rsplit("\n", 1)[-1]) or text[start:start + 1] == "-":
         return start  # a command the sentence before announces, or an option line with its own term ("-v  Verbose")
     lines = [ln.strip() for ln in gap.split("\n") if ln.strip()]
     if not lines or not all(_heading(ln, headings) or not WORD.search(ln) for ln in lines[:-1]):

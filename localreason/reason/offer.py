@@ -101,9 +101,16 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
     if closest_only:  # the closest sentence alone, and the one that names whom it refers to, when the reader read
         near = offer.narrowed()  # them as one (Quote.referent)
         near = with_naming_sentence(question, near, packet) if ranked[0].referent and asks_for_name(question) else near
-        return with_dated_heading(question, with_step_before(question, near, packet), packet)
-    named = with_naming_sentence(question, offer, packet)
-    return with_dated_heading(question, with_step_before(question, named, packet), packet)
+        return _before_it(question, near, packet)
+    return _before_it(question, with_naming_sentence(question, offer, packet), packet)
+
+
+def _before_it(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with what the best sentence needs before it: the step before a later step of a how-to, the reason
+    before a conclusion a why-question gets, the dated heading of a changelog's entry (at most one of the first
+    two: each leaves the offer joined)."""
+    offer = with_reason_before(question, with_step_before(question, offer, packet), packet)
+    return with_dated_heading(question, offer, packet)
 
 
 def _chunk_text(packet: EvidencePacket, chunk_id: str) -> str:
@@ -161,16 +168,51 @@ def with_step_before(question: str, offer: Offer, packet: EvidencePacket) -> Off
     best = offer.quotes[0]
     if not _NEXT_STEP.match(best.text):
         return offer
+    step = _sentence_before(best, packet, skip=_ASIDE)
+    return offer if step is None else _joined_before(offer, step)
+
+
+def _sentence_before(best: Quote, packet: EvidencePacket, skip: re.Pattern | None = None) -> Quote | None:
+    """The quotable sentence that ends last before ``best`` in its passage (with the sentence announcing it, when
+    it is a command), none that ``skip`` matches; None when there is none."""
     text = _chunk_text(packet, best.chunk_id)
     prior = [c for c in candidates([(best.chunk_id, text)]) if c.start + len(c.text) <= best.start
-             and not _ASIDE.match(c.text)]  # fmt: skip
+             and not (skip and skip.match(c.text))]  # fmt: skip
     if not prior:
-        return offer
-    end = max(c.start + len(c.text) for c in prior)  # the step that ends last, with the sentence announcing it
+        return None
+    end = max(c.start + len(c.text) for c in prior)
     last = min((c for c in prior if c.start + len(c.text) == end), key=lambda c: c.start)
-    step = Quote(best.chunk_id, last.text, last.start, best.score, 0.0, "", best.reader)
-    quotes = [step, best] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (step.chunk_id, step.start)]
+    return Quote(best.chunk_id, last.text, last.start, best.score, 0.0, "", best.reader)
+
+
+def _joined_before(offer: Offer, before: Quote) -> Offer:
+    """``offer`` with ``before`` leading just before its best sentence, in one statement (``Offer.joined``)."""
+    quotes = [before, offer.quotes[0]] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (before.chunk_id,
+                                                                                                  before.start)]
     return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)), offer.closest_only, joined=True)
+
+
+_ASKS_WHY = re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat\s+(?:causes|caused|led\s+to|leads\s+to)\b|\bwhat\s+reason\b",
+                       re.I)  # fmt: skip
+_CONCLUDES = re.compile(r"^\W*(?:and\s+|so\s+)?(?:hence|thus|therefore|consequently|as\s+a\s+(?:result|consequence)|"
+                        r"for\s+(?:that|this)\s+reason|(?:this|that)\s+is\s+(?:why|the\s+reason)|this\s+situation)\b"
+                        r"|\btherefore\b|\bwhich\s+is\s+why\b", re.I)  # fmt: skip
+"""A sentence that draws a conclusion from the one before ("Hence, there is no mechanism to raise the limit.",
+"This is why the tasks are started with nice.", "Debian therefore introduced invoke-rc.d.")."""
+
+
+def with_reason_before(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with the sentence before its best one leading just before it, in one statement, when the question
+    asks why and the best sentence is a conclusion drawn from what comes before it ("This is why it considers 0pre3
+    greater than 0."): the reason is there ("... compares the letters in the same way as the numbers."); else
+    ``offer``."""
+    if offer.joined or offer.several or not offer.quotes or not _ASKS_WHY.search(question):
+        return offer
+    best = offer.quotes[0]
+    if not _CONCLUDES.search(best.text):
+        return offer
+    reason = _sentence_before(best, packet)
+    return offer if reason is None else _joined_before(offer, reason)
 
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:

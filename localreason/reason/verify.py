@@ -11,7 +11,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, collapse, is_field, prose_line, word_stem
+from ..text import STOPWORDS, announces, collapse, is_field, prose_line, word_stem
 from ..types import PacketChunk
 from .answer import Citation, Reference, Statement
 
@@ -161,7 +161,7 @@ def as_said(quotation: str) -> str:
             block = False
         term = not parts[1:] and not line.endswith((".", "!", "?", ":", ";", ",")) and not STOPWORDS & set(
             line.lower().split())  # an entry's name ("max_connections"), not a sentence wrapped at its line's end
-        block = block or line.endswith(":")
+        block = block or announces(line)
     return "".join(parts)
 
 
