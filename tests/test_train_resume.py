@@ -60,3 +60,23 @@ def test_a_run_stopped_early_can_be_exported_from_its_saved_state(tmp_path):
         other, _, _ = _parts(4)
         other.load_state_dict(load_checkpoint(path, torch))
         assert torch.equal(other.weight, model.weight)
+
+
+def test_a_run_that_goes_on_from_an_earlier_ones_batches_needs_the_same_order(tmp_path, capsys):
+    """--init with --from-batch N takes the batches an earlier run left only when both followed one seeded order,
+    that is, had the same windows: the earlier run's order is written beside its weights, and other windows stop
+    the run with a message (16 more windows gave the passage reader's later runs another order unnoticed)."""
+    from bench.train.passage_reader import check_order, order_key, write_order
+
+    windows = [{"qid": i, "text": f"window {i}", "y": i % 2} for i in range(40)]
+    ckpt = tmp_path / "passage_reader.pt"
+    first = argparse.Namespace(init=None, from_batch=0)
+    write_order(ckpt, check_order(first, windows), len(windows), first, 12)
+    later = argparse.Namespace(init=ckpt, from_batch=12)
+    assert check_order(later, windows) == order_key(windows)
+    more = windows + [{"qid": 99, "text": "one window more", "y": 1}]
+    with pytest.raises(SystemExit, match="trained on other windows"):
+        check_order(later, more)
+    assert check_order(argparse.Namespace(init=ckpt, from_batch=0), more) == order_key(more), "a run of its own"
+    check_order(argparse.Namespace(init=tmp_path / "older.pt", from_batch=5), windows)
+    assert "cannot check" in capsys.readouterr().out

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import random
 import shutil
@@ -508,6 +509,7 @@ def training_data(args) -> tuple[list[dict], list[dict]]:
 def main() -> None:
     args = arguments()
     examples, train = training_data(args)
+    order = check_order(args, train)
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -542,7 +544,47 @@ def main() -> None:
     ckpt.mkdir(parents=True, exist_ok=True)
     if not args.export_only:
         torch.save(model.state_dict(), ckpt / "passage_reader.pt")
+        write_order(ckpt / "passage_reader.pt", order, len(train), args, figures["steps"])
     export(model, base, args.out, examples, figures, args, torch)
+
+
+def order_key(train: list[dict]) -> str:
+    """What fixes the seeded batch order besides the options: the training windows themselves."""
+    h = hashlib.sha256()
+    for e in train:
+        h.update(json.dumps(e, sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def check_order(args, train: list[dict]) -> str:
+    """The order's key; a run that goes on over the batches an earlier one left (``--init`` with ``--from-batch``)
+    stops with a message when the earlier run's windows were others (another order: its batches are not the ones
+    left). The earlier run's key is in ``<checkpoint>.json`` (``write_order``); a checkpoint without one cannot be
+    checked, and is said so."""
+    key = order_key(train)
+    if not (args.init and args.from_batch):
+        return key
+    side = Path(str(args.init) + ".json")
+    if not side.exists():
+        print(f"{side} is missing: cannot check that {args.init} followed this order of batches", flush=True)
+        return key
+    earlier = json.loads(side.read_text())
+    if earlier.get("order") != key:
+        raise SystemExit(f"{args.init} was trained on other windows ({earlier.get('windows')} of them, order "
+                         f"{earlier.get('order')}; now {len(train)}, order {key}): the batches from {args.from_batch} "
+                         "of this order are not the ones it left. Build the same examples, or start a run of its own "
+                         "(--init without --from-batch).")  # fmt: skip
+    if earlier.get("to_batch") != args.from_batch:
+        print(f"note: {args.init} stopped at batch {earlier.get('to_batch')}, this run starts at {args.from_batch}")
+    return key
+
+
+def write_order(path: Path, key: str, windows: int, args, steps: int | None) -> None:
+    """Beside the weights at ``path``: the order they followed and the batches they went over, for ``check_order``."""
+    start = args.from_batch or 0
+    told = {"order": key, "windows": windows, "from_batch": start, "to_batch": start + (steps or 0),
+            "init": str(args.init) if args.init else None}
+    Path(str(path) + ".json").write_text(json.dumps(told) + "\n")
 
 
 if __name__ == "__main__":
