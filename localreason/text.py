@@ -85,14 +85,45 @@ def prose_line(line: str) -> bool:
     return line[:1].isupper() and len(line.split()) > 3 and line.endswith((".", "!", "?", ":"))
 
 
-_ANNOUNCES = re.compile(r"(?:\bthe following(?:\s+[\w-]+){0,2}|\bas follows|\bbelow)\s*\.$", re.I)
+_ANNOUNCES = re.compile(r"(?:\bthe following(?:\s+[\w-]+){0,2}|\bas follows|\b(?:shown|listed|given|run|used) below)"
+                        r"\s*\.$", re.I)  # fmt: skip
 
 
 def announces(line: str) -> bool:
     """Whether a sentence announces what follows it: it ends with a colon ("Run the following:"), or says so in words
-    at its end ("You can change it by the following.", "... with the following command.", "... as follows.")."""
+    at its end ("You can change it by the following.", "... with the following command.", "... as shown below.");
+    not "at 30 degrees or below.", nor "Each option is described below." (what follows is prose, not a command)."""
     line = line.rstrip()
     return line.endswith(":") or bool(_ANNOUNCES.search(line))
+
+
+def says_it_in_words(line: str) -> bool:
+    """An announcing sentence that ends with a period, not a colon: what it announces is taken only while it looks
+    like a command (``command_like``), so that it cannot swallow an entry's name or a heading."""
+    line = line.rstrip()
+    return announces(line) and not line.endswith(":")
+
+
+_CODE_SIGNS = re.compile(r"[/;={}$@<>|]|(?:^|[\s[|])--?\w")
+_PROMPT = re.compile(r"^[$#%]\s+\S")
+
+
+def command_like(line: str) -> bool:
+    """A line with a sign of code in it: a shell prompt, a path, an option, "=" or another sign code uses, or a manual
+    section ("tune2fs(1) with ..."), stop words or not ("MSS = MTU - 40 for IPv4"); not a bare name ("cache_size")."""
+    line = line.strip()
+    return bool(_PROMPT.match(line) or _CODE_SIGNS.search(line) or _SECTION.search(line))
+
+
+_SECTION = re.compile(r"\w\(\d\w*\)")
+
+
+def code_line(line: str) -> bool:
+    """A command or a line of configuration, not prose: a shell prompt before it ("$ mc", "# chvt 3"), or no stopword
+    and a path, an option, a sign code uses."""
+    line = line.strip()
+    return bool(_PROMPT.match(line)) or (not prose_line(line) and not STOPWORDS & set(line.lower().split())
+                                         and bool(_CODE_SIGNS.search(line)))  # fmt: skip
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

@@ -472,8 +472,8 @@ def test_a_question_that_asks_for_a_default_finds_the_sentence_that_states_one()
     assert says_default("Default: | ConnTimeout 5") and says_default("A comma is used if Y is omitted.")
     assert says_default("If neither keyword is present, VIRTUAL is used.")
     assert not says_default("The number of seconds the server waits.")
-    cands = [Candidate(0, "c", 0, "Description: | Time an idle peer link is kept", ""),
-             Candidate(0, "c", 60, "Default: | PeerLinkTTL 5m", "Description: | Time an idle peer link is kept")]
+    described = "Description: | Idle peer links are closed after this time"
+    cands = [Candidate(0, "c", 0, described, ""), Candidate(0, "c", 60, "Default: | PeerLinkTTL 5m", described)]
     column = FEATURES.index("default")
     without = np.asarray(DEFAULT.ranking_weights)
     without[column] = 0.0
@@ -483,3 +483,40 @@ def test_a_question_that_asks_for_a_default_finds_the_sentence_that_states_one()
     assert before[0] > before[1] and after[1] > after[0], (before, after)
     rows = features("How long is an idle peer link kept?", cands, FakeEmbedder().embed)
     assert list(rows[:, column]) == [0.0, 0.0]
+
+
+def test_the_rules_for_manuals_leave_ordinary_text_alone():
+    """A review's probes: "or below." and "described below." announce no command, and after "by the following." only
+    code is taken (not an entry's name); a reason is only a sentence of the same paragraph, not the answer of the
+    FAQ entry before; "the --why option" is no why-question; a conclusion that gives its own reason is not joined;
+    "If the server is set to UTC" asks for no default, and "a default gateway" or "in default of payment" is none."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import Offer, concludes, with_reason_before
+    from localreason.reason.ranking import asks_default, says_default
+    from localreason.text import announces
+    from localreason.types import EvidencePacket, PacketChunk
+
+    assert not announces("Keep the battery at 30 degrees or below.") and announces("Run it as shown below.")
+    assert not announces("Each option is described below.")
+    texts = [c.text for c in candidates([("c", "Set the cache by the following.\n\ncache_size\n\nThe size of it.\n")])]
+    assert "Set the cache by the following." in texts, texts
+    texts = [c.text for c in candidates([("c", "The two relate by the following.\n\nMSS = MTU - 40 for IPv4\n")])]
+    assert texts == ["The two relate by the following.\n\nMSS = MTU - 40 for IPv4"], "a formula is taken"
+    faq = ("Q: How do I reset my password?\nA: Use the link on the sign-in page.\n\nQ: Why are large uploads "
+           "rejected?\nA: Uploads are scanned first, and the scanner therefore refuses files over 2 GB.")
+    packet = EvidencePacket("q", faq, (PacketChunk("c1", "d1", "FAQ", faq),), 60, 1000, 1, True, False, False)
+    at = faq.index("A: Uploads")
+    best = Quote("c1", faq[at:], at, 2.0)
+    assert not with_reason_before("Why are large uploads rejected?", Offer([best], 1), packet).joined
+    text = "Files are scanned as they arrive. Hence, uploads over 2 GB are refused."
+    packet = EvidencePacket("q", text, (PacketChunk("c1", "d1", "Uploads", text),), 30, 1000, 1, True, False, False)
+    best = Quote("c1", text[text.index("Hence"):], text.index("Hence"), 2.0)
+    assert with_reason_before("Why are big uploads refused?", Offer([best], 1), packet).joined
+    assert not with_reason_before("What does the --why option print?", Offer([best], 1), packet).joined
+    assert concludes("Debian therefore introduced a wrapper.")
+    assert not concludes("Because it drops privileges, it therefore cannot bind port 80.")
+    assert not asks_default("If the server is set to UTC, how are dates shown?")
+    assert not asks_default("Which ports must be open, unless a proxy is used?")
+    assert asks_default("What happens if the port isn't set?") and asks_default("Unless configured otherwise, what?")
+    assert not says_default("In default of payment, the lease ends.") and not says_default("Restore factory defaults.")
+    assert says_default("The default journal size limit is -1.") and says_default("STEP defaults to 1.")

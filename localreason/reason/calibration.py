@@ -29,8 +29,10 @@ class Calibration:
     the chance given to the answering ones) on the fit half of six kinds of text (Wikipedia from SQuAD and
     CoQA, school exams, science, children's stories, literature); news, reddit and product reviews were kept
     out of the fit. docs/benchmarks.md, "reason beyond Wikipedia" > "The calibration". The last, "default"'s, was
-    fitted alone, the others held, by bench/tune/defaults.py on the fit halves of the three fit manuals (Apache's
-    kept out; docs/history/51-answers-from-manuals.md, "A question that asks for a default")."""
+    chosen alone, the others held, on the fit halves of the three fit manuals (Apache's kept out): 4.5, where
+    bench/tune/defaults.py's likelihood grid first put it and where the whole answers bench's first statements on
+    those fit halves put it after its patterns were narrowed (docs/history/51-answers-from-manuals.md, "Defaults,
+    commands announced in words, and the reason before a conclusion")."""
 
     # ------------------------------------------------------------ how many quotations lead (offer.py)
     lead_ratio: float = 0.2

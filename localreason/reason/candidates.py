@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, WORD, announces, collapse, is_field, prose_line, sentences
+from ..text import STOPWORDS, WORD, announces, collapse, command_like, is_field, prose_line, says_it_in_words, sentences
 
 REFERRING = frozenset("he she they it his her their its him them this these those".split())
 """Words that only refer back to someone or something named before (offer.py, refers_back)."""
@@ -242,14 +242,14 @@ def _with_what_follows(text: str, spans: list[tuple[int, int]], i: int, headings
     newline = text.find("\n", end)
     if not announces(text[start:end]) or newline < 0 or text[end:newline].strip():
         return end  # not announcing, or the line goes on after it
-    last, taken = end, 0
+    last, taken, in_words = end, 0, says_it_in_words(text[start:end])
     for m in _LINE.finditer(text, newline + 1):
         line = m.group().strip()
         if not line:
             continue
         if taken == FOLLOW_SPANS or m.end() - end > FOLLOW_CHARS or prose_line(line) or _heading(line, headings) \
-                or _generic_field(line):  # fmt: skip
-            break  # ("Default: false" after the command is the entry's, not the command's)
+                or _generic_field(line) or (in_words and not command_like(line)):  # fmt: skip
+            break  # ("Default: false" after the command is the entry's; after "by the following." only code)
         last, taken = m.start() + len(m.group().rstrip()), taken + 1
     return last
 

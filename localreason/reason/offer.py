@@ -17,6 +17,7 @@ and neither alone answers.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import NamedTuple
 
 from ..text import STOPWORDS, WORD, sentences
@@ -186,33 +187,56 @@ def _sentence_before(best: Quote, packet: EvidencePacket, skip: re.Pattern | Non
 
 
 def _joined_before(offer: Offer, before: Quote) -> Offer:
-    """``offer`` with ``before`` leading just before its best sentence, in one statement (``Offer.joined``)."""
-    quotes = [before, offer.quotes[0]] + [q for q in offer.quotes[1:] if (q.chunk_id, q.start) != (before.chunk_id,
-                                                                                                  before.start)]
+    """``offer`` with ``before`` leading just before its best sentence, in one statement (``Offer.joined``); another
+    quotation of the same words (overlapping it in the same passage) is not offered again."""
+    end = before.start + len(before.text)
+    rest = [q for q in offer.quotes[1:] if q.chunk_id != before.chunk_id or q.start >= end
+            or q.start + len(q.text) <= before.start]  # fmt: skip
+    quotes = [before, offer.quotes[0]] + rest
     return Offer(quotes, min(offer.lead_quotes + 1, MAX_LEAD, len(quotes)), offer.closest_only, joined=True)
 
 
-_ASKS_WHY = re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat\s+(?:causes|caused|led\s+to|leads\s+to)\b|\bwhat\s+reason\b",
-                       re.I)  # fmt: skip
+_ASKS_WHY = re.compile(r"(?<![-\w'\"`‘“])(?:why|how\s+come)\b(?![-'\"`’”])|"
+                       r"\bwhat\s+(?:causes|caused|led\s+to|leads\s+to)\b|\bwhat\s+reason\b", re.I)  # fmt: skip
+"""A question that asks why; not the word inside a name ("the --why option", "the 'Why is this here?' link")."""
 _CONCLUDES = re.compile(r"^\W*(?:and\s+|so\s+)?(?:hence|thus|therefore|consequently|as\s+a\s+(?:result|consequence)|"
-                        r"for\s+(?:that|this)\s+reason|(?:this|that)\s+is\s+(?:why|the\s+reason)|this\s+situation)\b"
-                        r"|\btherefore\b|\bwhich\s+is\s+why\b", re.I)  # fmt: skip
-"""A sentence that draws a conclusion from the one before ("Hence, there is no mechanism to raise the limit.",
-"This is why the tasks are started with nice.", "Debian therefore introduced invoke-rc.d.")."""
+                        r"for\s+(?:that|this)\s+reason|(?:this|that)\s+is\s+(?:why|the\s+reason)|this\s+situation)\b",
+                        re.I)  # fmt: skip
+_CONCLUDES_INSIDE = re.compile(r"\btherefore\b|\bwhich\s+is\s+why\b", re.I)
+_OWN_REASON = re.compile(r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to)\b", re.I)
+
+
+def concludes(sentence: str) -> bool:
+    """Whether ``sentence`` draws a conclusion from the one before it: it opens as one does ("Hence, there is no way
+    to raise the limit.", "This is why the tasks are started with nice.") or says "therefore" inside without giving
+    a reason of its own ("Debian therefore introduced invoke-rc.d."; not "Because it drops privileges, it therefore
+    cannot bind port 80.")."""
+    return bool(_CONCLUDES.match(sentence)) or bool(_CONCLUDES_INSIDE.search(sentence) and not
+                                                    _OWN_REASON.search(sentence))  # fmt: skip
 
 
 def with_reason_before(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with the sentence before its best one leading just before it, in one statement, when the question
     asks why and the best sentence is a conclusion drawn from what comes before it ("This is why it considers 0pre3
     greater than 0."): the reason is there ("... compares the letters in the same way as the numbers."); else
-    ``offer``."""
+    ``offer``. Only a sentence of the same paragraph (no blank line between them, and a heading or a question line
+    above it left out) is a reason."""
     if offer.joined or offer.several or not offer.quotes or not _ASKS_WHY.search(question):
         return offer
     best = offer.quotes[0]
-    if not _CONCLUDES.search(best.text):
+    if not concludes(best.text):
         return offer
     reason = _sentence_before(best, packet)
-    return offer if reason is None else _joined_before(offer, reason)
+    if reason is None:
+        return offer
+    cut = reason.text.rfind("\n\n")  # a heading or a term the candidate was quoted with: not the reason
+    if cut >= 0:
+        tail = reason.text[cut + 2:]
+        reason = replace(reason, text=tail.strip(), start=reason.start + cut + 2 + len(tail) - len(tail.lstrip()))
+    between = _chunk_text(packet, best.chunk_id)[reason.start + len(reason.text):best.start]
+    if "\n\n" in between or not reason.text or reason.text.rstrip().endswith("?"):
+        return offer
+    return _joined_before(offer, reason)
 
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:

@@ -47,14 +47,19 @@ _YES_NO = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|
                      r"could|will|would|should|shall|may|might|must)(?:n['’]t)?\b|\bwhether\b|\w\s+or\s+\w", re.I)
 """A question its own words may answer: yes/no ("Isn't the warranty 10 years?"), whether, or a choice."""
 _ASKS_DEFAULT = re.compile(
-    r"\bdefaults?\b|\bout of the box\b|\bunless\b|\bif (?:i|you|we|one) (?:don['’]t|do not|never|leave|omit)\b|"
-    r"\bwithout (?:setting|specifying|saying|giving|choosing|passing|naming|configuring|any)\b|\bomit(?:s|ted)?\b|"
-    r"\bif (?:it|that|nothing|none|(?:the |an? |no )?\w+) (?:is|are|was|isn['’]t|aren['’]t) (?:not )?"
-    r"(?:set|given|specified|configured)\b",
+    r"\bdefaults?\b|\bout of the box\b|\bif (?:i|you|we|one) (?:don['’]t|do not|never|leave|omit)\b|"
+    r"\bunless (?:i|you|we|one|someone|configured|told|set|changed|otherwise)\b|"
+    r"\bwithout (?:setting|specifying|saying|giving|choosing|picking|passing|naming|configuring|changing)\b|"
+    r"\bomit(?:s|ted)?\b|\bif (?:it|that|nothing|none|(?:the |an? |no )?\w+) (?:is|are|was) not (?:set|given|"
+    r"specified|configured)\b|\bif (?:it|that|(?:the |an? )?\w+) (?:isn['’]t|aren['’]t|wasn['’]t) (?:set|given|"
+    r"specified|configured)\b|\bif (?:no|nothing|none) (?:\w+ )?(?:is|are) (?:set|given|specified|configured)\b",
     re.I)  # fmt: skip
 _SAYS_DEFAULT = re.compile(
-    r"\bdefault(?:s|ed)?\b|\b(?:is|are) (?:left out|omitted|not (?:explicitly )?(?:given|specified|set))\b|"
-    r"\bif (?:none|nothing|(?:neither|no) \w+(?: \w+)?|neither) (?:is|are) (?:given|specified|present|set)\b",
+    r"\bby default\b|\bdefaults? to\b|\b(?:is|are|was|as|becomes?) (?:the )?default\b|\bdefault\s*:|"
+    r"\bthe default(?: [\w-]+){0,3} (?:is|are|was|will|of)\b|\bdefault (?:value|setting|mode|behaviou?r|choice)\b|"
+    r"\b(?:is|are) (?:left out|omitted|not (?:explicitly )?(?:given|specified|set))\b|"
+    r"\bif (?:none|nothing|(?:neither|no) \w+(?: \w+)?|neither) (?:is|are) (?:given|specified|present|set|"
+    r"configured)\b",
     re.I)  # fmt: skip
 
 

@@ -11,7 +11,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, announces, collapse, is_field, prose_line, word_stem
+from ..text import STOPWORDS, announces, code_line, collapse, is_field, prose_line, word_stem
 from ..types import PacketChunk
 from .answer import Citation, Reference, Statement
 
@@ -165,12 +165,9 @@ def as_said(quotation: str) -> str:
     return "".join(parts)
 
 
-_CODE_SIGNS = re.compile(r"[/;={}$@<>|]|(?:^|[\s[|])--?\w")
-
-
 def _code(line: str) -> bool:
-    """A command or a line of configuration, not prose: no stopword, and a path, an option, a sign code uses."""
-    return not prose_line(line) and not STOPWORDS & set(line.lower().split()) and bool(_CODE_SIGNS.search(line))
+    """A command or a line of configuration, not prose (text.code_line)."""
+    return code_line(line)
 
 
 def _as_sentence(text: str) -> str:
