@@ -152,8 +152,8 @@ def as_said(quotation: str) -> str:
         if not line:
             continue
         own = (block and not prose_line(line)) or (term and line[:1].isupper()) or is_field(line) or (
-            code and _code(line))
-        code = _code(line)
+            code and code_line(line))
+        code = code_line(line)
         if parts and own:  # a command announced, the line after an entry's name, a "Default: 64", two usage lines
             parts.append("\n" + line)
         else:
@@ -165,17 +165,12 @@ def as_said(quotation: str) -> str:
     return "".join(parts)
 
 
-def _code(line: str) -> bool:
-    """A command or a line of configuration, not prose (text.code_line)."""
-    return code_line(line)
-
-
 def _as_sentence(text: str) -> str:
     """``text`` ending like a sentence in the prose: a period added, or an ellipsis where a quotation was cut; a
     command or a line of configuration at its end (``as_said``'s block, ``ssl_certificate /etc/site.crt;``) is
     left as it is written."""
     last = text.rsplit("\n", 1)[-1]
-    if _ENDS_SENTENCE.search(text) or ("\n" in text and not prose_line(last)) or _code(last) or is_field(last):
+    if _ENDS_SENTENCE.search(text) or ("\n" in text and not prose_line(last)) or code_line(last) or is_field(last):
         return text
     if text.endswith((";", ":", ",", "\u2014", "-")):
         return text.rstrip(";:,\u2014- ") + "\u2026"
