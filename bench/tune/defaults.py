@@ -15,8 +15,9 @@ manual: held out), with the weight at 0 and at the chosen value: the share of qu
 answers (top-1) and whose three best hold one (top-3), over all answerable questions and over those the feature
 fires for. Last, how often ``asks_default`` fires on the shared QA sets' questions, where the feature was not fitted.
 
-The rows are cached in DATA_DIR/default-rows-<manual>.pkl (keyed by the ranking and candidate code and the
-questions); the libraries are bench/quality/manuals.py's (``--data-dir``, built there).
+The rows are cached in DATA_DIR/default-rows-<manual>-<key>.pkl (the key: the ranking, candidate and text
+code, the library file's size and time, the questions); the libraries are bench/quality/manuals.py's
+(``--data-dir``, built there).
 
     python -m bench.tune.defaults --data-dir .cache/manuals [--qa-data FOLDER]
 """
@@ -46,8 +47,12 @@ def rows_of(manual: str, data_dir: Path) -> list[dict]:
     from localreason.reason.pipeline import evidence_of
     from localreason.text import collapse
 
+    from localreason import text as T
+
     asked = [q for q in M.questions(manual) if q.kind != "unanswerable"]
-    code = inspect.getsource(R) + inspect.getsource(C) + repr([(q.id, q.question, q.answers) for q in asked])
+    store = (data_dir / "libs" / manual / "library.sqlite3").stat()  # the library as built: re-ingested, recomputed
+    code = "".join(inspect.getsource(m) for m in (R, C, T)) + repr((store.st_size, store.st_mtime_ns)) + repr(
+        [(q.id, q.question, q.answers) for q in asked])
     path = data_dir / f"default-rows-{manual}-{hashlib.sha256(code.encode()).hexdigest()[:10]}.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes())
