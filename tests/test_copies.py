@@ -84,3 +84,49 @@ def test_passages_that_differ_only_in_a_sign_or_a_warning_are_two_passages():
         assert not same_words(edge + text, text), edge
     assert same_words("OPTIONS " + text, text), "a heading at a cut is still a copy's edge"
     assert same_words(base.format(">= 3.8"), base.format(">= 3.8").replace("  ", " ")), "the same signs: copies"
+
+
+CREATE = ("# CREATE TABLE\n\nIf the default value of a column is CURRENT_TIMESTAMP, then the value used in the new row is a "
+          "text representation of the current UTC date and time.\n")
+REQUIREMENTS = ("# Requirements\n\nIf the default value of a column is CURRENT_TIMESTAMP, then the value used in the new "
+                "row is a text representation of the current UTC date and time. (source: lang_createtable.html, "
+                "checked-by: e_createtable.test)\n\nThe default value of a column is used when the INSERT names no "
+                "value for it.\n")  # fmt: skip
+
+
+@pytest.mark.parametrize("better, worse, repeats", [
+    ("The value used in the new row is the current UTC date and time.",
+     "The value used in the new row is the current UTC date and time. (source: lang_createtable.html, checked-by: e1)",
+     True),
+    ("The value used in the new row is the current UTC date and time. (source: lang_createtable.html, checked-by: e",
+     "The value used in the new row is the current UTC date and time.", True),  # a note cut at the sentence's end
+    ("A good way to make an archival copy of a database is this:\n\n$ sqlite3 ex1 .dump | gzip -c >ex1.dump.gz",
+     "$ sqlite3 ex1 .dump | gzip -c >ex1.dump.gz", True),
+    ("Refunds are paid within fourteen days of the return reaching our warehouse.",
+     "Refunds are paid within fourteen days of the return reaching our warehouse, but only to EU customers.", False),
+    ("Refunds are paid within fourteen days of the return reaching our warehouse.",
+     "Refunds are paid within fourteen days of the return reaching their warehouse [1].", False),
+    ("On by default.", "On by default (since 3.2).", False),  # too short to call a repeat
+])  # fmt: skip
+def test_a_sentence_that_repeats_a_better_one_is_not_offered(better, worse, repeats):
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import without_repeats
+
+    ranked = [Quote("chk_a", better, 0, 2.0), Quote("chk_b", worse, 0, 1.0), Quote("chk_c", "Something else entirely "
+                                                                                   "is said here.", 0, 0.5)]  # fmt: skip
+    kept = [q.text for q in without_repeats(ranked)]
+    assert kept == ([better, ranked[2].text] if repeats else [q.text for q in ranked])
+
+
+def test_a_page_that_quotes_another_page_with_its_source_is_not_a_second_statement(library_of):
+    from dataclasses import replace
+
+    from localreason.reason.calibration import DEFAULT
+
+    lib = library_of({"createtable.md": CREATE, "requirements.md": REQUIREMENTS})
+    every = replace(DEFAULT, lead_ratio=0.0, most_lead=3)  # whatever ranks near the best would lead
+    a = reason(lib, "Is a CURRENT_TIMESTAMP column default filled in with local time or UTC?", generator=FakeGenerator(),
+               calibration=every)  # fmt: skip
+    quoted = [" ".join(r.quotation for r in s.references) for s in a.statements]
+    assert len(quoted) >= 2, quoted
+    assert sum("representation of the current UTC" in q for q in quoted) == 1, quoted

@@ -31,6 +31,8 @@ MAX_LEAD = 5
 most that lead once the naming sentence joins. A limit, not a fit."""
 EXTRA_CANDIDATES = 2
 """Quotable sentences offered beyond the lead ones, best first (the model may add one of them)."""
+REPEAT_WORDS = 5
+"""The fewest words a sentence has for ``without_repeats`` to take it for a repeat of another (a limit, not a fit)."""
 NAMING_LOOKBACK = 3
 """How many sentences back ``naming_sentence`` looks for one that names."""
 _ASKS_NAME = re.compile(r"^\W*(?:(?:and|but|so)\W+)?(?:who|whom|whose|which)\b|\bwho(?:m|se)?\b|"
@@ -79,8 +81,35 @@ def lead_count(probabilities, ratio: float = DEFAULT.lead_ratio, most: int = DEF
 
 
 def offered(ranked: list[Quote], lead: int, closest_only: bool = False) -> Offer:
-    """The ``lead`` best sentences of ``ranked`` and EXTRA_CANDIDATES more, as an offer (not yet narrowed)."""
-    return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only)
+    """The ``lead`` best sentences of ``ranked`` and EXTRA_CANDIDATES more, as an offer (not yet narrowed); a
+    sentence that repeats a better one is not offered (``without_repeats``)."""
+    return Offer(without_repeats(ranked)[:lead + EXTRA_CANDIDATES], lead, closest_only)
+
+
+def without_repeats(ranked: list[Quote]) -> list[Quote]:
+    """``ranked`` less each sentence that repeats a better-ranked one (case, punctuation and spacing aside): its
+    words are all in the better one, in order (a command line quoted again after the sentence that announced it),
+    or they are the better one's and a note in brackets (a page quoting another page's sentence with its source
+    after it). A sentence that adds words of its own outside brackets is not a repeat (it may restrict what the
+    other says), nor is one of fewer than REPEAT_WORDS words."""
+    kept: list[str] = []  # the kept sentences' words, space-padded
+    out: list[Quote] = []
+    for q in ranked:
+        words = _padded(q.text)
+        if len(words.split()) >= REPEAT_WORDS:
+            if any(words in k or _padded(_NOTE.sub(" ", q.text)) == k for k in kept):
+                continue
+            kept.append(words)
+        out.append(q)
+    return out
+
+
+_NOTE = re.compile(r"\([^()]*(?:\)|$)|\[[^\[\]]*(?:\]|$)")
+"""A note in brackets, or one cut off at the sentence's end: what ``without_repeats`` sets aside."""
+
+
+def _padded(text: str) -> str:
+    return f" {' '.join(WORD.findall(text.lower()))} "
 
 
 def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None, closest_only: bool = False,
@@ -90,6 +119,7 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
 
     With ``packet``, a question that asks who or what by name whose best sentence leans on a reference also
     gets the sentence that names it (``with_naming_sentence``)."""
+    ranked = without_repeats(ranked)
     read_by_reader = bool(ranked) and ranked[0].reader is not None
     ratio = calibration.read_lead_ratio if read_by_reader else calibration.lead_ratio
     if lead_quotes is None:
