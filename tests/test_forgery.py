@@ -35,9 +35,11 @@ def chunk_with(lib, needle):
     return next(c for d in lib.documents() for c in lib.chunks(d.id, 2) if needle in c.text)
 
 
-def admitted_ids(messages) -> list[str]:
-    """The chunk ids of the packet the model was shown (forged wrappers are escaped, so never match)."""
-    return re.findall(r'^<chunk id="(chk_[a-z2-7]{16})"', messages[-1]["content"], re.M)
+def admitted_ids(messages, prefix: str = "") -> list[str]:
+    """The chunk ids of the packet the model was shown (forged wrappers are escaped, so never match), and those
+    the reply's forced opening cites (its lead statements, which the model reads there and not in the packet)."""
+    shown = re.findall(r'^<chunk id="(chk_[a-z2-7]{16})"', messages[-1]["content"], re.M)
+    return shown + re.findall(r'"chunkId":"(chk_[a-z2-7]{16})"', prefix)
 
 
 def reply_with(statements, limitations=()):
@@ -46,7 +48,7 @@ def reply_with(statements, limitations=()):
 
 def assert_grounded(lib, gen, answer):
     """Each quotation occurs in its cited chunk, at its offsets, and each cited chunk was admitted."""
-    admitted = set(admitted_ids(gen.last[0]))
+    admitted = set(admitted_ids(gen.last[0], gen.last_prefix))
     assert admitted, "the packet names its chunks"
     for st in answer.statements:
         for ref in st.references:
@@ -88,8 +90,9 @@ def test_quotations_copied_from_the_escaped_packet_verify_against_the_raw_chunk(
         assert "&amp;lt;chunk" in shown, "the packet escapes the document's own entity text"
         return reply_with([{"text": "", "references": [{"chunkId": target.id, "quotation": shown}]}])
 
-    gen = FakeGenerator(from_packet)
-    a = reason(lib, "How does a packet wrap every chunk?", generator=gen, document_id=target.document_id)
+    gen = FakeGenerator(from_packet)  # the free style: no forced opening, the model reads every offered sentence
+    a = reason(lib, "How does a packet wrap every chunk?", generator=gen, document_id=target.document_id,
+               style="free")
     [st] = a.statements
     assert st.references[0].quotation.startswith("A packet wraps every chunk as &lt;chunk id=")
     assert_grounded(lib, gen, a)

@@ -12,7 +12,7 @@ from localreason.library import Library
 from localreason.service import Service
 from localreason.stages import STEPS, Stage
 
-from fakes import FakeEmbedder, FakeGenerator
+from fakes import FakeEmbedder, FakeGenerator, grammar_statements
 from waiting import PATIENCE, finished, wait_until
 
 
@@ -267,8 +267,8 @@ def test_reason_uses_the_answer_budget_setting_unless_given_one(isolated_home, t
     svc = Service(Library(settings=load_settings(isolated_home), embedder=FakeEmbedder(), generator=gen))
     text = "# Router\n\n" + "\n\n".join(f"Router fact {i}: the warranty covers part {i} for {i} years." for i in range(40))
     svc.ingest([write_note(tmp_path / "a", "r.md", text)], "a")
-    def passages_read() -> int:
-        return sum(m["content"].count("<chunk ") for m in gen.last[0])
+    def passages_read() -> int:  # the passages the model may quote (the lead's in the reply's opening)
+        return len({s["references"][0]["chunkId"] for s in grammar_statements(gen.last[1])})
 
     svc.reason("What does the router warranty cover?")
     small = passages_read()

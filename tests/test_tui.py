@@ -320,7 +320,7 @@ async def test_scoping_by_collection_limits_the_evidence_and_can_be_cleared(tui_
         assert "notes" in str(app.query_one("#scope").render())
         await ask(pilot, "How long is the warranty?")
         assert {c.document_title for c in app.turn.answer.citations} == {"Router"}
-        assert "Router" in gen.last[0][1]["content"] and "Black Death" not in gen.last[0][1]["content"]
+        assert "Black Death" not in gen.last[0][1]["content"] + gen.last_prefix
         await pilot.press("ctrl+x")
         await scoped(pilot, "all")
         assert "the whole library" in str(app.query_one("#scope").render())

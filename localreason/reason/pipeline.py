@@ -53,7 +53,7 @@ from .candidates import Quote
 from .compare import compared, compared_terms, own_words, speaks_of, term_query
 from .disagree import Disagreement, look, ordered, settled, told_apart, twins_close
 from .gate import NOT_ANSWERED_GAP, NOT_ANSWERED_SIDES_GAP, NoEvidence, check_relevance, instruction_gaps, unread_gap
-from .grammar import build_grammar, max_output_tokens, parse_output
+from .grammar import build_grammar, lead_groups, max_output_tokens, parse_output
 from .likelihood import rerank
 from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered, with_sides
 from . import polarity
@@ -443,7 +443,17 @@ def no_evidence_answer(req: Request, evidence, notes: list[str], clock: Clock) -
 def prompt_for(req: Request, packet: EvidencePacket, offer: Offer) -> Prompt:
     """The messages for ``offer`` (the offered sentences of ``packet``) and the longest output it allows."""
     out_tokens = max_output_tokens(offer.quotes, req.style, offer.lead_quotes, offer.joined)
-    return Prompt(packet, offer, messages_for(req.query, offered_text(packet, offer.quotes)), out_tokens)
+    return Prompt(packet, offer, messages_for(req.query, offered_text(packet, offer.quotes[in_prefix(offer, req.style):])),
+                  out_tokens)  # fmt: skip
+
+
+def in_prefix(offer: Offer, style: str) -> int:
+    """How many of the offered quotes the reply's forced opening already quotes (the extract style's lead
+    statements, grammar.lead_groups): the model reads those there, once, and the evidence before the question
+    holds only the rest. The free style has no forced opening: its model reads every offered sentence."""
+    if style != "extract" or not offer.quotes:
+        return 0
+    return sum(len(g) for g in lead_groups(offer.quotes, offer.lead_quotes, offer.joined))
 
 
 def _fits(generator: Generator, prompt: Prompt) -> bool:
