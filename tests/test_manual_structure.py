@@ -345,6 +345,43 @@ def test_a_why_question_gets_the_reason_before_a_conclusion():
     assert with_reason_before(why, Offer([plain], 1), packet) == Offer([plain], 1), "it concludes nothing"
 
 
+PURGE = """Removed packages leave their configuration files behind. You can purge all remaining configuration files of removed packages.
+
+ # aptitude purge '~c'
+ # aptitude clean
+
+This frees little disk space. See the next section for the cache.
+"""
+
+
+def test_a_how_to_sentence_is_quoted_on_to_the_commands_below_it():
+    """"How can I clean out the configuration files left behind by every package I removed?" led with "You can purge
+    all remaining configuration files of removed packages.", not the command after it ("# aptitude purge '~c'"),
+    which the sentence does not announce (a fit manual's miss): a how-to's best sentence that ends its line is quoted
+    on to the code lines below it, prose ending them; a question that does not ask how, or a sentence the line goes
+    on after, or one with no command below, is left alone."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import Offer, offer_of, with_command_after
+    from localreason.types import EvidencePacket, PacketChunk
+
+    packet = EvidencePacket("q", PURGE, (PacketChunk("c1", "d1", "Purging", PURGE),), 60, 1000, 1, True, False, False)
+    at = PURGE.index("You can purge")
+    best = Quote("c1", PURGE[at:PURGE.index("\n")], at, 2.0, probability=0.9)
+    command = Quote("c1", "# aptitude purge '~c'", PURGE.index("# aptitude purge"), 1.0, probability=0.1)
+    how = "How can I clean out the configuration files left behind by every package I removed but never purged?"
+    got = with_command_after(how, Offer([best, command], 2), packet)
+    [quoted] = got.quotes  # the command alone is a repeat of it now, and not offered again
+    assert quoted.text.endswith("# aptitude purge '~c'\n # aptitude clean") and got.lead_quotes == 1
+    assert PURGE[quoted.start:quoted.start + len(quoted.text)] == quoted.text, "verbatim where it says it is"
+    assert offer_of(how, [best, command], packet=packet).quotes[0] == quoted, "offer_of quotes it so too"
+    assert with_command_after("What does aptitude purge remove?", Offer([best], 1), packet) == Offer([best], 1)
+    inner = Quote("c1", PURGE[:PURGE.index(" You can")], 0, 2.0)
+    assert with_command_after(how, Offer([inner], 1), packet) == Offer([inner], 1), "the line goes on after it"
+    last = PURGE.index("This frees")
+    after = Quote("c1", PURGE[last:PURGE.index(" See")], last, 2.0)
+    assert with_command_after(how, Offer([after], 1), packet) == Offer([after], 1), "no command below it"
+
+
 QUILLMARK = """# Quillmark
 
 Quillmark turns a folder of Markdown notes into a searchable static website.

@@ -20,11 +20,12 @@ import re
 from dataclasses import replace
 from typing import NamedTuple
 
-from ..text import STOPWORDS, WORD, sentences
+from ..text import STOPWORDS, WORD, code_line, sentences
 from ..types import EvidencePacket
 from .answer_type import asked_kind
 from .calibration import DEFAULT, Calibration
-from .candidates import REFERRING, Quote, candidates, command_names, reads_like_instructions, refers_back
+from .candidates import (FOLLOW_CHARS, FOLLOW_SPANS, REFERRING, Quote, candidates, command_names,
+                         reads_like_instructions, refers_back)
 
 MAX_LEAD = 5
 """The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
@@ -137,11 +138,11 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
 
 
 def _before_it(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
-    """``offer`` with what the best sentence needs before it: the step before a later step of a how-to, the reason
-    before a conclusion a why-question gets, the dated heading of a changelog's entry (at most one of the first
-    two: each leaves the offer joined)."""
-    offer = with_reason_before(question, with_step_before(question, offer, packet), packet)
-    return with_dated_heading(question, offer, packet)
+    """``offer`` with what the best sentence needs around it: the commands below a how-to's sentence, the step
+    before a later step of a how-to, the reason before a conclusion a why-question gets, the dated heading of a
+    changelog's entry (at most one of the step, the reason and the heading: each leaves the offer joined)."""
+    offer = with_step_before(question, with_command_after(question, offer, packet), packet)
+    return with_dated_heading(question, with_reason_before(question, offer, packet), packet)
 
 
 def _chunk_text(packet: EvidencePacket, chunk_id: str) -> str:
@@ -201,6 +202,39 @@ def with_step_before(question: str, offer: Offer, packet: EvidencePacket) -> Off
         return offer
     step = _sentence_before(best, packet, skip=_ASIDE)
     return offer if step is None else _joined_before(offer, step)
+
+
+_ASKS_HOW = re.compile(r"\bhow\s+(?:do|can|should|would|could|must|shall)\s+(?:i|you|we|one)\b|\bhow\s+to\b", re.I)
+
+
+def with_command_after(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with its best sentence quoted on to the command lines right below it, when the question asks how to
+    do something and the sentence ends its line with commands after it, announced or not ("You can purge all
+    remaining configuration files of removed packages." then "# aptitude purge '~c'"): the command is what a how-to
+    asks for. Only code lines are taken (``text.code_line``: a shell prompt before it, or no stop word and a sign of
+    code), at most FOLLOW_SPANS lines and FOLLOW_CHARS characters; a line of anything else ends them. Else
+    ``offer``."""
+    if offer.joined or offer.several or not offer.quotes or not _ASKS_HOW.search(question):
+        return offer
+    best = offer.quotes[0]
+    text = _chunk_text(packet, best.chunk_id)
+    end = best.start + len(best.text)
+    newline = text.find("\n", end)
+    if text[best.start:end] != best.text or newline < 0 or text[end:newline].strip() \
+            or code_line(best.text.splitlines()[-1]):  # fmt: skip
+        return offer  # the line goes on after it, or the quotation already ends with a command
+    last, taken = end, 0
+    for m in re.finditer(r"[^\n]*\S[^\n]*", text[newline + 1:]):
+        line_end = newline + 1 + m.start() + len(m.group().rstrip())
+        if taken == FOLLOW_SPANS or line_end - end > FOLLOW_CHARS or not code_line(m.group()):
+            break
+        last, taken = line_end, taken + 1
+    if not taken:
+        return offer
+    rest = [q for q in offer.quotes[1:] if q.chunk_id != best.chunk_id or q.start >= last  # not the commands again
+            or q.start + len(q.text) <= best.start]  # fmt: skip
+    quotes = [replace(best, text=text[best.start:last]), *rest]
+    return offer._replace(quotes=quotes, lead_quotes=min(offer.lead_quotes, len(quotes)))
 
 
 def _sentence_before(best: Quote, packet: EvidencePacket, skip: re.Pattern | None = None) -> Quote | None:
