@@ -102,6 +102,8 @@ REQUIREMENTS = ("# Requirements\n\nIf the default value of a column is CURRENT_T
      "The value used in the new row is the current UTC date and time.", True),  # a note cut at the sentence's end
     ("A good way to make an archival copy of a database is this:\n\n$ sqlite3 ex1 .dump | gzip -c >ex1.dump.gz",
      "$ sqlite3 ex1 .dump | gzip -c >ex1.dump.gz", True),
+    ("The value used in the new row is the current UTC date and time. (source: lang_createtable.html, checked-by: e1)",
+     "The value used in the new row is the current UTC date and time. (source: lang_altertable.html)", True),
     ("Refunds are paid within fourteen days of the return reaching our warehouse.",
      "Refunds are paid within fourteen days of the return reaching our warehouse, but only to EU customers.", False),
     ("Refunds are paid within fourteen days of the return reaching our warehouse.",

@@ -90,17 +90,17 @@ def offered(ranked: list[Quote], lead: int, closest_only: bool = False) -> Offer
 def without_repeats(ranked: list[Quote]) -> list[Quote]:
     """``ranked`` less each sentence that repeats a better-ranked one (case, punctuation and spacing aside): its
     words are all in the better one, in order (a command line quoted again after the sentence that announced it),
-    or they are the better one's and a note in brackets (a page quoting another page's sentence with its source
+    or the two are the same words but for notes in brackets (a page quoting another page's sentence with its source
     after it). A sentence that adds words of its own outside brackets is not a repeat (it may restrict what the
     other says), nor is one of fewer than REPEAT_WORDS words."""
-    kept: list[str] = []  # the kept sentences' words, space-padded
+    kept: list[tuple[str, str]] = []  # the kept sentences' words, and their words outside notes, space-padded
     out: list[Quote] = []
     for q in ranked:
-        words = _padded(q.text)
+        words, bare = _padded(q.text), _padded(_NOTE.sub(" ", q.text))
         if len(words.split()) >= REPEAT_WORDS:
-            if any(words in k or _padded(_NOTE.sub(" ", q.text)) == k for k in kept):
+            if any(words in k or (bare == b and len(bare.split()) >= REPEAT_WORDS) for k, b in kept):
                 continue
-            kept.append(words)
+            kept.append((words, bare))
         out.append(q)
     return out
 
