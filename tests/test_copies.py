@@ -106,16 +106,31 @@ REQUIREMENTS = ("# Requirements\n\nIf the default value of a column is CURRENT_T
      "The value used in the new row is the current UTC date and time. (source: lang_altertable.html)", True),
     ("Refunds are paid within fourteen days of the return reaching our warehouse.",
      "Refunds are paid within fourteen days of the return reaching our warehouse, but only to EU customers.", False),
+    ("The server listens on port 8080 unless the configuration names another port.",
+     "The server listens on port 8080 (8443 with TLS) unless the configuration names another port.", False),
+    ("The server listens on port 8080 unless the configuration names another port [12].",
+     "The server listens on port 8080 unless the configuration names another port (see section 3).", True),
     ("Refunds are paid within fourteen days of the return reaching our warehouse.",
      "Refunds are paid within fourteen days of the return reaching their warehouse [1].", False),
     ("On by default.", "On by default (since 3.2).", False),  # too short to call a repeat
+    ("The minimum operating temperature is -40 degrees Celsius for this unit.",
+     "The minimum operating temperature is 40 degrees Celsius for this unit.", False),  # a sign is a word of its own
+    ("Latency must stay > 10 ms for the cache tier at all times.",
+     "Latency must stay < 10 ms for the cache tier at all times.", False),
+    ("The API accepts uploads of up to 2 GB (from version 4.0) for every account.",
+     "The API accepts uploads of up to 2 GB (from version 5.0) for every account.", False),
+    ("The installer also works on the older releases (see below: not on Windows).",
+     "The installer also works on the older releases.", False),
+    ("Never run apt autoremove on a server while an upgrade is still running.",
+     "Run apt autoremove on a server while an upgrade is still running.", False),  # another passage: another voice
 ])  # fmt: skip
 def test_a_sentence_that_repeats_a_better_one_is_not_offered(better, worse, repeats):
     from localreason.reason.candidates import Quote
     from localreason.reason.offer import without_repeats
 
-    ranked = [Quote("chk_a", better, 0, 2.0), Quote("chk_b", worse, 0, 1.0), Quote("chk_c", "Something else entirely "
-                                                                                   "is said here.", 0, 0.5)]  # fmt: skip
+    same = worse.startswith("$")  # a command quoted again after the sentence that announced it, in its passage
+    ranked = [Quote("chk_a", better, 0, 2.0), Quote("chk_a" if same else "chk_b", worse, 0, 1.0),
+              Quote("chk_c", "Something else entirely is said here.", 0, 0.5)]  # fmt: skip
     kept = [q.text for q in without_repeats(ranked)]
     assert kept == ([better, ranked[2].text] if repeats else [q.text for q in ranked])
 

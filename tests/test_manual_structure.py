@@ -375,11 +375,45 @@ def test_a_how_to_sentence_is_quoted_on_to_the_commands_below_it():
     assert PURGE[quoted.start:quoted.start + len(quoted.text)] == quoted.text, "verbatim where it says it is"
     assert offer_of(how, [best, command], packet=packet).quotes[0] == quoted, "offer_of quotes it so too"
     assert with_command_after("What does aptitude purge remove?", Offer([best], 1), packet) == Offer([best], 1)
+    knows = "I know how to purge a package, but why are its configuration files kept?"
+    assert with_command_after(knows, Offer([best], 1), packet) == Offer([best], 1), "it asks why, not how"
+    weak = Quote("c1", "This frees little disk space.", PURGE.index("This frees"), 0.1, probability=0.03)
+    led = with_command_after(how, Offer([best, command, weak], 2), packet)
+    assert led.quotes == [quoted, weak] and led.lead_quotes == 1, "the command's place is not given to a weak extra"
+    from localreason.reason.verify import as_said
+
+    assert as_said(quoted.text).endswith(".\n# aptitude purge '~c'\n# aptitude clean"), "each command on its own line"
     inner = Quote("c1", PURGE[:PURGE.index(" You can")], 0, 2.0)
     assert with_command_after(how, Offer([inner], 1), packet) == Offer([inner], 1), "the line goes on after it"
     last = PURGE.index("This frees")
     after = Quote("c1", PURGE[last:PURGE.index(" See")], last, 2.0)
     assert with_command_after(how, Offer([after], 1), packet) == Offer([after], 1), "no command below it"
+
+
+def test_the_commands_below_a_how_to_stop_at_an_options_name_and_at_a_cut():
+    """A review's probes: "How do I draw the history as a graph?" took the next option's name ("--no-decorate") as a
+    command below the --graph description; and a passage cut at the budget gave a command cut short ("$ kubectl delete
+    pods --namespace prod", which deletes every pod)."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import Offer, with_command_after
+    from localreason.types import EvidencePacket, PacketChunk
+
+    options = ("--graph\n    Draw a text-based graphical representation of the commit history.\n--no-decorate\n"
+               "    Print out the ref names of any commits that are shown.\n")  # fmt: skip
+    packet = EvidencePacket("q", options, (PacketChunk("c1", "d1", "git-log", options),), 40, 1000, 1, True, False,
+                            False)  # fmt: skip
+    at = options.index("Draw")
+    best = Quote("c1", options[at:options.index("\n--no")], at, 2.0)
+    how = "How do I draw the commit history as a graph with git log?"
+    assert with_command_after(how, Offer([best], 1), packet) == Offer([best], 1), "an option's name is no command"
+    cut = "You can remove the pods of the old release.\n\n$ kubectl delete pods --namespace prod"
+    whole = cut + " --selector app=old-release\n"
+    best = Quote("c2", "You can remove the pods of the old release.", 0, 2.0)
+    for text, truncated, quoted in ((cut, True, best.text), (whole, False, whole.strip())):
+        packet = EvidencePacket("q", text, (PacketChunk("c2", "d2", "Pods", text, truncated),), 30, 30, 1, True, False,
+                                truncated)  # fmt: skip
+        got = with_command_after("How do I remove the old release's pods?", Offer([best], 1), packet)
+        assert got.quotes[0].text == quoted, truncated
 
 
 QUILLMARK = """# Quillmark

@@ -89,28 +89,44 @@ def offered(ranked: list[Quote], lead: int, closest_only: bool = False) -> Offer
 
 def without_repeats(ranked: list[Quote]) -> list[Quote]:
     """``ranked`` less each sentence that repeats a better-ranked one (case, punctuation and spacing aside): its
-    words are all in the better one, in order (a command line quoted again after the sentence that announced it),
-    or the two are the same words but for notes in brackets (a page quoting another page's sentence with its source
-    after it). A sentence that adds words of its own outside brackets is not a repeat (it may restrict what the
-    other says), nor is one of fewer than REPEAT_WORDS words."""
-    kept: list[tuple[str, str]] = []  # the kept sentences' words, and their words outside notes, space-padded
+    words are all in the better one of the same passage, in order (a command line quoted again after the sentence
+    that announced it; across passages "Never run X" and "Run X" are two voices), or the two are the same words but
+    for notes in brackets that only cite (a page quoting another page's sentence with its source after it:
+    ``_CITES``). A sentence that adds words of its own, outside such notes, is not a repeat (it may restrict what
+    the other says), nor is one of fewer than REPEAT_WORDS words."""
+    kept: list[tuple[str, str, str]] = []  # each kept sentence's passage, words, and words outside cited notes
     out: list[Quote] = []
     for q in ranked:
-        words, bare = _padded(q.text), _padded(_NOTE.sub(" ", q.text))
+        words, bare = _padded(q.text), _padded(_NOTE.sub(_citation_out, q.text))
         if len(words.split()) >= REPEAT_WORDS:
-            if any(words in k or (bare == b and len(bare.split()) >= REPEAT_WORDS) for k, b in kept):
+            if any((c == q.chunk_id and words in k) or (bare == b and len(bare.split()) >= REPEAT_WORDS)
+                   for c, k, b in kept):  # fmt: skip
                 continue
-            kept.append((words, bare))
+            kept.append((q.chunk_id, words, bare))
         out.append(q)
     return out
 
 
 _NOTE = re.compile(r"\([^()]*(?:\)|$)|\[[^\[\]]*(?:\]|$)")
-"""A note in brackets, or one cut off at the sentence's end: what ``without_repeats`` sets aside."""
+"""A note in brackets, or one cut off at the sentence's end."""
+_CITES = re.compile(r"\s*(?:(?:see|source|sources|cf|ref|refs|reference|checked-by)\b(?![^)\]]*\b(?:not|no|never|"
+                    r"except|unless|only|but)\b)|\d{1,3}\s*[\])])", re.I)  # fmt: skip
+"""A note that only says where the sentence comes from or where to read more ("(source: lang_createtable.html,
+checked-by: ...)", "(see section 3)", "[12]"): what ``without_repeats`` sets aside. A note that says more ("(8443
+with TLS)", "(see below: not on Windows)", "(from version 4.0)") makes two sentences different."""
+
+
+def _citation_out(note: re.Match) -> str:
+    return " " if _CITES.match(note.group()[1:]) else note.group()
 
 
 def _padded(text: str) -> str:
-    return f" {' '.join(WORD.findall(text.lower()))} "
+    """``text``'s words, lower case, space-padded; a sign, an operator or a decimal point stays with its number
+    ("-40", "> 10", "1.5"), so that two sentences that differ only there are not the same words."""
+    return f" {' '.join(_TOKEN.findall(text.lower()))} "
+
+
+_TOKEN = re.compile(r"[-+\u2212<>=\u2264\u2265\u00b1]*\w+(?:[.,:/]\w+)*|[<>=\u2264\u2265\u2260]+")
 
 
 def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None, closest_only: bool = False,
@@ -204,37 +220,55 @@ def with_step_before(question: str, offer: Offer, packet: EvidencePacket) -> Off
     return offer if step is None else _joined_before(offer, step)
 
 
-_ASKS_HOW = re.compile(r"\bhow\s+(?:do|can|should|would|could|must|shall)\s+(?:i|you|we|one)\b|\bhow\s+to\b", re.I)
+_ASKS_HOW = re.compile(r"(?:^|[,;:.?!]\s*|\b(?:and|but|so|then|now)\s+)how\s+(?:(?:do|can|should|would|could|must|"
+                       r"shall)\s+(?:i|you|we|one)|to)\b", re.I)  # fmt: skip
+"""A question that asks how to do something, at the start of a clause ("From a shell prompt, how can I ..."), not
+"I know how to ..."."""
 
 
 def with_command_after(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with its best sentence quoted on to the command lines right below it, when the question asks how to
-    do something and the sentence ends its line with commands after it, announced or not ("You can purge all
-    remaining configuration files of removed packages." then "# aptitude purge '~c'"): the command is what a how-to
-    asks for. Only code lines are taken (``text.code_line``: a shell prompt before it, or no stop word and a sign of
-    code), at most FOLLOW_SPANS lines and FOLLOW_CHARS characters; a line of anything else ends them. Else
-    ``offer``."""
-    if offer.joined or offer.several or not offer.quotes or not _ASKS_HOW.search(question):
+    do something (not why) and the sentence ends its line with commands after it, announced or not ("You can purge
+    all remaining configuration files of removed packages." then "# aptitude purge '~c'"): the command is what a
+    how-to asks for. Else ``offer``. Only code lines are taken (``_commands_after``)."""
+    if offer.joined or offer.several or not offer.quotes or not _ASKS_HOW.search(question) \
+            or _ASKS_WHY.search(question):  # fmt: skip
         return offer
     best = offer.quotes[0]
-    text = _chunk_text(packet, best.chunk_id)
+    chunk = next((c for c in packet.chunks if c.chunk_id == best.chunk_id), None)
     end = best.start + len(best.text)
-    newline = text.find("\n", end)
-    if text[best.start:end] != best.text or newline < 0 or text[end:newline].strip() \
-            or code_line(best.text.splitlines()[-1]):  # fmt: skip
-        return offer  # the line goes on after it, or the quotation already ends with a command
-    last, taken = end, 0
-    for m in re.finditer(r"[^\n]*\S[^\n]*", text[newline + 1:]):
-        line_end = newline + 1 + m.start() + len(m.group().rstrip())
-        if taken == FOLLOW_SPANS or line_end - end > FOLLOW_CHARS or not code_line(m.group()):
-            break
-        last, taken = line_end, taken + 1
-    if not taken:
+    if chunk is None or chunk.content[best.start:end] != best.text or code_line(best.text.splitlines()[-1]):
+        return offer  # the quotation already ends with a command
+    last = _commands_after(chunk.content, end, chunk.truncated)
+    if last == end:
         return offer
     rest = [q for q in offer.quotes[1:] if q.chunk_id != best.chunk_id or q.start >= last  # not the commands again
             or q.start + len(q.text) <= best.start]  # fmt: skip
-    quotes = [replace(best, text=text[best.start:last]), *rest]
-    return offer._replace(quotes=quotes, lead_quotes=min(offer.lead_quotes, len(quotes)))
+    lead = offer.lead_quotes - sum(1 for q in offer.quotes[1:offer.lead_quotes] if q not in rest)  # no extra promoted
+    quotes = [replace(best, text=chunk.content[best.start:last]), *rest]
+    return offer._replace(quotes=quotes, lead_quotes=max(1, min(lead, len(quotes))))
+
+
+def _commands_after(text: str, end: int, truncated: bool) -> int:
+    """Where the code lines right below a sentence ending at ``end`` end (``end`` when there are none, or the line goes
+    on after the sentence): lines of ``text.code_line`` (a shell prompt, or no stop word and a sign of code), at most
+    FOLLOW_SPANS of them and FOLLOW_CHARS characters; anything else ends them, and so does a code line with prose on
+    the very next line (an option's name above its description, "--no-decorate"). A passage cut at the budget
+    (``truncated``) never gives its last line: it may be a command cut short."""
+    newline = text.find("\n", end)
+    if newline < 0 or text[end:newline].strip():
+        return end
+    lines = [m for m in re.finditer(r"[^\n]*\S[^\n]*", text[newline + 1:])]
+    last, taken = end, 0
+    for i, m in enumerate(lines):
+        line_end = newline + 1 + m.start() + len(m.group().rstrip())
+        after = lines[i + 1] if i + 1 < len(lines) else None
+        described = after is not None and after.start() == m.end() + 1 and not code_line(after.group())
+        if taken == FOLLOW_SPANS or line_end - end > FOLLOW_CHARS or not code_line(m.group()) or described \
+                or (truncated and after is None):  # fmt: skip
+            break
+        last, taken = line_end, taken + 1
+    return last
 
 
 def _sentence_before(best: Quote, packet: EvidencePacket, skip: re.Pattern | None = None) -> Quote | None:

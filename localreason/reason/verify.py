@@ -145,15 +145,16 @@ def as_said(quotation: str) -> str:
     """A quotation as a statement says it: whitespace runs collapsed, but the lines after one that announces what
     follows ("run the following commands:") each on a line of its own while they are not prose (a command, a line
     of configuration): "git stash list" and "git stash show -p" are two commands, not one. So are two commands in a
-    row (a SYNOPSIS's usage lines), a field ("Default: 64") and the line after an entry's name."""
+    row (a SYNOPSIS's usage lines), a command on the line below a finished sentence, a field ("Default: 64") and the
+    line after an entry's name."""
     parts: list[str] = []
-    block = term = code = False
+    block = term = code = ended = False
     for line in (collapse(raw) for raw in quotation.splitlines()):
         if not line:
             continue
         own = (block and not prose_line(line)) or (term and line[:1].isupper()) or is_field(line) or (
-            code and code_line(line))
-        code = code_line(line)
+            (code or ended) and code_line(line))  # two commands in a row, or a command below a finished sentence
+        code, ended = code_line(line), line.endswith((".", "!", "?"))
         if parts and own:  # a command announced, the line after an entry's name, a "Default: 64", two usage lines
             parts.append("\n" + line)
         else:
