@@ -147,3 +147,17 @@ def test_a_page_that_quotes_another_page_with_its_source_is_not_a_second_stateme
     quoted = [" ".join(r.quotation for r in s.references) for s in a.statements]
     assert len(quoted) >= 2, quoted
     assert sum("representation of the current UTC" in q for q in quoted) == 1, quoted
+
+
+def test_a_sentence_held_in_a_better_one_is_a_repeat_within_its_document_only():
+    """A long paragraph's overlapping windows are two passages of one document: a sentence of one held in a longer
+    candidate of the other repeats it. From another document the same words are another voice ("Never run X" and
+    "Run X")."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import without_repeats
+
+    longer = Quote("chk_a", "SQLite has no DATETIME type. Instead, dates and times are stored as text or numbers.", 0, 2.0)
+    inner = Quote("chk_b", "Instead, dates and times are stored as text or numbers.", 0, 1.0)
+    assert without_repeats([longer, inner], {"chk_a": "doc1", "chk_b": "doc1"}) == [longer]
+    assert without_repeats([longer, inner], {"chk_a": "doc1", "chk_b": "doc2"}) == [longer, inner]
+    assert without_repeats([longer, inner]) == [longer, inner], "without documents: one passage at a time"

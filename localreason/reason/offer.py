@@ -81,28 +81,31 @@ def lead_count(probabilities, ratio: float = DEFAULT.lead_ratio, most: int = DEF
     return k
 
 
-def offered(ranked: list[Quote], lead: int, closest_only: bool = False) -> Offer:
+def offered(ranked: list[Quote], lead: int, closest_only: bool = False,
+            documents: dict[str, str] | None = None) -> Offer:  # fmt: skip
     """The ``lead`` best sentences of ``ranked`` and EXTRA_CANDIDATES more, as an offer (not yet narrowed); a
     sentence that repeats a better one is not offered (``without_repeats``)."""
-    return Offer(without_repeats(ranked)[:lead + EXTRA_CANDIDATES], lead, closest_only)
+    return Offer(without_repeats(ranked, documents)[:lead + EXTRA_CANDIDATES], lead, closest_only)
 
 
-def without_repeats(ranked: list[Quote]) -> list[Quote]:
+def without_repeats(ranked: list[Quote], documents: dict[str, str] | None = None) -> list[Quote]:
     """``ranked`` less each sentence that repeats a better-ranked one (case, punctuation and spacing aside): its
-    words are all in the better one of the same passage, in order (a command line quoted again after the sentence
-    that announced it; across passages "Never run X" and "Run X" are two voices), or the two are the same words but
-    for notes in brackets that only cite (a page quoting another page's sentence with its source after it:
-    ``_CITES``). A sentence that adds words of its own, outside such notes, is not a repeat (it may restrict what
-    the other says), nor is one of fewer than REPEAT_WORDS words."""
-    kept: list[tuple[str, str, str]] = []  # each kept sentence's passage, words, and words outside cited notes
+    words are all in the better one of the same document (``documents``: chunk id -> document id; else the same
+    passage), in order (a command line quoted again after the sentence that announced it, a sentence in two
+    overlapping windows of one long paragraph; across documents "Never run X" and "Run X" are two voices), or the
+    two are the same words but for notes in brackets that only cite (a page quoting another page's sentence with
+    its source after it: ``_CITES``). A sentence that adds words of its own, outside such notes, is not a repeat
+    (it may restrict what the other says), nor is one of fewer than REPEAT_WORDS words."""
+    kept: list[tuple[str, str, str]] = []  # each kept sentence's document, words, and words outside cited notes
     out: list[Quote] = []
+    source = (lambda chunk_id: (documents or {}).get(chunk_id, chunk_id))
     for q in ranked:
         words, bare = _padded(q.text), _padded(_NOTE.sub(_citation_out, q.text))
         if len(words.split()) >= REPEAT_WORDS:
-            if any((c == q.chunk_id and words in k) or (bare == b and len(bare.split()) >= REPEAT_WORDS)
-                   for c, k, b in kept):  # fmt: skip
+            if any((d == source(q.chunk_id) and words in k) or (bare == b and len(bare.split()) >= REPEAT_WORDS)
+                   for d, k, b in kept):  # fmt: skip
                 continue
-            kept.append((q.chunk_id, words, bare))
+            kept.append((source(q.chunk_id), words, bare))
         out.append(q)
     return out
 
@@ -130,13 +133,15 @@ _TOKEN = re.compile(r"[-+\u2212<>=\u2264\u2265\u00b1]*\w+(?:[.,:/]\w+)*|[<>=\u22
 
 
 def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None, closest_only: bool = False,
-             packet: EvidencePacket | None = None, *, calibration: Calibration = DEFAULT) -> Offer:  # fmt: skip
+             packet: EvidencePacket | None = None, *, calibration: Calibration = DEFAULT,
+             documents: dict[str, str] | None = None) -> Offer:  # fmt: skip
     """The sentences offered to the model and how many lead (``lead_count`` on the ranking's estimate, or the
     request's fixed ``lead_quotes``), narrowed to the closest one when the gate said so (``closest_only``).
 
     With ``packet``, a question that asks who or what by name whose best sentence leans on a reference also
-    gets the sentence that names it (``with_naming_sentence``)."""
-    ranked = without_repeats(ranked)
+    gets the sentence that names it (``with_naming_sentence``). ``documents`` (chunk id -> document id) says which
+    sentences share a document for ``without_repeats``."""
+    ranked = without_repeats(ranked, documents)
     read_by_reader = bool(ranked) and ranked[0].reader is not None
     ratio = calibration.read_lead_ratio if read_by_reader else calibration.lead_ratio
     if lead_quotes is None:

@@ -338,8 +338,13 @@ def lead_offer(req: Request, ranked: list[Quote], closest_only: bool,
     else:  # a comparison hears each document even when the gate doubts the evidence: each side's closest sentence
         sides = compared(req.query, ranked[:req.calibration.disagree_candidates], _documents(packet))
     offer = offer_of(req.query, ranked, req.lead_quotes, closest_only, None if sides else packet,
-                     calibration=req.calibration)  # fmt: skip
+                     calibration=req.calibration, documents=documents_of(packet))  # fmt: skip
     return (with_sides(offer, sides) if sides else offer), found
+
+
+def documents_of(packet: EvidencePacket) -> dict[str, str]:
+    """Each admitted chunk's document id."""
+    return {c.chunk_id: c.document_id for c in packet.chunks}
 
 
 def _documents(packet: EvidencePacket) -> dict[str, tuple[str, str]]:
@@ -443,8 +448,8 @@ def no_evidence_answer(req: Request, evidence, notes: list[str], clock: Clock) -
 def prompt_for(req: Request, packet: EvidencePacket, offer: Offer) -> Prompt:
     """The messages for ``offer`` (the offered sentences of ``packet``) and the longest output it allows."""
     out_tokens = max_output_tokens(offer.quotes, req.style, offer.lead_quotes, offer.joined)
-    return Prompt(packet, offer, messages_for(req.query, offered_text(packet, offer.quotes[in_prefix(offer, req.style):])),
-                  out_tokens)  # fmt: skip
+    shown = offered_text(packet, offer.quotes[in_prefix(offer, req.style):])
+    return Prompt(packet, offer, messages_for(req.query, shown), out_tokens)
 
 
 def in_prefix(offer: Offer, style: str) -> int:
@@ -476,7 +481,7 @@ def shrink_prompt(req: Request, evidence, prompt: Prompt) -> Prompt:
             break
         lead = min(prompt.offer.lead_quotes, len(ranked))  # the lead count already decided
         joined = prompt.offer.joined and _same_lead(ranked, prompt.offer.quotes)
-        base = offered(ranked, lead, prompt.offer.closest_only)._replace(joined=joined)
+        base = offered(ranked, lead, prompt.offer.closest_only, documents_of(packet))._replace(joined=joined)
         # the sides of a disagreement or a comparison (offer.with_sides) are each heard even under the gate's doubt
         smaller = prompt_for(req, packet, base._replace(several=True) if prompt.offer.several else base.narrowed())
         if _fits(gen, smaller):
