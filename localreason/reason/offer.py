@@ -98,14 +98,15 @@ def without_repeats(ranked: list[Quote], documents: dict[str, str] | None = None
     (it may restrict what the other says), nor is one of fewer than REPEAT_WORDS words."""
     kept: list[tuple[str, str, str]] = []  # each kept sentence's document, words, and words outside cited notes
     out: list[Quote] = []
-    source = (lambda chunk_id: (documents or {}).get(chunk_id, chunk_id))
+    documents = documents or {}
     for q in ranked:
         words, bare = _padded(q.text), _padded(_NOTE.sub(_citation_out, q.text))
+        source = documents.get(q.chunk_id, q.chunk_id)
         if len(words.split()) >= REPEAT_WORDS:
-            if any((d == source(q.chunk_id) and words in k) or (bare == b and len(bare.split()) >= REPEAT_WORDS)
+            if any((d == source and words in k) or (bare == b and len(bare.split()) >= REPEAT_WORDS)
                    for d, k, b in kept):  # fmt: skip
                 continue
-            kept.append((source(q.chunk_id), words, bare))
+            kept.append((source, words, bare))
         out.append(q)
     return out
 
@@ -263,7 +264,7 @@ def _commands_after(text: str, end: int, truncated: bool) -> int:
     newline = text.find("\n", end)
     if newline < 0 or text[end:newline].strip():
         return end
-    lines = [m for m in re.finditer(r"[^\n]*\S[^\n]*", text[newline + 1:])]
+    lines = list(re.finditer(r"[^\n]*\S[^\n]*", text[newline + 1:]))
     last, taken = end, 0
     for i, m in enumerate(lines):
         line_end = newline + 1 + m.start() + len(m.group().rstrip())
