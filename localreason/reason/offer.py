@@ -20,6 +20,7 @@ import re
 from dataclasses import replace
 from typing import NamedTuple
 
+from ..search.copies import words as copy_words
 from ..text import STOPWORDS, WORD, code_line, sentences
 from ..types import EvidencePacket
 from .answer_type import asked_kind
@@ -125,12 +126,9 @@ def _citation_out(note: re.Match) -> str:
 
 
 def _padded(text: str) -> str:
-    """``text``'s words, lower case, space-padded; a sign, an operator or a decimal point stays with its number
-    ("-40", "> 10", "1.5"), so that two sentences that differ only there are not the same words."""
-    return f" {' '.join(_TOKEN.findall(text.lower()))} "
-
-
-_TOKEN = re.compile(r"[-+\u2212<>=\u2264\u2265\u00b1]*\w+(?:[.,:/]\w+)*|[<>=\u2264\u2265\u2260]+")
+    """``text``'s words, space-padded, with the signs a number's meaning hangs on in their places (copies.words:
+    "-40", "> 10", "1.5"), so that two sentences that differ only there are not the same words."""
+    return f" {' '.join(copy_words(text))} "
 
 
 def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None, closest_only: bool = False,
