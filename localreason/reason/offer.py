@@ -82,11 +82,10 @@ def lead_count(probabilities, ratio: float = DEFAULT.lead_ratio, most: int = DEF
     return k
 
 
-def offered(ranked: list[Quote], lead: int, closest_only: bool = False,
-            documents: dict[str, str] | None = None) -> Offer:  # fmt: skip
-    """The ``lead`` best sentences of ``ranked`` and EXTRA_CANDIDATES more, as an offer (not yet narrowed); a
-    sentence that repeats a better one is not offered (``without_repeats``)."""
-    return Offer(without_repeats(ranked, documents)[:lead + EXTRA_CANDIDATES], lead, closest_only)
+def offered(ranked: list[Quote], lead: int, closest_only: bool = False) -> Offer:
+    """The ``lead`` best sentences of ``ranked`` (repeats already left out: ``without_repeats``) and EXTRA_CANDIDATES
+    more, as an offer (not yet narrowed)."""
+    return Offer(ranked[:lead + EXTRA_CANDIDATES], lead, closest_only)
 
 
 def without_repeats(ranked: list[Quote], documents: dict[str, str] | None = None) -> list[Quote]:

@@ -55,7 +55,7 @@ from .disagree import Disagreement, look, ordered, settled, told_apart, twins_cl
 from .gate import NOT_ANSWERED_GAP, NOT_ANSWERED_SIDES_GAP, NoEvidence, check_relevance, instruction_gaps, unread_gap
 from .grammar import build_grammar, lead_groups, max_output_tokens, parse_output
 from .likelihood import rerank
-from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered, with_sides
+from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered, with_sides, without_repeats
 from . import polarity
 from .phrase import with_phrase
 from .prompt import messages_for, offered_text
@@ -476,12 +476,13 @@ def shrink_prompt(req: Request, evidence, prompt: Prompt) -> Prompt:
         packet = search.build_packet(evidence, budget)
         if packet.empty:
             break
-        ranked = _in_order_of(rank_sentences(req, packet, evidence), prompt.offer.quotes)
+        ranked = without_repeats(_in_order_of(rank_sentences(req, packet, evidence), prompt.offer.quotes),
+                                 documents_of(packet))  # fmt: skip
         if not ranked:
             break
         lead = min(prompt.offer.lead_quotes, len(ranked))  # the lead count already decided
         joined = prompt.offer.joined and _same_lead(ranked, prompt.offer.quotes)
-        base = offered(ranked, lead, prompt.offer.closest_only, documents_of(packet))._replace(joined=joined)
+        base = offered(ranked, lead, prompt.offer.closest_only)._replace(joined=joined)
         # the sides of a disagreement or a comparison (offer.with_sides) are each heard even under the gate's doubt
         smaller = prompt_for(req, packet, base._replace(several=True) if prompt.offer.several else base.narrowed())
         if _fits(gen, smaller):
