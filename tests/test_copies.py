@@ -86,12 +86,12 @@ def test_passages_that_differ_only_in_a_sign_or_a_warning_are_two_passages():
     assert same_words(base.format(">= 3.8"), base.format(">= 3.8").replace("  ", " ")), "the same signs: copies"
 
 
-CREATE = ("# CREATE TABLE\n\nIf the default value of a column is CURRENT_TIMESTAMP, then the value used in the new row is a "
-          "text representation of the current UTC date and time.\n")
-REQUIREMENTS = ("# Requirements\n\nIf the default value of a column is CURRENT_TIMESTAMP, then the value used in the new "
-                "row is a text representation of the current UTC date and time. (source: lang_createtable.html, "
-                "checked-by: e_createtable.test)\n\nThe default value of a column is used when the INSERT names no "
-                "value for it.\n")  # fmt: skip
+CREATE = ("# CREATE TABLE\n\nIf the default value of a column is CURRENT_TIMESTAMP, then the value used in the new "
+          "row is a text representation of the current UTC date and time.\n")
+REQUIREMENTS = ("# Requirements\n\nIf the default value of a column is CURRENT_TIMESTAMP, then the value used in "
+                "the new row is a text representation of the current UTC date and time. (source: "
+                "lang_createtable.html, checked-by: e_createtable.test)\n\nThe default value of a column is used "
+                "when the INSERT names no value for it.\n")  # fmt: skip
 
 
 @pytest.mark.parametrize("better, worse, repeats", [
@@ -142,8 +142,8 @@ def test_a_page_that_quotes_another_page_with_its_source_is_not_a_second_stateme
 
     lib = library_of({"createtable.md": CREATE, "requirements.md": REQUIREMENTS})
     every = replace(DEFAULT, lead_ratio=0.0, most_lead=3)  # whatever ranks near the best would lead
-    a = reason(lib, "Is a CURRENT_TIMESTAMP column default filled in with local time or UTC?", generator=FakeGenerator(),
-               calibration=every)  # fmt: skip
+    a = reason(lib, "Is a CURRENT_TIMESTAMP column default filled in with local time or UTC?",
+               generator=FakeGenerator(), calibration=every)  # fmt: skip
     quoted = [" ".join(r.quotation for r in s.references) for s in a.statements]
     assert len(quoted) >= 2, quoted
     assert sum("representation of the current UTC" in q for q in quoted) == 1, quoted
@@ -156,7 +156,8 @@ def test_a_sentence_held_in_a_better_one_is_a_repeat_within_its_document_only():
     from localreason.reason.candidates import Quote
     from localreason.reason.offer import without_repeats
 
-    longer = Quote("chk_a", "SQLite has no DATETIME type. Instead, dates and times are stored as text or numbers.", 0, 2.0)
+    longer = Quote("chk_a", "SQLite has no DATETIME type. Instead, dates and times are stored as text or numbers.", 0,
+                   2.0)
     inner = Quote("chk_b", "Instead, dates and times are stored as text or numbers.", 0, 1.0)
     assert without_repeats([longer, inner], {"chk_a": "doc1", "chk_b": "doc1"}) == [longer]
     assert without_repeats([longer, inner], {"chk_a": "doc1", "chk_b": "doc2"}) == [longer, inner]

@@ -345,13 +345,10 @@ def test_a_why_question_gets_the_reason_before_a_conclusion():
     assert with_reason_before(why, Offer([plain], 1), packet) == Offer([plain], 1), "it concludes nothing"
 
 
-PURGE = """Removed packages leave their configuration files behind. You can purge all remaining configuration files of removed packages.
-
- # aptitude purge '~c'
- # aptitude clean
-
-This frees little disk space. See the next section for the cache.
-"""
+PURGE = ("Removed packages leave their configuration files behind. "
+         "You can purge all remaining configuration files of removed packages.\n"
+         "\n # aptitude purge '~c'\n # aptitude clean\n"
+         "\nThis frees little disk space. See the next section for the cache.\n")
 
 
 def test_a_how_to_sentence_is_quoted_on_to_the_commands_below_it():

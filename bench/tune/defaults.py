@@ -42,12 +42,11 @@ def rows_of(manual: str, data_dir: Path) -> list[dict]:
     """One row per answerable question of ``manual``: its features (x), which sentences answer (y), the texts."""
     from localreason.config import load_settings
     from localreason.library import Library
+    from localreason import text as T
     from localreason.reason import candidates as C
     from localreason.reason import ranking as R
     from localreason.reason.pipeline import evidence_of
     from localreason.text import collapse
-
-    from localreason import text as T
 
     asked = [q for q in M.questions(manual) if q.kind != "unanswerable"]
     store = (data_dir / "libs" / manual / "library.sqlite3").stat()  # the library as built: re-ingested, recomputed

@@ -234,9 +234,9 @@ def _with_what_follows(text: str, spans: list[tuple[int, int]], i: int, headings
     the following:", "add the following to your configuration:", "You can change it by the following.") and the
     next lines are not prose (a command, a configuration block, a list of options), the quote goes on to their
     end, so that the command is quoted, and read, with the sentence that announces it (a how-to's answer is the
-    command, and the sentence alone says nothing); else the sentence's own end. Lines, not sentences: a command shorter than a sentence
-    ("git stash pop") is no sentence to the splitter. At most FOLLOW_SPANS lines and FOLLOW_CHARS characters are
-    added; a line of prose or a heading ends it."""
+    command, and the sentence alone says nothing); else the sentence's own end. Lines, not sentences: a command
+    shorter than a sentence ("git stash pop") is no sentence to the splitter. At most FOLLOW_SPANS lines and
+    FOLLOW_CHARS characters are added; a line of prose or a heading ends it."""
     start, end = spans[i]
     newline = text.find("\n", end)
     if not announces(text[start:end]) or newline < 0 or text[end:newline].strip():
