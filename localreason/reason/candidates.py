@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import STOPWORDS, WORD, announces, collapse, command_like, is_field, prose_line, says_it_in_words, sentences
+from ..text import MIN_CHARS, STOPWORDS, WORD, announces, collapse, command_like, is_field, prose_line, says_it_in_words, sentences
 
 REFERRING = frozenset("he she they it his her their its him them this these those".split())
 """Words that only refer back to someone or something named before (offer.py, refers_back)."""
@@ -266,21 +266,36 @@ def _with_term(text: str, gap_start: int, start: int, headings: frozenset[str]) 
     sentence splitter passes over it), so that the option is quoted, and read, with its description; else
     ``start``. A term is the last line between the previous sentence and this one (any line before it there is a
     heading), on a line of its own, at most TERM_WORDS words and TERM_CHARS characters, not ending as a sentence
-    does, and not a heading itself."""
+    does, and not a heading itself. A description's first sentence too short for the splitter ("-D / Delete user.
+    If the username exists ...", ``_short_opening``) is quoted with its term and the sentence after it."""
+    term = _term_before(text, gap_start, _short_opening(text, gap_start, start), headings)
+    return start if term is None else term
+
+
+def _term_before(text: str, gap_start: int, start: int, headings: frozenset[str]) -> int | None:
     gap = text[gap_start:start]
     if not gap.rstrip(" \t").endswith("\n"):  # the sentence goes on from the line before: no term there
-        return start
+        return None
     if announces(text[:gap_start].rstrip().rsplit("\n", 1)[-1]) or text[start:start + 1] == "-":
-        return start  # a command the sentence before announces, or an option line with its own term ("-v  Verbose")
+        return None  # a command the sentence before announces, or an option line with its own term ("-v  Verbose")
     lines = [ln.strip() for ln in gap.split("\n") if ln.strip()]
     if not lines or not all(_heading(ln, headings) or not WORD.search(ln) for ln in lines[:-1]):
-        return start  # before the term, only headings, or the tail of a line the splitter cut ("]")
+        return None  # before the term, only headings, or the tail of a line the splitter cut ("]")
     term = lines[-1]
-    if not _term_like(term):
-        return start
-    if _heading(term, headings):
-        return start
+    if not _term_like(term) or _heading(term, headings):
+        return None
     return gap_start + gap.rindex(term)
+
+
+def _short_opening(text: str, gap_start: int, start: int) -> int:
+    """Where the line the sentence at ``start`` is on begins, when what opens that line before it is a sentence too
+    short for the splitter (under text.MIN_CHARS: an option's "Delete user." before "If the username exists in the
+    file, it will be deleted."), so that it is quoted, and its term with it; else ``start``."""
+    line = text.rfind("\n", gap_start, start) + 1
+    head = text[line:start].strip()
+    if line <= gap_start or not head or len(head) >= MIN_CHARS or not head.endswith((".", "!")):
+        return start
+    return line + len(text[line:start]) - len(text[line:start].lstrip()) if WORD.search(head) else start
 
 
 _ENTRY = re.compile(r"-|/|~/|\$[A-Za-z_{]|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
@@ -292,7 +307,7 @@ def _entry_line(text: str, span: tuple[int, int], start: int) -> int | None:
     ``span`` before it is one, too long for ``_with_term``'s short lines ("-u, --include-untracked",
     "/etc/backupctl/backupctl.conf"): on a line of its own (after a section name in capitals the splitter ran into
     it, "ENVIRONMENT"), opening as an entry does (``_ENTRY``), at most TERM_WORDS words, not ending as a sentence
-    does, the description on the next line; else None."""
+    does, the description on the next line or after one blank line; else None."""
     seg = text[span[0]:span[1]]
     cut = seg.rfind("\n") + 1
     if any(ln.strip() and not _heading(ln.strip(), frozenset()) for ln in seg[:cut].splitlines()):
@@ -302,7 +317,7 @@ def _entry_line(text: str, span: tuple[int, int], start: int) -> int | None:
     above = [ln.strip() for ln in text[:span[0] + cut].splitlines() if ln.strip()]
     if not _entry_name(line, above[-1] if above else ""):
         return None  # the tail of a sentence ("for example / /var/log/tided.log"), not an entry
-    if _ENTRY.match(line) and not before.strip() and gap.count("\n") == 1 and not gap.strip():
+    if _ENTRY.match(line) and not before.strip() and gap.count("\n") in (1, 2) and not gap.strip():
         return span[0] + cut + len(seg[cut:]) - len(seg[cut:].lstrip())
     return None
 
@@ -316,8 +331,8 @@ def _term_like(line: str) -> bool:
 def _heading(line: str, headings: frozenset[str]) -> bool:
     """A heading of the document (its titles and section headings), a line marked as one by the page's own anchor
     sign ("Options \u00b6"), or a manual page's section name in capitals ("OPTIONS", "SEE ALSO")."""
-    return collapse(line) in headings or line.endswith("\u00b6") or (line.isupper() and len(line.split()) <= 4
-                                                                    and "_" not in line)  # not "BACKUPCTL_HOME"
+    capitals = line[:1].isalpha() and line.isupper() and len(line.split()) <= 4 and "_" not in line
+    return collapse(line) in headings or line.endswith("\u00b6") or capitals  # not "BACKUPCTL_HOME", nor "-S"
 
 
 def _same_list(line: str, prev: str, header: str) -> bool:
