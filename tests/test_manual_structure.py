@@ -91,7 +91,9 @@ HTPASSWD = """Options \u00b6
 
 Show the settings as parsed from the config file.
 
--T (Available in 2.3.8 and later)
+-T
+
+--skip
 
 Skip document root check at startup.
 
@@ -107,19 +109,31 @@ Verify password.
 
 def test_an_option_in_capitals_or_with_a_short_description_is_quoted_with_it():
     """Apache's manual pages (a probe of the held-out manual's misses): an option in capitals ("-S") is no section
-    name; an option line the splitter takes for a sentence ("-T (Available in 2.3.8 and later)") is quoted with the
-    description after a blank line; a description whose first sentence is too short to be one ("Delete user.") is
-    quoted from its option on to the sentence after it. A short sentence with no term before it stays as it was."""
+    name, and its other names above it are quoted with it; a description whose first sentence is too short to be one
+    ("Delete user.") is quoted from its option on to the sentence after it; an option or a variable long enough to
+    be a sentence is quoted with its description a blank line below. A short sentence with no term before it,
+    a list's number ("2."), a heading in capitals that does not open as an option ("1. INTRODUCTION") and a list item
+    above a paragraph stay as they were (a review's cases)."""
     quoted = [c.text for c in candidates([("c", HTPASSWD)])]
     assert "-S\n\nShow the settings as parsed from the config file." in quoted, quoted
-    assert "-T (Available in 2.3.8 and later)\n\nSkip document root check at startup." in quoted, quoted
+    assert "-T\n\n--skip\n\nSkip document root check at startup." in quoted, "an option's other name too"
     assert ("-D\n\nDelete user. If the username exists in the specified htpasswd file, it will be deleted."
             in quoted), quoted  # fmt: skip
     assert "-v\n\nVerify password." in quoted
     plain = [c.text for c in candidates([("c", "The tool runs.\n\nIt is fast. It reads every file once, in order.")])]
     assert plain[-1] == "It reads every file once, in order.", plain
-    assert [c.text for c in candidates([("c", "OPTIONS\n\nThe options are read in order, left to right.")])] == [
-        "The options are read in order, left to right."], "a section name in capitals is still no term"
+    for heading in ("OPTIONS", "1. INTRODUCTION", "[NOTE]"):
+        assert [c.text for c in candidates([("c", f"{heading}\n\nThe options are read in order, left to right.")])] \
+            == ["The options are read in order, left to right."], heading  # fmt: skip
+    steps = [c.text for c in candidates([("c", "1. Open Settings\n\n2. Select the network and enter its password.")])]
+    assert steps[-1] == "Select the network and enter its password.", steps
+    items = "Requirements are minimal.\n\n- Python 3.11 or newer\n\nInstall the package with pip and run the setup."
+    assert [c.text for c in candidates([("c", items)])][-1] == "Install the package with pip and run the setup."
+    signed = "It is fixed.\n\n-- Alice (maintainer of the tool)\n\nPlease reopen the issue if it comes back."
+    assert [c.text for c in candidates([("c", signed)])][-1] == "Please reopen the issue if it comes back."
+    for name in ("SQLITE_DEFAULT_FOREIGN_KEYS=<0 or 1>", "-T (Available in 2.3.8 and later)"):  # a blank line below
+        entry = f"These are the options.\n\n{name}\n\nThis macro or option is described here, one line below."
+        assert [c.text for c in candidates([("c", entry)])][-1].startswith(name + "\n\nThis macro"), name
 
 
 def test_a_short_command_is_quoted_with_its_sentence_and_a_long_option_with_its_description():
@@ -446,6 +460,12 @@ def test_the_commands_below_a_how_to_stop_at_an_options_name_and_at_a_cut():
     best = Quote("c3", paragraphs[:paragraphs.index("\n\n-v")], 0, 2.0)
     how = "How do I remove a user from a password file?"
     assert with_command_after(how, Offer([best], 1), packet) == Offer([best], 1), "nor after a blank line"
+    run = ("You can start the web server in a container.\n\n$ docker run \\\n  --name web \\\n  -p 8080:80 nginx\n\n"
+           "This starts the server in the background.\n")  # fmt: skip
+    packet = EvidencePacket("q", run, (PacketChunk("c4", "d4", "web", run),), 30, 1000, 1, True, False, False)
+    best = Quote("c4", "You can start the web server in a container.", 0, 2.0)
+    got = with_command_after("How do I start the web server?", Offer([best], 1), packet).quotes[0].text
+    assert got.endswith("-p 8080:80 nginx"), "a command's last line is no option's name (a review's case)"
     cut = "You can remove the pods of the old release.\n\n$ kubectl delete pods --namespace prod"
     whole = cut + " --selector app=old-release\n"
     best = Quote("c2", "You can remove the pods of the old release.", 0, 2.0)

@@ -279,12 +279,22 @@ def _term_before(text: str, gap_start: int, start: int, headings: frozenset[str]
     if announces(text[:gap_start].rstrip().rsplit("\n", 1)[-1]) or text[start:start + 1] == "-":
         return None  # a command the sentence before announces, or an option line with its own term ("-v  Verbose")
     lines = [ln.strip() for ln in gap.split("\n") if ln.strip()]
-    if not lines or not all(_heading(ln, headings) or not WORD.search(ln) for ln in lines[:-1]):
+    aliases = 0  # the option's other names, each on a line of its own above it ("-S / --sort / Sort the files")
+    while aliases + 1 < len(lines) and _alias(lines[-2 - aliases]) and _alias(lines[-1]):
+        aliases += 1
+    if not lines or not all(_heading(ln, headings) or not WORD.search(ln) for ln in lines[:-1 - aliases]):
         return None  # before the term, only headings, or the tail of a line the splitter cut ("]")
     term = lines[-1]
     if not _term_like(term) or _heading(term, headings):
         return None
-    return gap_start + gap.rindex(term)
+    first = gap.rindex(term)
+    for name in reversed(lines[-1 - aliases:-1]):
+        first = gap.rindex(name, 0, first)
+    return gap_start + first
+
+
+def _alias(line: str) -> bool:
+    return line.startswith("-") and _term_like(line) and len(line.split()) <= 2
 
 
 def _short_opening(text: str, gap_start: int, start: int) -> int:
@@ -293,12 +303,18 @@ def _short_opening(text: str, gap_start: int, start: int) -> int:
     file, it will be deleted."), so that it is quoted, and its term with it; else ``start``."""
     line = text.rfind("\n", gap_start, start) + 1
     head = text[line:start].strip()
-    if line <= gap_start or not head or len(head) >= MIN_CHARS or not head.endswith((".", "!")):
-        return start
-    return line + len(text[line:start]) - len(text[line:start].lstrip()) if WORD.search(head) else start
+    if line <= gap_start or len(head) >= MIN_CHARS or not head.endswith((".", "!")) or len(_WORDS.findall(head)) < 2:
+        return start  # ("2. Select the network ...": a list's number is no sentence, nor "* Fixed.")
+    return line + len(text[line:start]) - len(text[line:start].lstrip())
+
+
+_WORDS = re.compile(r"[A-Za-z]{2,}")
 
 
 _ENTRY = re.compile(r"-|/|~/|\$[A-Za-z_{]|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+_NAMED_ENTRY = re.compile(r"--?[A-Za-z0-9]|/\w|~/|\$[A-Za-z_{]|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+"""An entry that is a name (an option, a path, a variable), not a list's bullet ("- Python 3.11 or newer") nor a
+signature ("-- Alice"): only such an entry is joined to a description a blank line below it."""
 """How an entry of a manual's OPTIONS, FILES or ENVIRONMENT list opens: an option, a path, a variable."""
 
 
@@ -307,7 +323,7 @@ def _entry_line(text: str, span: tuple[int, int], start: int) -> int | None:
     ``span`` before it is one, too long for ``_with_term``'s short lines ("-u, --include-untracked",
     "/etc/backupctl/backupctl.conf"): on a line of its own (after a section name in capitals the splitter ran into
     it, "ENVIRONMENT"), opening as an entry does (``_ENTRY``), at most TERM_WORDS words, not ending as a sentence
-    does, the description on the next line or after one blank line; else None."""
+    does, the description on the next line (or, for a name, ``_NAMED_ENTRY``, after one blank line); else None."""
     seg = text[span[0]:span[1]]
     cut = seg.rfind("\n") + 1
     if any(ln.strip() and not _heading(ln.strip(), frozenset()) for ln in seg[:cut].splitlines()):
@@ -317,7 +333,8 @@ def _entry_line(text: str, span: tuple[int, int], start: int) -> int | None:
     above = [ln.strip() for ln in text[:span[0] + cut].splitlines() if ln.strip()]
     if not _entry_name(line, above[-1] if above else ""):
         return None  # the tail of a sentence ("for example / /var/log/tided.log"), not an entry
-    if _ENTRY.match(line) and not before.strip() and gap.count("\n") in (1, 2) and not gap.strip():
+    apart = gap.count("\n") == 2 and _NAMED_ENTRY.match(line)  # one blank line, as HTML's <dt> and <dd> give it
+    if _ENTRY.match(line) and not before.strip() and (gap.count("\n") == 1 or apart) and not gap.strip():
         return span[0] + cut + len(seg[cut:]) - len(seg[cut:].lstrip())
     return None
 
@@ -331,7 +348,7 @@ def _term_like(line: str) -> bool:
 def _heading(line: str, headings: frozenset[str]) -> bool:
     """A heading of the document (its titles and section headings), a line marked as one by the page's own anchor
     sign ("Options \u00b6"), or a manual page's section name in capitals ("OPTIONS", "SEE ALSO")."""
-    capitals = line[:1].isalpha() and line.isupper() and len(line.split()) <= 4 and "_" not in line
+    capitals = line.isupper() and len(line.split()) <= 4 and "_" not in line and not line.startswith("-")
     return collapse(line) in headings or line.endswith("\u00b6") or capitals  # not "BACKUPCTL_HOME", nor "-S"
 
 

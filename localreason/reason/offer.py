@@ -256,8 +256,9 @@ def _commands_after(text: str, end: int, truncated: bool) -> int:
     """Where the code lines right below a sentence ending at ``end`` end (``end`` when there are none, or the line goes
     on after the sentence): lines of ``text.code_line`` (a shell prompt, or no stop word and a sign of code), at most
     FOLLOW_SPANS of them and FOLLOW_CHARS characters; anything else ends them, and so does a code line with prose on
-    the very next line (an option's name above its description, "--no-decorate"), or after one blank line when it
-    is an option's ("-v", its description a paragraph of its own, as HTML pages give it). A passage cut at the budget
+    the very next line (an option's name above its description, "--no-decorate"), or, the first line below the
+    sentence, after one blank line when it is an option's ("-v", its description a paragraph of its own, as HTML
+    pages give it; a command's last line "  -p 8080:80 nginx" is not the first). A passage cut at the budget
     (``truncated``) never gives its last line: it may be a command cut short."""
     newline = text.find("\n", end)
     if newline < 0 or text[end:newline].strip():
@@ -267,8 +268,9 @@ def _commands_after(text: str, end: int, truncated: bool) -> int:
     for i, m in enumerate(lines):
         line_end = newline + 1 + m.start() + len(m.group().rstrip())
         after = lines[i + 1] if i + 1 < len(lines) else None
-        described = after is not None and not code_line(after.group()) and (
-            after.start() == m.end() + 1 or (m.group().strip().startswith("-") and after.start() <= m.end() + 2))
+        between = text[newline + 1 + m.end():newline + 1 + after.start()] if after is not None else ""
+        described = after is not None and not code_line(after.group()) and (between.count("\n") == 1 or (
+            not taken and m.group().strip().startswith("-") and between.count("\n") == 2))
         if taken == FOLLOW_SPANS or line_end - end > FOLLOW_CHARS or not code_line(m.group()) or described \
                 or (truncated and after is None):  # fmt: skip
             break
