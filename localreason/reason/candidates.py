@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import MIN_CHARS, STOPWORDS, WORD, announces, collapse, command_like, is_field, prose_line, says_it_in_words, sentences
+from ..text import (MIN_CHARS, STOPWORDS, WORD, announces, collapse, command_like, is_field, prose_line,
+                    says_it_in_words, sentences)
 
 REFERRING = frozenset("he she they it his her their its him them this these those".split())
 """Words that only refer back to someone or something named before (offer.py, refers_back)."""
