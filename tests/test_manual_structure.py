@@ -375,7 +375,8 @@ def test_a_later_step_of_a_procedure_is_quoted_with_the_step_before():
 def test_a_why_question_gets_the_reason_before_a_conclusion():
     """"Why does the tool think 2.0pre1 is newer than 2.0?" led with "This is why it considers 0pre1 greater than 0."
     (the conclusion); the reason is the sentence before it, which now leads with it in one statement. A conclusion
-    is not joined for a question that does not ask why, nor a sentence that concludes nothing."""
+    is not joined for a question that does not ask why, nor a sentence that concludes nothing. A bare "So" opens a
+    conclusion (SQLite's "So to prevent your code from being broken ..."), "So far" and "So long as" do not."""
     from localreason.reason.candidates import Quote
     from localreason.reason.offer import Offer, offer_of, with_reason_before
     from localreason.types import EvidencePacket, PacketChunk
@@ -394,6 +395,13 @@ def test_a_why_question_gets_the_reason_before_a_conclusion():
     assert not with_reason_before("Which version is newer, 2.0pre1 or 2.0?", Offer([best], 1), packet).joined
     plain = Quote("c1", text[:text.index(" The tool")], 0, 2.0)
     assert with_reason_before(why, Offer([plain], 1), packet) == Offer([plain], 1), "it concludes nothing"
+    from localreason.reason.offer import concludes
+
+    assert concludes("So to prevent your code from being broken, quote any identifier that is an English word.")
+    assert concludes("So, in most real systems, an index should be created on the child key columns.")
+    for opening in ("So far, nothing failed.", "So long as the file exists, it is read.", "So-called journals stay.",
+                    "So is the other one.", "Sometimes it fails."):  # fmt: skip
+        assert not concludes(opening), opening
 
 
 PURGE = ("Removed packages leave their configuration files behind. "

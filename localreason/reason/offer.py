@@ -305,8 +305,12 @@ _ASKS_WHY = re.compile(r"(?<![-\w'\"`‘“])(?:why|how\s+come)\b(?![-'\"`’”
                        r"\bwhat\s+(?:causes|caused|led\s+to|leads\s+to)\b|\bwhat\s+reason\b", re.I)  # fmt: skip
 """A question that asks why; not the word inside a name ("the --why option", "the 'Why is this here?' link")."""
 _CONCLUDES = re.compile(r"^\W*(?:and\s+|so\s+)?(?:hence|thus|therefore|consequently|as\s+a\s+(?:result|consequence)|"
-                        r"for\s+(?:that|this)\s+reason|(?:this|that)\s+is\s+(?:why|the\s+reason)|this\s+situation)\b",
+                        r"for\s+(?:that|this)\s+reason|(?:this|that)\s+is\s+(?:why|the\s+reason)|this\s+situation)\b|"
+                        r"^\W*so\b(?!-|\s+(?:far|long|much|many|that|called|to\s+speak|it\s+is|is|are|was|were|do|does)\b)",
                         re.I)  # fmt: skip
+"""A sentence that opens as a conclusion does; a bare "So" too ("So, in most real systems, an index should be
+created ...", "So to prevent your code from being broken ..."), not "So far", "So long as", "so-called", "So is the
+other one"."""
 _CONCLUDES_INSIDE = re.compile(r"\btherefore\b|\bwhich\s+is\s+why\b", re.I)
 _OWN_REASON = re.compile(r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to)\b", re.I)
 
