@@ -313,10 +313,10 @@ _WORDS = re.compile(r"[A-Za-z]{2,}")
 
 
 _ENTRY = re.compile(r"-|/|~/|\$[A-Za-z_{]|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+"""How an entry of a manual's OPTIONS, FILES or ENVIRONMENT list opens: an option, a path, a variable."""
 _NAMED_ENTRY = re.compile(r"--?[A-Za-z0-9]|/\w|~/|\$[A-Za-z_{]|[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 """An entry that is a name (an option, a path, a variable), not a list's bullet ("- Python 3.11 or newer") nor a
 signature ("-- Alice"): only such an entry is joined to a description a blank line below it."""
-"""How an entry of a manual's OPTIONS, FILES or ENVIRONMENT list opens: an option, a path, a variable."""
 
 
 def _entry_line(text: str, span: tuple[int, int], start: int) -> int | None:
