@@ -21,6 +21,8 @@ _ABBREVIATION = re.compile(
     r"(?:\b(?:[A-Z]|ca|c|cf|approx|e\.g|i\.e|etc|vs|viz|al|Mr|Mrs|Ms|Dr|Prof|St|Mt|Jr|Sr|Co|Corp|Inc|Ltd|No|Nos|"
     r"Vol|Fig|Gen|Col|Lt|Capt|Sgt|Rev|Gov|Sen|Rep|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K)\.)$")
 """A period after these ends an abbreviation or an initial, not a sentence ("ca. 2 million", "J. S. Bach")."""
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+"""A blank line: a paragraph ends there, whatever the word before it."""
 _SOFT_WRAP_LINE = 40
 """A single line break after a line not ending like a sentence or a code line, before a line that does not
 open a list item, heading, table row or quotation, is a hard wrap inside a paragraph (text files are
@@ -131,8 +133,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
     spans = []
     pos = 0
     for m in list(_SENTENCE_END.finditer(text)) + [None]:
-        if m is not None and m.group(0).strip() == "" and _ABBREVIATION.search(text, max(0, m.start() - 8), m.start()):
-            continue
+        if (m is not None and m.group(0).strip() == "" and not _BLANK_LINE.search(m.group(0))
+                and _ABBREVIATION.search(text, max(0, m.start() - 8), m.start())):
+            continue  # "J. S. Bach"; but a blank line ends a paragraph ("... K, M or G.\n\nDefault: 2G")
         if m is not None and m.group(0) == "\n" and _soft_wrap(text, m.start()):
             continue
         end = m.start() if m else len(text)

@@ -292,6 +292,21 @@ def test_a_sentence_wrapped_over_lines_stays_one_sentence_but_lists_and_headings
     assert split("Jane Doe\n12 Main Street\nSpringfield") == ["Jane Doe\n12 Main Street\nSpringfield"]
 
 
+def test_a_blank_line_ends_a_sentence_even_after_a_capital_letter_and_its_full_stop():
+    """A probe's "What is the default max_file_size?" was answered with another setting's default: the splitter read
+    "G." as an initial and joined "Default: 2G", a blank line below, to the description, so the field was never a
+    candidate of its own (nor joined to its heading)."""
+    from localreason.text import sentences
+
+    def split(text):
+        return [text[s:e] for s, e in sentences(text)]
+
+    entry = "### max_file_size\nFiles larger than this are skipped. Accepts a suffix of K, M or G.\n\nDefault: 2G"
+    assert split(entry)[-2:] == ["Accepts a suffix of K, M or G.", "Default: 2G"]
+    assert split("The music of J. S. Bach is played here. It was written ca. 1720.") == [
+        "The music of J. S. Bach is played here.", "It was written ca. 1720."]
+
+
 def test_fields_and_table_rows_are_statements_but_headings_are_not():
     from localreason.reason.candidates import candidates
     from localreason.text import is_field, sentences
