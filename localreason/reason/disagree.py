@@ -26,6 +26,7 @@ question names one side's version (a word of its title no other side's title has
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -192,12 +193,42 @@ _ABOUT = re.compile(r"\b(?:about|around|approximately|roughly|circa|some|nearly|
 def same_value(x: str, y: str) -> bool:
     """Whether two stretches say one value in two ways: number words and digits ("twenty-five" / "25"), thousands
     marks and spacing ("1,000 users" / "1000 users", "5kg" / "5 kg"), a unit written out or short ("14 square
-    kilometres" / "14 km²"), a number made approximate in other words ("about 2,400" / "around 2400"), case."""
-    def canon(text: str) -> str:
-        text = _NUMBER_RUN.sub(_spelled, text.lower())
-        text = _UNIT_RUN.sub(lambda m: _UNITS[m.group(0)], _ABOUT.sub("", text))
-        return re.sub(r"(?<=\d)[,\u202f\u00a0](?=\d{3}(?!\d))", "", re.sub(r"\s+", "", text)).strip(".")
-    return canon(x) == canon(y)
+    kilometres" / "14 km²"), a number made approximate in other words ("about 2,400" / "around 2400"), case, or one
+    quantity in two units ("1 GB" / "1024 MB", "half a minute" / "30 seconds": ``_in_base_units``)."""
+    cx, cy = _canon(x), _canon(y)
+    if cx == cy:
+        return True
+    qx, qy = _in_base_units(cx), _in_base_units(cy)
+    return any(kx == ky and math.isclose(vx, vy, rel_tol=1e-9) for kx, vx in qx for ky, vy in qy)
+
+
+def _canon(text: str) -> str:
+    """``text`` in one form: number words as digits ("half a" as 0.5), units short, approximating words, spaces and
+    thousands marks dropped."""
+    text = _HALF.sub("0.5 ", _NUMBER_RUN.sub(_spelled, text.lower()))
+    text = _UNIT_RUN.sub(lambda m: _UNITS[m.group(0)], _ABOUT.sub("", text))
+    return re.sub(r"(?<=\d)[,\u202f\u00a0](?=\d{3}(?!\d))", "", re.sub(r"\s+", "", text)).strip(".")
+
+
+_HALF = re.compile(r"\bhalf\s+an?\s+")
+_BYTES, _SECONDS, _METRES, _GRAMS = "bytes", "seconds", "metres", "grams"
+_SCALES = {"kb": (_BYTES, 1e3, 1024.0), "mb": (_BYTES, 1e6, 1024.0 ** 2), "gb": (_BYTES, 1e9, 1024.0 ** 3),
+           "tb": (_BYTES, 1e12, 1024.0 ** 4), "ms": (_SECONDS, 1e-3), "s": (_SECONDS, 1.0), "min": (_SECONDS, 60.0),
+           "h": (_SECONDS, 3600.0), "km": (_METRES, 1000.0), "m": (_METRES, 1.0), "cm": (_METRES, 0.01),
+           "mm": (_METRES, 0.001), "kg": (_GRAMS, 1000.0), "g": (_GRAMS, 1.0)}  # fmt: skip
+"""A short unit's kind and size in that kind's base unit; a size in bytes either way it is counted (a "GB" is
+1000 or 1024 MB, as writers use it)."""
+_QUANTITY = re.compile(r"(\d+(?:\.\d+)?)(%s)" % "|".join(sorted(_SCALES, key=len, reverse=True)))
+
+
+def _in_base_units(canon: str) -> tuple[tuple[str, float], ...]:
+    """(kind, value) pairs a canonical quantity (``_canon``: "1gb", "30s") may be in its kind's base unit, or () for
+    another stretch. Only a number with a unit counts, never a bare number ("1024" is no "1 GB")."""
+    m = _QUANTITY.fullmatch(canon)
+    if not m:
+        return ()
+    kind, *sizes = _SCALES[m.group(2)]
+    return tuple((kind, float(m.group(1)) * size) for size in sizes)
 
 
 def _counts(words: list[str]) -> bool:
@@ -347,6 +378,8 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
                 continue
             if _own_subjects(question, said, documents[anchor.chunk_id][1], documents[other.chunk_id][1]):
                 continue  # "The X200 router weighs 5 kg" / "The X300 ...": each about its own thing, not apart
+            if about_another(question, (anchor, other), (documents[anchor.chunk_id][1], documents[other.chunk_id][1])):
+                continue  # "What is the upload limit in Kestrel?": the Heron proxy's page speaks of Heron's
             if not sides:
                 sides.append(Side(anchor, said[0], *documents[anchor.chunk_id]))
             elif not _same(said[0], sides[0].says):
@@ -385,6 +418,20 @@ def _own_subjects(question: str, said: tuple[str, str], title_a: str, title_b: s
     words = [{w.lower() for w in WORD.findall(x)} - STOPWORDS for x in said]
     titles = [{w.lower() for w in WORD.findall(t)} for t in (title_a, title_b)]
     return all(w and w <= t and not (w & asked) for w, t in zip(words, titles))
+
+
+def about_another(question: str, pair: tuple[Quote, Quote], titles: tuple[str, str]) -> bool:
+    """Whether the question names something (a word it writes with a capital or a digit, not its first, not a
+    number: "Kestrel", "X200") that one side's document title names and the other side's title and sentence do
+    not: the other document is about something else ("Heron proxy" against "Kestrel FAQ"), and its value is no
+    answer to this question, however it differs."""
+    words = WORD.findall(question)
+    names = {w.lower() for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w))
+             and not w.isdigit() and w.lower() not in STOPWORDS | _VERSION_WORDS}  # fmt: skip
+    # (a year or a version word, "the 2023 manual", is ``settled``'s: both heard, the one asked for stands)
+    own = [{w.lower() for w in WORD.findall(t)} for t in titles]
+    said = [{w.lower() for w in WORD.findall(q.text)} for q in pair]
+    return any(n in own[i] and n not in own[1 - i] | said[1 - i] for n in names for i in (0, 1))
 
 
 def _same(x: str, y: str) -> bool:
