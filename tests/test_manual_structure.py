@@ -259,6 +259,38 @@ def test_a_default_is_quoted_with_the_setting_it_belongs_to(library_of):
         assert value in first and q.split()[-1].rstrip("?") in first, (q, first)
 
 
+def test_a_bare_default_sentence_is_quoted_with_its_option():
+    """A probe's "What is the default timeout?" was answered with "The default is 30." and "The default is 4." (the
+    --jobs entry's), neither naming its option: a sentence that gives a default and names nothing is quoted, like a
+    "Default:" field, from its entry's name; so is any later sentence of an option's description that names
+    nothing ("How do I get debug output?": "Give twice for debug output.", without -v)."""
+    man = ("OPTIONS\n       -j N, --jobs=N\n"
+           "              Transfer up to N files at the same time. The default is 4.\n\n"
+           "       --timeout=SECONDS\n              Give up on a connection that has been idle for SECONDS\n"
+           "              seconds. The default is 30.\n")  # fmt: skip
+    quoted = [c.text for c in candidates([("c", man)]) if "default" in c.text]
+    assert quoted == ["-j N, --jobs=N\n              Transfer up to N files at the same time. The default is 4.",
+                      "--timeout=SECONDS\n              Give up on a connection that has been idle for SECONDS\n"
+                      "              seconds. The default is 30."], quoted  # fmt: skip
+    prose = "We tried many settings over the years. The default is 30."
+    assert [c.text for c in candidates([("c", prose)])][-1] == "The default is 30.", "no entry above: as it is"
+    told = ("OPTIONS\n       -v, --verbose\n              Print each file as it is transferred. Give twice for debug\n"
+            "              output.\n\n       --level N\n              How hard to compress. Zstandard accepts levels"
+            " above 19 only together with its --ultra option.\n")  # fmt: skip
+    quoted = [c.text for c in candidates([("c", told)])]
+    assert "-v, --verbose\n              Print each file as it is transferred. Give twice for debug\n              " \
+        "output." in quoted, "a later sentence of the description that names nothing is quoted with its option"
+    assert quoted[-1].startswith("Zstandard accepts"), "a sentence that names what it speaks of is quoted alone"
+    assert not any(c.endswith("--level N") for c in quoted), "the next option's name is no sentence of this one"
+    setting = "log_file\n\nWhere the daemon writes its log. An empty value logs to the systemd journal.\n\nDefault: -\n"
+    assert [c.text for c in candidates([("c", setting)], frozenset({"log_file"}))][0] == (
+        "log_file\n\nWhere the daemon writes its log. An empty value logs to the systemd journal."), \
+        "a setting written as code names its entry too (a probe's \"How do I log to the systemd journal?\")"
+    notes = "2.0.0\n\nNew: the relay, for syncing between machines.\n\nRemoved: the --legacy-protocol option.\n"
+    assert [c.text for c in candidates([("c", notes)])][-1] == "Removed: the --legacy-protocol option.", \
+        "a release's number is no entry's name, and a field is quoted as it is"
+
+
 BACKUPCTL = """SYNOPSIS
        backupctl [-f] [-n] [--exclude PATTERN] create SOURCE DEST
        backupctl restore [--target DIR] ARCHIVE
@@ -284,7 +316,10 @@ def test_a_file_or_variable_of_a_manual_page_is_quoted_with_its_description():
 
     quoted = [c.text for c in candidates([("c", BACKUPCTL)])]
     assert "/etc/backupctl/backupctl.conf\n              The system-wide configuration file." in quoted
-    assert "~/.config/backupctl/keys\n              The encryption keys." in quoted
+    assert "~/.config/backupctl/keys\n              The encryption keys. Keep a copy of this file offline." in quoted, \
+        "read whole: its second sentence names nothing"
+    assert "Keep a copy of this file offline." not in quoted and "~/.config/backupctl/keys\n              The " \
+        "encryption keys." not in quoted, "its sentences are in the whole entry's quote"
     assert "BACKUPCTL_HOME\n              Where archives are written when DEST is not given." in quoted
     usage = next(c for c in quoted if "restore" in c)
     said = as_said(usage)

@@ -345,6 +345,37 @@ def test_a_command_named_in_lower_case_is_the_name_a_pronoun_leans_on(naming):
     assert command_names("ls lists the files.", STOPWORDS) == ["ls"]
 
 
+def test_an_option_quoted_with_its_name_takes_no_sentence_from_the_entry_above():
+    """A probe's "Which hash does --checksum use?" led with "Without this option nothing is ever deleted on the
+    destination." (the --delete entry's last sentence) glued to "-c, --checksum / Compare files by their SHA-256
+    ...": the description's "their" read as leaning on a name before it. An option quoted with its name names
+    what it speaks of."""
+    from types import SimpleNamespace
+
+    from localreason.reason.candidates import opens_with_term
+    from localreason.reason.offer import Offer, with_naming_sentence
+
+    text = ("OPTIONS\n       --delete\n              Remove files that no longer exist in SOURCE.\n"
+            "              Without this option nothing is ever deleted on the destination.\n\n"
+            "       -c, --checksum\n"
+            "              Compare files by their SHA-256 checksum instead of size.")  # fmt: skip
+    at = text.index("-c, --checksum")
+    best = Quote("c", text[at:], at, 1.0, referent=True, context="Without this option nothing is ever deleted on "
+                 "the destination.")  # fmt: skip
+    packet = SimpleNamespace(chunks=[SimpleNamespace(chunk_id="c", content=text)])
+    offer = Offer([best], 1)
+    assert with_naming_sentence("Which hash does --checksum use?", offer, packet) is offer
+    assert opens_with_term(best.text) and opens_with_term("max_file_size\n\nFiles larger than this are skipped.")
+    assert not opens_with_term("The server listens\non port 8080 by default.")
+    assert not opens_with_term("Compare files by their checksum.")
+    named = "John Rennie and his son came back. They rebuilt it in stone."
+    packet = SimpleNamespace(chunks=[SimpleNamespace(chunk_id="c", content=named)])
+    leaning = Quote("c", "They rebuilt it in stone.", named.index("They"), 1.0, referent=True,
+                    context="John Rennie and his son came back.")  # fmt: skip
+    joined = with_naming_sentence("Who rebuilt the bridge?", Offer([leaning], 1), packet)
+    assert joined.joined and joined.quotes[0].text == "John Rennie and his son came back.", "the rule stands elsewhere"
+
+
 def test_an_answer_that_leans_on_a_pronoun_also_quotes_the_sentence_that_names(library):
     q = "What is the last name of the engineer who rebuilt the bridge after the flood?"
     a = reason(library, q, generator=FakeGenerator(), reader=FakeReader(likes=("rebuilt", "flood")))

@@ -158,8 +158,11 @@ def _all_candidates(chunks: list[tuple[str, str]], headings: frozenset[str] = fr
                 entry = _entry_line(text, spans[i - 1], s) if i and s == spans[i][0] else None
                 s = s if entry is None else entry
                 e = _with_what_follows(text, spans, i, headings)
-                s = _from_heading(text, s, headings) if _generic_field(text[s:e]) else s
-                out.append(Candidate(rank, chunk_id, s, text[s:e], header or prev, listed))
+                s, whole = _in_entry(text, s, spans[i], headings)
+                context = header or prev
+                while whole and out and out[-1].chunk_id == chunk_id and out[-1].start >= s:
+                    context = out.pop().previous  # the entry read whole: its first sentence is in this quote
+                out.append(Candidate(rank, chunk_id, s, text[s:e], context, listed))
     return out
 
 
@@ -174,6 +177,38 @@ HEADED_CHARS = 400
 
 def _generic_field(line: str) -> bool:
     return is_field(line) and _cells(line) < 2 and _label(line) in GENERIC_LABELS
+
+
+def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[str]) -> tuple[int, bool]:
+    """Where the sentence ``own`` (its span) is quoted from (``start``: so far) when it says nothing of what it
+    belongs to: a generic field ("Default: 64") from its entry's heading or name line (``_from_heading``); a bare
+    default ("The default is 30.") or a later sentence of an option's, file's, variable's or setting's description
+    that names nothing ("Give twice for debug output.", "This is slower but catches ...": it refers back, or has at
+    most BARE_DEFAULT_WORDS words) from the entry's name (an option, a path, a variable: ``_NAMED_ENTRY``; a name
+    written as code: "log_file") when that is near enough; else ``start``. With whether the entry is then quoted
+    whole from its name (the quotes of its earlier sentences are in this one, and make way for it)."""
+    sentence = text[own[0]:own[1]]
+    if _generic_field(sentence):
+        return _from_heading(text, start, headings), False
+    if start != own[0] or not sentence.rstrip().endswith((".", "!")) or _NAMED_ENTRY.match(sentence) \
+            or is_field(sentence):  # fmt: skip
+        return start, False  # quoted with its term already, the next entry's name ("--timeout=SECONDS"), a field
+    if not (_bare_default(sentence) or refers_back(sentence) or len(sentence.split()) <= BARE_DEFAULT_WORDS):
+        return start, False
+    at = _from_heading(text, start, headings)
+    name = text[at:].split("\n", 1)[0].strip()
+    named = _NAMED_ENTRY.match(name) or (written_as_code(name) and any(c.isalpha() for c in name))  # not "2.0.0"
+    return (at, True) if at != start and named else (start, False)
+
+
+_BARE_DEFAULT = re.compile(r"(?:the\s+)?default(?:\s+value)?\s+is\b|defaults?\s+to\b", re.I)
+BARE_DEFAULT_WORDS = 8
+
+
+def _bare_default(sentence: str) -> bool:
+    """A sentence that gives a default without naming what it is the default of ("The default is 30.", "Defaults
+    to zstd."), at most BARE_DEFAULT_WORDS words: like a "Default:" field, it is quoted with its entry's name."""
+    return bool(_BARE_DEFAULT.match(sentence)) and len(sentence.split()) <= BARE_DEFAULT_WORDS
 
 
 def _from_heading(text: str, start: int, headings: frozenset[str]) -> int:
@@ -292,6 +327,18 @@ def _term_before(text: str, gap_start: int, start: int, headings: frozenset[str]
     for name in reversed(lines[-1 - aliases:-1]):
         first = gap.rindex(name, 0, first)
     return gap_start + first
+
+
+def opens_with_term(text: str) -> bool:
+    """Whether a quotation opens with the term it describes on a line of its own (``_with_term``, ``_entry_line``:
+    "-c, --checksum" above "Compare files by their SHA-256 checksum ..."): it names what it speaks of, whatever
+    pronoun its description opens with. Not a sentence wrapped after a few words ("The server listens" above "on
+    port 8080."): the line below goes on in lower case."""
+    first, newline, rest = text.partition("\n")
+    first, rest = first.strip(), rest.lstrip()
+    if not newline or not first or not rest or not _term_like(first):
+        return False
+    return rest[:1].isupper() or bool(_ENTRY.match(first))
 
 
 def _alias(line: str) -> bool:

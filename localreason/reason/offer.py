@@ -26,7 +26,7 @@ from ..types import EvidencePacket
 from .answer_type import asked_kind
 from .calibration import DEFAULT, Calibration
 from .candidates import (FOLLOW_CHARS, FOLLOW_SPANS, REFERRING, Quote, candidates, command_names,
-                         reads_like_instructions, refers_back)
+                         opens_with_term, reads_like_instructions, refers_back)
 
 MAX_LEAD = 5
 """The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
@@ -356,6 +356,8 @@ def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) ->
     sentence leans on a pronoun or a bare description, the nearest one that names (``naming_sentence``); else
     ``offer``."""
     best = offer.quotes[0]
+    if opens_with_term(best.text):  # an option quoted with its name says what it is about (the entry above is
+        return offer  # another option's: "Without this option nothing is deleted." is --delete's, not --checksum's)
     before = points_before(question, best) or (best.referent and asks_for_name(question))
     if not before and not (asks_for_name(question) and leans_on_reference(question, best.text)):
         return offer
