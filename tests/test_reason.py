@@ -366,6 +366,13 @@ def test_a_field_that_only_repeats_the_question_is_ranked_last_unless_the_questi
               "Tell me whether the port is 8443."]:  # fmt: skip
         assert not echoes_question(q, "Port: 8443"), q
     assert not echoes_question("Who maintains mawk?", "Mawk is mawk."), "only fields echo"
+    # A probe's "What happened to the --legacy-protocol option?" was refused: its release note's line, which names
+    # all of the question, was sunk as an echo, and the gate found the evidence weak. The label is the answer.
+    legacy = "What happened to the --legacy-protocol option?"
+    assert not echoes_question(legacy, "Removed: the --legacy-protocol option.")
+    notes = "2.0.0\n\nNew: the relay, for syncing between machines.\n\nRemoved: the --legacy-protocol option."
+    ranked = rank_quotes(legacy, [("c", notes)], FakeEmbedder().embed, 5)
+    assert ranked[0].text == "Removed: the --legacy-protocol option.", [r.text for r in ranked]
 
 
 def test_the_evidence_titles_and_headings_are_not_quoted_but_a_heading_alone_still_is(library, tmp_path):
@@ -642,4 +649,34 @@ def test_a_question_about_one_model_is_not_answered_for_its_sibling(library_of):
     a = reason(lib, "How much did the Nimbus X1 cost?", generator=FakeGenerator())
     assert NOT_ANSWERED_GAP in a.gaps and all(s.phrase is None for s in a.statements), a.to_dict()
     b = reason(lib, "How much did the Nimbus X2 cost?", generator=FakeGenerator())
+    assert NOT_ANSWERED_GAP not in b.gaps, b.to_dict()
+
+
+def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_of):
+    """A probe's "Can driftsync sync to Amazon S3?" over a manual that never names S3 was answered with three
+    sentences on other things and no gap: a question that names something (a capital or a digit in a word, not its
+    first word, not a number) that no passage, title or heading gathered holds is answered from the closest
+    sentence, with the gap that it is not answered."""
+    from types import SimpleNamespace
+
+    from localreason.reason.gate import NOT_ANSWERED_GAP, names_the_absent
+    from localreason.types import EvidencePacket, PacketChunk
+
+    faq = ("# driftsync FAQ\n\nThe relay lets two machines that cannot reach each other directly sync through a "
+           "third host. Windows is not supported as a destination. Beyoncé's albums sync fine.\n")  # fmt: skip
+    text = faq.split("\n\n", 1)[1]
+    packet = EvidencePacket("q", text, (PacketChunk("c", "d", "driftsync FAQ", text),), 50, 1000, 1, True, False, False)
+    hit = SimpleNamespace(content=text, document_title="driftsync FAQ", section_path=("Destinations",))
+    evidence = SimpleNamespace(hits=(hit,))
+    assert names_the_absent("Can driftsync sync to Amazon S3?", evidence, packet)
+    assert names_the_absent("Does the relay run on FreeBSD?", evidence, packet)
+    assert not names_the_absent("Does the relay run on FreeBSD?", evidence, packet, known=lambda w: w == "FreeBSD"), \
+        "a name the library holds elsewhere (\"SQL\" in a database manual) says little of one answer's evidence"
+    for held in ("Can Windows be a destination?", "Which Destinations are supported?", "Do Beyonce's albums sync?",
+                 "Is the FAQ about driftsync?", "Does it sync 300 files?", "What does the relay do?"):  # fmt: skip
+        assert not names_the_absent(held, evidence, packet), held
+    lib = library_of({"faq.md": faq})
+    a = reason(lib, "Can driftsync sync through a relay to Amazon S3?", generator=FakeGenerator())
+    assert NOT_ANSWERED_GAP in a.gaps and len(a.statements) == 1, a.to_dict()
+    b = reason(lib, "Can driftsync sync through a relay to another host?", generator=FakeGenerator())
     assert NOT_ANSWERED_GAP not in b.gaps, b.to_dict()

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
-from ..text import WORD, counted, is_field, query_terms, suffix_stem
+from ..text import STOPWORDS, WORD, counted, is_field, query_terms, suffix_stem
 from ..types import EvidencePacket
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote, instruction_sentences
@@ -80,14 +81,15 @@ def judge_read(best_reader: float, relevance: float, best_sentence_score: float,
 
 
 def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], question: str, *,
-                    calibration: Calibration = DEFAULT) -> tuple[bool, list[str]]:  # fmt: skip
+                    calibration: Calibration = DEFAULT, known=None) -> tuple[bool, list[str]]:  # fmt: skip
     """The relevance gate, on the evidence and its best quotable sentence (the retrieval ranking's; when the
     reader read the sentences, its estimate for the best one decides instead, judge_read):
     - weak unscoped evidence skips synthesis (NoEvidence); weak scoped evidence is answered with its
       closest sentence and a gap;
     - evidence on the topic that does not clearly answer is answered with its closest sentence alone
       and a gap that says the question is not answered (NOT_ANSWERED_GAP); so is a best sentence that
-      is a field naming none of the question's words (field_off_question);
+      is a field naming none of the question's words (field_off_question), or when the question names what
+      neither the evidence nor the library holds (names_the_absent; ``known(word)``: whether the library does);
     - otherwise the offer stands. Returns whether only the closest sentence may be quoted, and the gaps."""
     if not ranked:
         raise NoEvidence(instruction_gaps(packet))
@@ -96,7 +98,8 @@ def check_relevance(evidence, packet: EvidencePacket, ranked: list[Quote], quest
         verdict = judge_read(best.reader, evidence.relevance, best.score, best.phrase_margin, calibration=calibration)
     else:
         verdict = judge(evidence.relevance, best.score, calibration=calibration)
-    if verdict == ANSWERS and (field_off_question(question, ranked[0]) or names_a_sibling(question, best, packet)):
+    if verdict == ANSWERS and (field_off_question(question, ranked[0]) or names_a_sibling(question, best, packet)
+                               or names_the_absent(question, evidence, packet, known)):  # fmt: skip
         verdict = UNSURE
     if verdict == WEAK:
         if not evidence.scoped:
@@ -136,6 +139,31 @@ def names_a_sibling(question: str, best: Quote, packet: EvidencePacket) -> bool:
     missing = {a for a in asked if not re.search(rf"\b{re.escape(a[0])}-?{re.escape(a[1])}\b", evidence)}
     said = {(m.group(1).lower(), m.group(2).lower()) for m in _MODEL.finditer(best.text)}
     return any(s[0] == m[0] and s[1] != m[1] for m in missing for s in said)
+
+
+def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None) -> bool:
+    """The question names something (a word it writes with a capital or with a digit, not its first, not a number:
+    "Amazon S3", "Tomcat", "DVDs") that nothing gathered holds, neither a passage nor a title or heading, and that
+    the library does not hold either (``known(word)``, when given, says whether it does: "SQL" or "Linux" in a
+    database manual are named elsewhere, and their absence from one answer's evidence says little): the question is
+    about something the library does not speak of, however sure the reader is that the best sentence answers ("Can
+    driftsync sync to Amazon S3?" over a manual that never names S3)."""
+    words = WORD.findall(_plain(question))
+    names = {w for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w)) and not w.isdigit()
+             and len(w) > 1 and w.lower() not in STOPWORDS}  # fmt: skip
+    if not names or not packet.chunks:  # nothing gathered: the other rules speak
+        return False
+    hits = getattr(evidence, "hits", ())
+    gathered = " ".join([c.content for c in packet.chunks] + [c.document_title for c in packet.chunks]
+                        + [" ".join((h.content, h.document_title, *h.section_path)) for h in hits])  # fmt: skip
+    held = _content_stems(WORD.findall(_plain(gathered)))
+    absent = [n for n in sorted(names) if not _shares(_content_stems([n]), held)]
+    return any(known is None or not known(n) for n in absent)
+
+
+def _plain(text: str) -> str:
+    """``text`` without accents ("Beyoncé" / "Beyonce")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _content_stems(words) -> set[str]:

@@ -138,7 +138,8 @@ def reason(lib, query: str, *, generator: Generator, document_id: object = searc
         ranked, read_seconds = reader_reads(req.reader, req.query, evidence, ranked,
                                             getattr(req.lib, "reader_failed", None), calibration=req.calibration,
                                             chunks={c.chunk_id: c.content for c in packet.chunks})  # fmt: skip
-        closest_only, gaps = check_relevance(evidence, packet, ranked, req.query, calibration=req.calibration)
+        closest_only, gaps = check_relevance(evidence, packet, ranked, req.query, calibration=req.calibration,
+                                             known=library_holds(req))  # fmt: skip
     except NoEvidence as none:
         return no_evidence_answer(req, evidence, none.notes, clock)
     clock.mark("packet")
@@ -204,6 +205,16 @@ def gather_evidence(req: Request):
         return evidence
     hits = room_for(hits, req.limit - len(extra), [own for own in own_words(terms) if own]) + extra
     return replace(evidence, hits=tuple(hits), steps=(*evidence.steps, "a comparison: added passages " + ", ".join(added)))
+
+
+def library_holds(req: Request):
+    """``holds(word)``: whether a passage the asker may see (the collections of the request's grant) holds the word,
+    for the gate (gate.names_the_absent); asked only for a name the evidence lacks."""
+    def holds(word: str) -> bool:
+        granted = search.resolve_scope(req.lib.index, grant=req.scope.get("grant")).granted
+        return req.lib.index.store.match_count(search.ranking.one(word.lower()), upto=1, collection_ids=granted) > 0
+
+    return holds
 
 
 def room_for(hits: list, keep: int, owns: list) -> list:

@@ -223,6 +223,11 @@ def echoes_question(question: str, text: str) -> bool:
     return echo_test(question)(text)
 
 
+CHANGE_LABELS = frozenset(("added", "new", "changed", "removed", "deprecated", "fixed", "security", "breaking"))
+"""A release note's labels (the Keep a Changelog kinds): a field so labelled says what happened to what it names,
+even when the question names all of it ("What happened to the --legacy-protocol option?")."""
+
+
 def echo_test(question: str):
     """``echoes_question`` for one question, its words read once (``sink_echoes`` asks it of every candidate)."""
     if _YES_NO.search(question):
@@ -232,6 +237,8 @@ def echo_test(question: str):
     def echoes(text: str) -> bool:
         if not is_field(text):
             return False
+        if "|" not in text and text.split(":", 1)[0].strip().lower() in CHANGE_LABELS:
+            return False  # "Removed: the --legacy-protocol option.": what happened to it is the label
         value = text if "|" in text else text.split(":", 1)[1]
         words = {w.lower() for w in WORD.findall(value)} - STOPWORDS
         return bool(words) and {suffix_stem(w) for w in words} <= asked
