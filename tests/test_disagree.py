@@ -8,7 +8,7 @@ import pytest
 
 from localreason.reason import reason
 from localreason.reason.candidates import Quote
-from localreason.reason.disagree import Disagreement, Side, about_another, differs, find, ordered, read_apart, settled
+from localreason.reason.disagree import Disagreement, Side, differs, find, ordered, read_apart, settled
 
 from fakes import FakeGenerator
 
@@ -157,23 +157,9 @@ def test_one_quantity_in_two_units_is_no_disagreement():
                  ("90 minutes", "1.5 hours")]:  # fmt: skip
         a = q(f"On the default install the maximum upload size is {x} per request.")
         assert differs(upload, a, q(a.text.replace(x, y), "chk_b")) is None, (x, y)
-    for x, y in [("1 GB", "2048 MB"), ("1 GB", "1024"), ("3 m", "3 min")]:
+    for x, y in [("1 GB", "2048 MB"), ("1 GB", "1024"), ("3 m", "3 min"), ("1 Gb", "1000 MB"), ("1 Gbit", "1 GB")]:
         a = q(f"On the default install the maximum upload size is {x} per request.")
         assert differs(upload, a, q(a.text.replace(x, y), "chk_b")) is not None, (x, y)
-
-
-def test_a_document_about_another_thing_the_question_does_not_name_is_no_side():
-    """A probe asked "What is the maximum upload size in Kestrel?" of a library with a Kestrel FAQ and a page on the
-    Heron proxy (which is deployed in front of Kestrel): Heron's 50 MB was named as a source disagreeing."""
-    docs = {"chk_a": ("d1", "Kestrel FAQ"), "chk_b": ("d2", "Heron proxy")}
-    a, b = q("The maximum upload size is 1024 MB."), q("The maximum upload size is 50 MB.", "chk_b")
-    assert find("What is the maximum upload size in Kestrel?", [a, b], docs) is None
-    assert find("What is Heron's maximum upload size?", [b, a], docs) is None
-    assert find("What is the maximum upload size?", [a, b], docs) is not None, "a question naming neither: both heard"
-    assert not about_another("What is the upload size in Kestrel?", (a, q("Behind Kestrel it is 50 MB.")),
-                              ("Kestrel FAQ", "Heron proxy")), "the other side's sentence names Kestrel"  # fmt: skip
-    assert not about_another("What is the upload size in the 2023 manual?", (a, b), ("Manual 2023", "Manual 2025")), \
-        "a year is settled's (both heard, the one asked for stands)"
 
 
 def test_find_takes_sides_from_different_documents_only():

@@ -198,6 +198,8 @@ def same_value(x: str, y: str) -> bool:
     cx, cy = _canon(x), _canon(y)
     if cx == cy:
         return True
+    if _BITS.search(x) or _BITS.search(y):
+        return False  # "1 Gb" is a gigabit: no size in bytes
     qx, qy = _in_base_units(cx), _in_base_units(cy)
     return any(kx == ky and math.isclose(vx, vy, rel_tol=1e-9) for kx, vx in qx for ky, vy in qy)
 
@@ -211,6 +213,7 @@ def _canon(text: str) -> str:
 
 
 _HALF = re.compile(r"\bhalf\s+an?\s+")
+_BITS = re.compile(r"\d\s*[kKMGT]b(?:it)?s?\b")
 _BYTES, _SECONDS, _METRES, _GRAMS = "bytes", "seconds", "metres", "grams"
 _SCALES = {"kb": (_BYTES, 1e3, 1024.0), "mb": (_BYTES, 1e6, 1024.0 ** 2), "gb": (_BYTES, 1e9, 1024.0 ** 3),
            "tb": (_BYTES, 1e12, 1024.0 ** 4), "ms": (_SECONDS, 1e-3), "s": (_SECONDS, 1.0), "min": (_SECONDS, 60.0),
@@ -378,8 +381,6 @@ def find(question: str, quotes: list[Quote], documents: dict[str, tuple[str, str
                 continue
             if _own_subjects(question, said, documents[anchor.chunk_id][1], documents[other.chunk_id][1]):
                 continue  # "The X200 router weighs 5 kg" / "The X300 ...": each about its own thing, not apart
-            if about_another(question, (anchor, other), (documents[anchor.chunk_id][1], documents[other.chunk_id][1])):
-                continue  # "What is the upload limit in Kestrel?": the Heron proxy's page speaks of Heron's
             if not sides:
                 sides.append(Side(anchor, said[0], *documents[anchor.chunk_id]))
             elif not _same(said[0], sides[0].says):
@@ -418,20 +419,6 @@ def _own_subjects(question: str, said: tuple[str, str], title_a: str, title_b: s
     words = [{w.lower() for w in WORD.findall(x)} - STOPWORDS for x in said]
     titles = [{w.lower() for w in WORD.findall(t)} for t in (title_a, title_b)]
     return all(w and w <= t and not (w & asked) for w, t in zip(words, titles))
-
-
-def about_another(question: str, pair: tuple[Quote, Quote], titles: tuple[str, str]) -> bool:
-    """Whether the question names something (a word it writes with a capital or a digit, not its first, not a
-    number: "Kestrel", "X200") that one side's document title names and the other side's title and sentence do
-    not: the other document is about something else ("Heron proxy" against "Kestrel FAQ"), and its value is no
-    answer to this question, however it differs."""
-    words = WORD.findall(question)
-    names = {w.lower() for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w))
-             and not w.isdigit() and w.lower() not in STOPWORDS | _VERSION_WORDS}  # fmt: skip
-    # (a year or a version word, "the 2023 manual", is ``settled``'s: both heard, the one asked for stands)
-    own = [{w.lower() for w in WORD.findall(t)} for t in titles]
-    said = [{w.lower() for w in WORD.findall(q.text)} for q in pair]
-    return any(n in own[i] and n not in own[1 - i] | said[1 - i] for n in names for i in (0, 1))
 
 
 def _same(x: str, y: str) -> bool:
