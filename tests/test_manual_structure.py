@@ -286,6 +286,13 @@ def test_a_bare_default_sentence_is_quoted_with_its_option():
     assert [c.text for c in candidates([("c", setting)], frozenset({"log_file"}))][0] == (
         "log_file\n\nWhere the daemon writes its log. An empty value logs to the systemd journal."), \
         "a setting written as code names its entry too (a probe's \"How do I log to the systemd journal?\")"
+    long = ("--log-file=PATH\n    Write the log to PATH instead of the journal. The file is created when missing.\n"
+            "    It is rotated when it reaches 10 MB. Old logs are kept for a week.\n    See also --log-level.\n")
+    texts = [c.text for c in candidates([("c", long)])]
+    assert texts == ["--log-file=PATH\n    Write the log to PATH instead of the journal. The file is created when "
+                     "missing.\n    It is rotated when it reaches 10 MB.", "Old logs are kept for a week.",
+                     "See also --log-level."], "up to its third sentence only: later ones are quoted alone, not as a "\
+                                               "paragraph that hides them (a review's finding)"  # fmt: skip
     notes = "2.0.0\n\nNew: the relay, for syncing between machines.\n\nRemoved: the --legacy-protocol option.\n"
     assert [c.text for c in candidates([("c", notes)])][-1] == "Removed: the --legacy-protocol option.", \
         "a release's number is no entry's name, and a field is quoted as it is"

@@ -664,7 +664,8 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
 
     faq = ("# driftsync FAQ\n\nThe relay lets two machines that cannot reach each other directly sync through a "
            "third host. Windows is not supported as a destination. Beyoncé's albums sync fine.\n")  # fmt: skip
-    text = faq.split("\n\n", 1)[1]
+    text = faq.split("\n\n", 1)[1] + ("It runs on ChromeOS over WiFi, with two-factor login in the web interface; "
+                                       "backups over 2GB are split.")  # fmt: skip
     packet = EvidencePacket("q", text, (PacketChunk("c", "d", "driftsync FAQ", text),), 50, 1000, 1, True, False, False)
     hit = SimpleNamespace(content=text, document_title="driftsync FAQ", section_path=("Destinations",))
     evidence = SimpleNamespace(hits=(hit,))
@@ -673,7 +674,9 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
     assert not names_the_absent("Does the relay run on FreeBSD?", evidence, packet, known=lambda w: w == "FreeBSD"), \
         "a name the library holds elsewhere (\"SQL\" in a database manual) says little of one answer's evidence"
     for held in ("Can Windows be a destination?", "Which Destinations are supported?", "Do Beyonce's albums sync?",
-                 "Is the FAQ about driftsync?", "Does it sync 300 files?", "What does the relay do?"):  # fmt: skip
+                 "Is the FAQ about driftsync?", "Does it sync 300 files?", "What does the relay do?",
+                 "Does it support 2FA?", "Does it run on Chrome OS?", "Does it fail on Wi-Fi?",
+                 "Are backups over 3 GB split?", "How do I log out of the Web UI?"):  # fmt: skip
         assert not names_the_absent(held, evidence, packet), held
     lib = library_of({"faq.md": faq})
     a = reason(lib, "Can driftsync sync through a relay to Amazon S3?", generator=FakeGenerator())

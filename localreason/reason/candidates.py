@@ -198,7 +198,16 @@ def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[s
     at = _from_heading(text, start, headings)
     name = text[at:].split("\n", 1)[0].strip()
     named = _NAMED_ENTRY.match(name) or (written_as_code(name) and any(c.isalpha() for c in name))  # not "2.0.0"
-    return (at, True) if at != start and named else (start, False)
+    before = text[at + len(text[at:].split("\n", 1)[0]):own[0]]  # the description's sentences before this one
+    short = len(sentences(before)) < ENTRY_SENTENCES and len(" ".join(text[at:own[1]].split())) <= ENTRY_CHARS
+    return (at, True) if at != start and named and short else (start, False)
+
+
+ENTRY_SENTENCES = 3
+ENTRY_CHARS = 300
+"""An entry is quoted whole from its name (``_in_entry``) only up to its third sentence and this many characters
+(whitespace squeezed): a long description's later sentence is quoted alone, as the precise sentence it is, not
+as a paragraph that hides it (a review's finding: "It is rotated when it reaches 10 MB." became a five-line quote)."""
 
 
 _BARE_DEFAULT = re.compile(r"(?:the\s+)?default(?:\s+value)?\s+is\b|defaults?\s+to\b", re.I)

@@ -142,23 +142,29 @@ def names_a_sibling(question: str, best: Quote, packet: EvidencePacket) -> bool:
 
 
 def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None) -> bool:
-    """The question names something (a word it writes with a capital or with a digit, not its first, not a number:
-    "Amazon S3", "Tomcat", "DVDs") that nothing gathered holds, neither a passage nor a title or heading, and that
+    """The question names something (a word it writes with a capital or with a digit, not its first, not a number,
+    at least NAME_CHARS long: "Amazon", "Tomcat", "DVDs") that nothing gathered holds, neither a passage nor a title
+    or heading (as a word, a word it begins, or inside one with spaces and hyphens dropped: "ChromeOS"), and that
     the library does not hold either (``known(word)``, when given, says whether it does: "SQL" or "Linux" in a
     database manual are named elsewhere, and their absence from one answer's evidence says little): the question is
     about something the library does not speak of, however sure the reader is that the best sentence answers ("Can
-    driftsync sync to Amazon S3?" over a manual that never names S3)."""
+    driftsync sync to Amazon S3?" over a manual that never names Amazon)."""
     words = WORD.findall(_plain(question))
     names = {w for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w)) and not w.isdigit()
-             and len(w) > 1 and w.lower() not in STOPWORDS}  # fmt: skip
+             and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
     if not names or not packet.chunks:  # nothing gathered: the other rules speak
         return False
     hits = getattr(evidence, "hits", ())
-    gathered = " ".join([c.content for c in packet.chunks] + [c.document_title for c in packet.chunks]
-                        + [" ".join((h.content, h.document_title, *h.section_path)) for h in hits])  # fmt: skip
-    held = _content_stems(WORD.findall(_plain(gathered)))
-    absent = [n for n in sorted(names) if not _shares(_content_stems([n]), held)]
+    gathered = _plain(" ".join([c.content for c in packet.chunks] + [c.document_title for c in packet.chunks]
+                               + [" ".join((h.content, h.document_title, *h.section_path)) for h in hits]))  # fmt: skip
+    held, squeezed = _content_stems(WORD.findall(gathered)), re.sub(r"[\W_]+", "", gathered.lower())
+    absent = [n for n in sorted(names) if not _shares(_content_stems([n]), held) and n.lower() not in squeezed]
     return any(known is None or not known(n) for n in absent)
+
+
+NAME_CHARS = 4
+"""The shortest name ``names_the_absent`` looks for: shorter ones are abbreviations a text often writes another way
+("UI" / "user interface", "2FA" / "two-factor", "OS" in "Chrome OS" / "ChromeOS") or units ("GB")."""
 
 
 def _plain(text: str) -> str:
