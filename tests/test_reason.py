@@ -665,7 +665,7 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
     faq = ("# driftsync FAQ\n\nThe relay lets two machines that cannot reach each other directly sync through a "
            "third host. Windows is not supported as a destination. Beyoncé's albums sync fine.\n")  # fmt: skip
     text = faq.split("\n\n", 1)[1] + ("It runs on ChromeOS over WiFi, with two-factor login in the web interface; "
-                                       "backups over 2GB are split.")  # fmt: skip
+                                       "backups over 2GB are split; a relativist wrote it.")  # fmt: skip
     packet = EvidencePacket("q", text, (PacketChunk("c", "d", "driftsync FAQ", text),), 50, 1000, 1, True, False, False)
     hit = SimpleNamespace(content=text, document_title="driftsync FAQ", section_path=("Destinations",))
     evidence = SimpleNamespace(hits=(hit,))
@@ -676,7 +676,8 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
     for held in ("Can Windows be a destination?", "Which Destinations are supported?", "Do Beyonce's albums sync?",
                  "Is the FAQ about driftsync?", "Does it sync 300 files?", "What does the relay do?",
                  "Does it support 2FA?", "Does it run on Chrome OS?", "Does it fail on Wi-Fi?",
-                 "Are backups over 3 GB split?", "How do I log out of the Web UI?"):  # fmt: skip
+                 "Are backups over 3 GB split?", "How do I log out of the Web UI?", "Was it fine in the 1990s?",
+                 "Did Relativism shape it?"):  # fmt: skip
         assert not names_the_absent(held, evidence, packet), held
     lib = library_of({"faq.md": faq})
     a = reason(lib, "Can driftsync sync through a relay to Amazon S3?", generator=FakeGenerator())
