@@ -90,6 +90,18 @@ def page_half(manual: str, page: str) -> str:
     return "fit" if random.Random(f"{manual}:{page}").random() < 0.5 else "eval"
 
 
+def by_part(rows_of) -> dict[str, list[dict]]:
+    """Every manual's rows (``rows_of(manual)``: dicts with the page's ``half``) by the part of a report they belong
+    to: the held-out manual, or the fit manuals' fit or evaluation halves (bench/tune's grids choose on the fit
+    halves only)."""
+    parts: dict[str, list[dict]] = {}
+    for manual in MANUALS:
+        for row in rows_of(manual):
+            name = "Apache (held out)" if manual in HELD_OUT else f"fit manuals, {row['half']} halves"
+            parts.setdefault(name, []).append(row)
+    return parts
+
+
 def fetch(manual: str, data_dir: Path) -> Path:
     """The manual's root folder, its package downloaded and unpacked into ``data_dir`` once."""
     package, root, _, _ = MANUALS[manual]

@@ -89,11 +89,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "manuals")
     args = ap.parse_args()
-    parts: dict[str, list[dict]] = {}
-    for manual in ("sqlite", "debian-reference", "debian-handbook", "apache"):
-        for r in rows_of(manual, args.data_dir):
-            name = "Apache (held out)" if manual == "apache" else f"fit manuals, {r['half']} halves"
-            parts.setdefault(name, []).append(r)
+    parts = M.by_part(lambda manual: rows_of(manual, args.data_dir))
     for column, what in ((2, "the passage reader's sentence logit"), (3, "its window's logit")):
         print(f"\nfirst sentence holds the answer, with w x {what} added; w = {', '.join(map(str, GRID))}")
         for name, rows in parts.items():

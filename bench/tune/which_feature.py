@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import ROOT
+from bench.data import manuals as M
 from bench.tune import defaults as D
 
 ASKS = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,3}?(?:command|option|flag|switch|pragma|directive|function|"
@@ -59,11 +60,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "manuals")
     args = ap.parse_args()
-    parts: dict[str, list[dict]] = {}
-    for manual in ("sqlite", "debian-reference", "debian-handbook", "apache"):
-        for r in with_feature(D.rows_of(manual, args.data_dir)):
-            name = "Apache (held out)" if manual == "apache" else f"fit manuals, {r['half']} halves"
-            parts.setdefault(name, []).append(r)
+    parts = M.by_part(lambda manual: with_feature(D.rows_of(manual, args.data_dir)))
     fit = parts["fit manuals, fit halves"]
     likelihood = {w: D.log_likelihood(fit, weights(w)) for w in GRID}
     chosen = max(GRID, key=lambda w: likelihood[w])
