@@ -196,9 +196,10 @@ def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[s
     if not (_bare_default(sentence) or refers_back(sentence) or len(sentence.split()) <= BARE_DEFAULT_WORDS):
         return start, False
     at = _from_heading(text, start, headings)
-    name = text[at:].split("\n", 1)[0].strip()
+    line = text[at:].split("\n", 1)[0]
+    name = line.strip()
     named = _NAMED_ENTRY.match(name) or (written_as_code(name) and any(c.isalpha() for c in name))  # not "2.0.0"
-    before = text[at + len(text[at:].split("\n", 1)[0]):own[0]]  # the description's sentences before this one
+    before = text[at + len(line):own[0]]  # the description's sentences before this one
     short = len(sentences(before)) < ENTRY_SENTENCES and len(" ".join(text[at:own[1]].split())) <= ENTRY_CHARS
     return (at, True) if at != start and named and short else (start, False)
 

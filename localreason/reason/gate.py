@@ -145,11 +145,11 @@ def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None
     """The question names something (a word it writes with a capital or with a digit, not its first, not a number,
     at least NAME_CHARS long: "Amazon", "Tomcat", "DVDs") that nothing gathered holds, neither a passage nor a title
     or heading (as a word, a word it begins, one that shares all but its last three letters with it, "Relativism" /
-    "relativist", or inside one with spaces and hyphens dropped: "ChromeOS"), and that
-    the library does not hold either (``known(word)``, when given, says whether it does: "SQL" or "Linux" in a
-    database manual are named elsewhere, and their absence from one answer's evidence says little): the question is
-    about something the library does not speak of, however sure the reader is that the best sentence answers ("Can
-    driftsync sync to Amazon S3?" over a manual that never names Amazon)."""
+    "relativist", or inside one with spaces and hyphens dropped: "ChromeOS"), and that the library does not hold
+    either (``known(word)``, when given, says whether it does: "SQL" or "Linux" in a database manual are named
+    elsewhere, and their absence from one answer's evidence says little): the question is about something the
+    library does not speak of, however sure the reader is that the best sentence answers ("Can driftsync sync to
+    Amazon S3?" over a manual that never names Amazon)."""
     words = WORD.findall(_plain(question))
     names = {w for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w)) and not _NUMBER_LIKE.fullmatch(w)
              and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
