@@ -37,6 +37,9 @@ class TextQuery:
 def index_words(text: str) -> list[str]:
     """The words the full-text index holds for ``text``, as SQLite's tokenizer makes them (unicode61,
     remove_diacritics 2, "_" kept inside words): runs of letters, digits and "_", lower-cased, accents removed."""
-    folded = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return _INDEX_WORD.findall(folded)
+    return _INDEX_WORD.findall(without_accents(text.lower()))
+
+
+def without_accents(text: str) -> str:
+    """``text`` with its accents removed ("Beyoncé" / "Beyonce"), as the full-text index holds words."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))

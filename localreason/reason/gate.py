@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 
 from ..text import STOPWORDS, WORD, counted, is_field, query_terms, suffix_stem
+from ..textquery import without_accents
 from ..types import EvidencePacket
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote, instruction_sentences
@@ -150,13 +150,13 @@ def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None
     elsewhere, and their absence from one answer's evidence says little): the question is about something the
     library does not speak of, however sure the reader is that the best sentence answers ("Can driftsync sync to
     Amazon S3?" over a manual that never names Amazon)."""
-    words = WORD.findall(_plain(question))
+    words = WORD.findall(without_accents(question))
     names = {w for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w)) and not _NUMBER_LIKE.fullmatch(w)
              and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
     if not names or not packet.chunks:  # nothing gathered: the other rules speak
         return False
     hits = getattr(evidence, "hits", ())
-    gathered = _plain(" ".join([c.content for c in packet.chunks] + [c.document_title for c in packet.chunks]
+    gathered = without_accents(" ".join([c.content for c in packet.chunks] + [c.document_title for c in packet.chunks]
                                + [" ".join((h.content, h.document_title, *h.section_path)) for h in hits]))  # fmt: skip
     held, squeezed = _content_stems(WORD.findall(gathered)), re.sub(r"[\W_]+", "", gathered.lower())
     absent = [n for n in sorted(names) if not _shares(_content_stems([n]), held) and n.lower() not in squeezed]
@@ -173,11 +173,6 @@ _NUMBER_LIKE = re.compile(r"\d+(?:s|st|nd|rd|th)?", re.I)
 NAME_CHARS = 4
 """The shortest name ``names_the_absent`` looks for: shorter ones are abbreviations a text often writes another way
 ("UI" / "user interface", "2FA" / "two-factor", "OS" in "Chrome OS" / "ChromeOS") or units ("GB")."""
-
-
-def _plain(text: str) -> str:
-    """``text`` without accents ("Beyoncé" / "Beyonce")."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _content_stems(words) -> set[str]:
