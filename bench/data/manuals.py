@@ -34,6 +34,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 QUESTIONS = Path(__file__).resolve().parent / "manuals"
 
@@ -44,6 +45,14 @@ MANUALS = {
     "debian-handbook": ("debian-handbook", "usr/share/doc/debian-handbook/html/en-US", r"^[^/]*\.html$",
                         "GPL-2+ or CC BY-SA 3.0"),
     "apache": ("apache2-doc", "usr/share/doc/apache2-doc/manual/en", r"\.html$", "Apache-2.0"),
+}
+# The package version each manual's questions were last checked against (``--check``): another version's pages may
+# word things otherwise (apache2-doc 2.4.68 rewrote eleven of the sentences our questions quote), so the bench says so.
+CHECKED_VERSION = {
+    "sqlite": "3.40.1-2+deb12u2",
+    "debian-reference": "2.100",
+    "debian-handbook": "11.20220922",
+    "apache": "2.4.68-1~deb12u1",
 }
 HELD_OUT = ("apache",)
 KINDS = ("fact", "howto", "which", "why", "default", "unanswerable")
@@ -102,6 +111,24 @@ def by_part(rows_of) -> dict[str, list[dict]]:
     return parts
 
 
+def version(manual: str, data_dir: Path) -> str:
+    """The version of ``manual``'s package in ``data_dir`` (from its file name, as apt-get download writes it)."""
+    fetch(manual, data_dir)
+    package = MANUALS[manual][0]
+    deb = next((data_dir / "debs").glob(f"{package}_*.deb"))
+    return unquote(deb.name.split("_")[1])
+
+
+def version_problem(manual: str, data_dir: Path) -> str | None:
+    """A sentence saying the unpacked package is not the version the questions were checked against, or None."""
+    have, checked = version(manual, data_dir), CHECKED_VERSION[manual]
+    if have == checked:
+        return None
+    return (f"{manual}: the questions were checked against {MANUALS[manual][0]} {checked}, and {data_dir} holds "
+            f"{have}; its pages may word the answers otherwise. Run `python -m bench.data.manuals --check {manual}` "
+            f"and mend the questions it names (then CHECKED_VERSION), or fetch {checked} into {data_dir / 'debs'}")
+
+
 def fetch(manual: str, data_dir: Path) -> Path:
     """The manual's root folder, its package downloaded and unpacked into ``data_dir`` once."""
     package, root, _, _ = MANUALS[manual]
@@ -111,7 +138,10 @@ def fetch(manual: str, data_dir: Path) -> Path:
         debs.mkdir(parents=True, exist_ok=True)
         if not list(debs.glob(f"{package}_*.deb")):
             print(f"Fetching {package} with apt-get download ...", flush=True)
-            subprocess.run(["apt-get", "download", package], cwd=debs, check=True)
+            wanted = f"{package}={CHECKED_VERSION[manual]}"
+            if subprocess.run(["apt-get", "download", wanted], cwd=debs).returncode:
+                print(f"{wanted} cannot be had; fetching the version apt offers", flush=True)
+                subprocess.run(["apt-get", "download", package], cwd=debs, check=True)
         tmp = unpacked.with_name(unpacked.name + ".tmp")
         tmp.mkdir(parents=True, exist_ok=True)
         subprocess.run(["dpkg-deb", "-x", str(next(debs.glob(f"{package}_*.deb"))), str(tmp)], check=True)
@@ -137,9 +167,10 @@ def check(manual: str, data_dir: Path) -> list[str]:
     """Every problem with ``manual``'s questions: a bad field, a page that is not one of the manual's, an answer or
     evidence not found word for word in the page as stored, an answer not inside its evidence."""
     root = fetch(manual, data_dir)
+    problems = [p for p in [version_problem(manual, data_dir)] if p]
     known = {p.relative_to(root).as_posix() for p in pages(manual, data_dir)}
     texts: dict[str, str] = {}
-    problems, seen = [], set()
+    seen = set()
     for q in questions(manual):
         where = f"{manual} {q.id}"
         if q.id in seen:

@@ -177,6 +177,9 @@ def main() -> None:
     from localreason.reason import reason
     from bench.trace import ObedientModel
 
+    drifted = [p for p in (M.version_problem(m, args.data_dir) for m in args.manuals) if p]
+    if drifted and not args.other_versions:
+        raise SystemExit("\n".join(drifted) + "\n(--other-versions asks anyway; its figures are not comparable)")
     settings = load_settings(args.data_dir / "libs")
     embedder = make_embedder(resolve_embedding_model(settings), cache_root=settings.cache_path)
     real = LlamaGenerator(resolve_gguf(settings))
@@ -245,6 +248,8 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--model", choices=("real", "obedient"), default="real")
     ap.add_argument("--questions", type=int, default=0, help="a fixed sample of this many per manual (0: all)")
     ap.add_argument("--out", type=Path, default=None, help="one JSON line per question")
+    ap.add_argument("--other-versions", action="store_true",
+                    help="ask even when a manual's package is not the version its questions were checked against")
     ap.add_argument("--from-records", type=Path, default=None, metavar="FILE",
                     help="print the table from an earlier run's --out, the answering passage scored anew")
     return ap.parse_args()
