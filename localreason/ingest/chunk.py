@@ -194,11 +194,27 @@ def _paragraph_spans(text: str, blocks: list[Block], tokens: dict, offsets: dict
                 yield s, e, _pages([b]), count
             continue
         if group and size + t > params.chunk_tokens:
+            carried = group.pop() if len(group) > 1 and names_entry(text[group[-1].start:group[-1].end]) else None
             yield from flush()
-            group, size = [], 0
+            group, size = ([carried], tokens[(carried.start, carried.end)] + 1) if carried else ([], 0)
         group.append(b)
         size += t + 1  # the blank line between blocks is about one token
     yield from flush()
+
+
+_ENTRY_NAME = re.compile(r"(?:--?[A-Za-z0-9][\w-]*(?:, --?[A-Za-z0-9][\w-]*)?|\$?[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+)"
+                         r"(?:[ =]\S+)?(?: \([^()\n]{1,30}\))?")
+"""A reference's entry name on a line of its own: an option ("-n requests", "--timeout=SECONDS"), a setting or
+variable with an underscore or a dot ("query_mem (integer)", "$XDG_CONFIG_HOME", "apt.conf")."""
+PACKING = 2
+"""How paragraphs are packed into passages (pipeline.chunking_key): 2 keeps an entry's name with its description."""
+
+
+def names_entry(block: str) -> bool:
+    """Whether ``block`` is only the name of a reference's entry (``_ENTRY_NAME``): the packing keeps it with the
+    description below it, as a heading is, not at the end of the passage before (a configuration reference's
+    "temp_cache (integer)" ended one passage and its "The default is sixteen megabytes (16MB)." began the next)."""
+    return bool(_ENTRY_NAME.fullmatch(block.strip()))
 
 
 def _pages(blocks: list[Block]) -> tuple[int, int] | None:

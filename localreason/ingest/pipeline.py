@@ -32,7 +32,7 @@ from ..store.db import now
 from ..text import counted, pages_named
 from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk, Collection, FileResult, IngestReport
 from . import prune
-from .chunk import ChunkParams
+from .chunk import PACKING, ChunkParams
 from .walk import Candidate, discover, name_is_text, os_reason, path_text, read_regular, removals_under, with_removed
 from .recognised import LINE_MIN_SCORE, PageReading, Recognition
 from .worker import Job, Limits, OcrJob, ParseWorker, Survey, OverLimit, existing_worker, shared_worker
@@ -143,6 +143,7 @@ def chunking_key(params: ChunkParams, fmt: str = "") -> str:
     is read again on sync. The chunking settings, the format's READER_VERSIONS entry if it has one, and for PDF
     ``ocr=off`` when its scanned pages were not recognised (turning recognition on reads them on the next sync)."""
     key = f"tokens={params.chunk_tokens} overlap={params.overlap} section={params.section_max_tokens}"
+    key += f" packing={PACKING}"
     if fmt in READER_VERSIONS:
         key += f" reader={READER_VERSIONS[fmt]}"
     return key + " ocr=off" if fmt == "pdf" and params.ocr == "off" else key

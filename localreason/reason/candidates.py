@@ -195,13 +195,32 @@ def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[s
         return start, False  # quoted with its term already, the next entry's name ("--timeout=SECONDS"), a field
     if not (_bare_default(sentence) or refers_back(sentence) or len(sentence.split()) <= BARE_DEFAULT_WORDS):
         return start, False
-    at = _from_heading(text, start, headings)
+    defined = _defined_on_line(text, start)  # "checkpoint_timeout (integer) : Maximum time ...": on its line
+    at = _from_heading(text, start, headings) if defined is None else defined
     line = text[at:].split("\n", 1)[0]
-    name = line.strip()
+    name = _TYPE_AFTER.sub("", line.split(" : ", 1)[0].strip())  # "query_mem (integer)": the name is query_mem
     named = _NAMED_ENTRY.match(name) or (written_as_code(name) and any(c.isalpha() for c in name))  # not "2.0.0"
-    before = text[at + len(line):own[0]]  # the description's sentences before this one
-    short = len(sentences(before)) < ENTRY_SENTENCES and len(" ".join(text[at:own[1]].split())) <= ENTRY_CHARS
+    before = text[at + (len(_DEFINED.match(line).group(1)) if defined is not None else len(line)):own[0]]
+    most, chars = (DEFAULT_SENTENCES, DEFAULT_CHARS) if _bare_default(sentence) else (ENTRY_SENTENCES, ENTRY_CHARS)
+    short = len(sentences(before)) < most and len(" ".join(text[at:own[1]].split())) <= chars
     return (at, True) if at != start and named and short else (start, False)
+
+
+_DEFINED = re.compile(r"\s*(\S+(?: \([^()\n]{1,30}\))?) : \S")
+"""A definition list's term and its description on one line, as a Markdown definition list is stored
+("checkpoint_timeout (integer) : Maximum time between ...")."""
+
+
+_TYPE_AFTER = re.compile(r"\s+\([^()]{1,30}\)$")
+"""A setting's type after its name ("work_mem (integer)", "--level (string)")."""
+
+
+def _defined_on_line(text: str, start: int) -> int | None:
+    """Where the line holding ``start`` opens, when it opens with a definition list's term (``_DEFINED``) before
+    ``start``: the entry a later sentence of that line belongs to; else None."""
+    at = text.rfind("\n", 0, start) + 1
+    m = _DEFINED.match(text, at)
+    return at + len(text[at:m.end()]) - len(text[at:m.end()].lstrip()) if m and m.end() <= start else None
 
 
 ENTRY_SENTENCES = 3
@@ -209,6 +228,12 @@ ENTRY_CHARS = 300
 """An entry is quoted whole from its name (``_in_entry``) only up to its third sentence and this many characters
 (whitespace squeezed): a long description's later sentence is quoted alone, as the precise sentence it is, not
 as a paragraph that hides it (a review's finding: "It is rotated when it reaches 10 MB." became a five-line quote)."""
+DEFAULT_SENTENCES = 5
+DEFAULT_CHARS = 600
+"""A sentence that opens with its entry's default ("The default value is eight megabytes (8MB).", "The default value
+is 2.0, which makes hash operations use twice query_mem") is quoted from the entry's name up to its fifth sentence and
+this many characters: a setting's default read without its name is any setting's (a probe of a configuration
+reference: "What is the default value of query_mem?" led with hash_mem_factor's default, which names query_mem)."""
 
 
 _BARE_DEFAULT = re.compile(r"(?:the\s+)?default(?:\s+value)?\s+is\b|defaults?\s+to\b", re.I)
@@ -216,9 +241,10 @@ BARE_DEFAULT_WORDS = 8
 
 
 def _bare_default(sentence: str) -> bool:
-    """A sentence that gives a default without naming what it is the default of ("The default is 30.", "Defaults
-    to zstd."), at most BARE_DEFAULT_WORDS words: like a "Default:" field, it is quoted with its entry's name."""
-    return bool(_BARE_DEFAULT.match(sentence)) and len(sentence.split()) <= BARE_DEFAULT_WORDS
+    """A sentence that opens with a default without naming what it is the default of ("The default is 30.", "Defaults
+    to zstd.", "The default value is 2.0, which makes ..."): like a "Default:" field, it is quoted with its entry's
+    name."""
+    return bool(_BARE_DEFAULT.match(sentence))
 
 
 def _from_heading(text: str, start: int, headings: frozenset[str]) -> int:
