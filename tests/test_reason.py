@@ -679,6 +679,11 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
                  "Are backups over 3 GB split?", "How do I log out of the Web UI?", "Was it fine in the 1990s?",
                  "Did Relativism shape it?"):  # fmt: skip
         assert not names_the_absent(held, evidence, packet), held
+    settings = text + " Each sync uses sync_mem (integer) of memory."
+    chunk = PacketChunk("c", "d", "driftsync FAQ", settings)
+    packet = EvidencePacket("q", settings, (chunk,), 60, 1000, 1, True, False, False)
+    assert names_the_absent("What is the default value of work_mem?", evidence, packet), "a setting's name (a probe)"
+    assert not names_the_absent("What is the default value of sync_mem?", evidence, packet)
     lib = library_of({"faq.md": faq})
     a = reason(lib, "Can driftsync sync through a relay to Amazon S3?", generator=FakeGenerator())
     assert NOT_ANSWERED_GAP in a.gaps and len(a.statements) == 1, a.to_dict()

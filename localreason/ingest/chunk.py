@@ -202,7 +202,8 @@ def _paragraph_spans(text: str, blocks: list[Block], tokens: dict, offsets: dict
     yield from flush()
 
 
-_ENTRY_NAME = re.compile(r"(?:--?[A-Za-z0-9][\w-]*(?:, --?[A-Za-z0-9][\w-]*)?|\$?[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+)"
+_ENTRY_NAME = re.compile(r"(?:--?[A-Za-z0-9][\w-]*(?:, --?[A-Za-z0-9][\w-]*)?|"
+                         r"\$?[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+)"
                          r"(?:[ =]\S+)?(?: \([^()\n]{1,30}\))?")
 """A reference's entry name on a line of its own: an option ("-n requests", "--timeout=SECONDS"), a setting or
 variable with an underscore or a dot ("query_mem (integer)", "$XDG_CONFIG_HOME", "apt.conf")."""

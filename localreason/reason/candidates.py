@@ -195,20 +195,23 @@ def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[s
         return start, False  # quoted with its term already, the next entry's name ("--timeout=SECONDS"), a field
     if not (_bare_default(sentence) or refers_back(sentence) or len(sentence.split()) <= BARE_DEFAULT_WORDS):
         return start, False
-    defined = _defined_on_line(text, start)  # "checkpoint_timeout (integer) : Maximum time ...": on its line
+    defined = _defined_on_line(text, start)  # "flush_every (integer) : How long ...": on its line
     at = _from_heading(text, start, headings) if defined is None else defined
     line = text[at:].split("\n", 1)[0]
     name = _TYPE_AFTER.sub("", line.split(" : ", 1)[0].strip())  # "query_mem (integer)": the name is query_mem
-    named = _NAMED_ENTRY.match(name) or (written_as_code(name) and any(c.isalpha() for c in name))  # not "2.0.0"
+    named = _NAMED_ENTRY.match(name) or (written_as_code(name) and any(c.isalpha() for c in name)) \
+        or (defined is not None and len(name.split()) == 1 and not name.istitle())  # not "2.0.0"; a definition
+    # list's term in capitals or lower case ("HEADER", "filename") is a name, not a word opening prose ("Note : ...")
     before = text[at + (len(_DEFINED.match(line).group(1)) if defined is not None else len(line)):own[0]]
-    most, chars = (DEFAULT_SENTENCES, DEFAULT_CHARS) if _bare_default(sentence) else (ENTRY_SENTENCES, ENTRY_CHARS)
+    leans = _bare_default(sentence) or refers_back(sentence)
+    most, chars = (LEANING_SENTENCES, LEANING_CHARS) if leans else (ENTRY_SENTENCES, ENTRY_CHARS)
     short = len(sentences(before)) < most and len(" ".join(text[at:own[1]].split())) <= chars
     return (at, True) if at != start and named and short else (start, False)
 
 
 _DEFINED = re.compile(r"\s*(\S+(?: \([^()\n]{1,30}\))?) : \S")
 """A definition list's term and its description on one line, as a Markdown definition list is stored
-("checkpoint_timeout (integer) : Maximum time between ...")."""
+("flush_every (integer) : How long pages pile up ...")."""
 
 
 _TYPE_AFTER = re.compile(r"\s+\([^()]{1,30}\)$")
@@ -228,12 +231,14 @@ ENTRY_CHARS = 300
 """An entry is quoted whole from its name (``_in_entry``) only up to its third sentence and this many characters
 (whitespace squeezed): a long description's later sentence is quoted alone, as the precise sentence it is, not
 as a paragraph that hides it (a review's finding: "It is rotated when it reaches 10 MB." became a five-line quote)."""
-DEFAULT_SENTENCES = 5
-DEFAULT_CHARS = 600
+LEANING_SENTENCES = 5
+LEANING_CHARS = 600
 """A sentence that opens with its entry's default ("The default value is eight megabytes (8MB).", "The default value
-is 2.0, which makes hash operations use twice query_mem") is quoted from the entry's name up to its fifth sentence and
-this many characters: a setting's default read without its name is any setting's (a probe of a configuration
-reference: "What is the default value of query_mem?" led with hash_mem_factor's default, which names query_mem)."""
+is 2.0, which makes hash operations use twice query_mem") or refers back to it ("This option is allowed only in CSV
+format.") is quoted from the entry's name up to its fifth sentence and this many characters: read without its name
+it is any entry's (a probe of a configuration reference: "What is the default value of query_mem?" led with
+hash_mem_factor's default, which names query_mem; "Can the HEADER option be used with text format?" with
+DELIMITER's "This option is not allowed with binary format.")."""
 
 
 _BARE_DEFAULT = re.compile(r"(?:the\s+)?default(?:\s+value)?\s+is\b|defaults?\s+to\b", re.I)

@@ -142,24 +142,26 @@ def names_a_sibling(question: str, best: Quote, packet: EvidencePacket) -> bool:
 
 
 def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None) -> bool:
-    """The question names something (a word it writes with a capital or with a digit, not its first, not a number,
-    at least NAME_CHARS long: "Amazon", "Tomcat", "DVDs") that nothing gathered holds, neither a passage nor a title
-    or heading (as a word, a word it begins, one that shares all but its last three letters with it, "Relativism" /
-    "relativist", or inside one with spaces and hyphens dropped: "ChromeOS"), and that the library does not hold
+    """The question names something (a word it writes with a capital, a digit or an underscore, not its first, not a
+    number, at least NAME_CHARS long: "Amazon", "Tomcat", "DVDs", a setting's "work_mem") that nothing gathered
+    holds, neither a passage nor a title or heading (as a word, a word it begins, one that shares all but its last
+    three letters with it, "Relativism" / "relativist", or inside one with spaces, hyphens and underscores dropped:
+    "ChromeOS"), and that the library does not hold
     either (``known(word)``, when given, says whether it does: "SQL" or "Linux" in a database manual are named
     elsewhere, and their absence from one answer's evidence says little): the question is about something the
     library does not speak of, however sure the reader is that the best sentence answers ("Can driftsync sync to
     Amazon S3?" over a manual that never names Amazon)."""
     words = WORD.findall(without_accents(question))
-    names = {w for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w)) and not _NUMBER_LIKE.fullmatch(w)
-             and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
+    names = {w for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w) or "_" in w.strip("_"))
+             and not _NUMBER_LIKE.fullmatch(w) and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
     if not names or not packet.chunks:  # nothing gathered: the other rules speak
         return False
     hits = getattr(evidence, "hits", ())
     gathered = without_accents(" ".join([c.content for c in packet.chunks] + [c.document_title for c in packet.chunks]
                                + [" ".join((h.content, h.document_title, *h.section_path)) for h in hits]))  # fmt: skip
     held, squeezed = _content_stems(WORD.findall(gathered)), re.sub(r"[\W_]+", "", gathered.lower())
-    absent = [n for n in sorted(names) if not _shares(_content_stems([n]), held) and n.lower() not in squeezed]
+    absent = [n for n in sorted(names) if not _shares(_content_stems([n]), held)
+              and re.sub(r"[\W_]+", "", n.lower()) not in squeezed]  # fmt: skip
     if absent:  # a word of another form: all but its last three letters in common ("Relativism" / "relativist")
         prefixes = {w.lower()[:k] for w in WORD.findall(gathered) for k in range(NAME_CHARS + 2, len(w) + 1)}
         absent = [n for n in absent if n.lower()[:max(NAME_CHARS + 2, len(n) - 3)] not in prefixes]

@@ -59,7 +59,7 @@ from .offer import EXTRA_CANDIDATES, MAX_LEAD, Offer, offer_of, offered, with_si
 from . import polarity
 from .phrase import with_phrase
 from .prompt import messages_for, offered_text
-from .ranking import rank_quotes
+from .ranking import SYNOPSIS_HEADING, rank_quotes
 from .read import reader_reads, second_reading
 from .verify import Verified, compose, verify
 
@@ -254,8 +254,10 @@ def rank_sentences(req: Request, packet: EvidencePacket, evidence) -> list[Quote
     limit = max((req.lead_quotes or MAX_LEAD) + EXTRA_CANDIDATES, cal.rerank_candidates)
     if req.reader is not None:
         limit = max(limit, cal.read_candidates)
+    synopses = frozenset(h.chunk_id for h in evidence.hits  # a Synopsis section's passages: usage, not answers
+                         if h.section_path and SYNOPSIS_HEADING.match(h.section_path[-1]))  # fmt: skip
     return rank_quotes(req.query, [(c.chunk_id, c.content) for c in packet.chunks], req.lib.embedder.embed, limit,
-                       headings, calibration=cal)  # fmt: skip
+                       headings, calibration=cal, synopses=synopses)  # fmt: skip
 
 
 def model_reorders(req: Request, ranked: list[Quote], cancel) -> tuple[list[Quote], tuple[int, float]]:

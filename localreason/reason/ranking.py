@@ -147,7 +147,8 @@ def features(question: str, cands: list[Candidate], embed, read_twice: bool = Fa
 
 
 def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int, headings: frozenset[str] = frozenset(),
-                *, calibration: Calibration = DEFAULT, read_twice: bool = False) -> list[Quote]:  # fmt: skip
+                *, calibration: Calibration = DEFAULT, read_twice: bool = False,
+                synopses: frozenset[str] = frozenset()) -> list[Quote]:  # fmt: skip
     """The ``limit`` best sentences of ``chunks`` ((chunk id, text), in evidence order) for ``question``
     (never one of ``headings``, see candidates.candidates), scored with ``calibration.ranking_weights``.
 
@@ -159,7 +160,7 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int,
         return []
     scores = features(question, cands, embed, read_twice) @ np.asarray(calibration.ranking_weights)
     sink_echoes(question, [c.text for c in cands], scores)
-    sink_synopses(question, [c.text for c in cands], scores)
+    sink_synopses(question, [c.text for c in cands], scores, [c.chunk_id in synopses for c in cands])
     probs = softmax(scores)
     by_text: dict[str, int] = {}
     merged: list[list] = []  # [candidate, score, probability]
@@ -186,6 +187,9 @@ def sink_echoes(question: str, texts: list[str], scores: np.ndarray) -> None:
 _SYNTAX_ASKED = re.compile(r"\b(?:syntax|synopsis|usage|signature|arguments?|parameters?|grammar|invocation|"
                            r"invoke|call(?:ed|ing)?|spell(?:ed)?|written|format of)\b", re.I)
 """A question that asks how a command or function is written: a usage line may answer it."""
+SYNOPSIS_HEADING = re.compile(r"^\W*(?:[\d.]+\s+)?synopsis\W*$", re.I)
+"""A section heading that says its text is a usage ("SYNOPSIS", "Synopsis ¶", "2.1 Synopsis"); not "Usage", whose
+section often tells how to do things in sentences."""
 _SYNOPSIS_GROUP = re.compile(r"\[[^\[\]]{0,60}\]|<[\w.:-]{1,40}>|\{[^{}]{0,40}\}")
 
 
@@ -203,14 +207,16 @@ def is_synopsis(text: str) -> bool:
     return not (len(tail) >= 4 and STOPWORDS & set(tail))  # prose after the groups: "... instead of the output"
 
 
-def sink_synopses(question: str, texts: list[str], scores: np.ndarray) -> None:
-    """Put the scores of usage lines (``is_synopsis``) ECHO_MARGIN below the lowest score, in place, unless the
-    question asks for the syntax (_SYNTAX_ASKED) or every text is one: a SYNOPSIS shares every word of "what does
-    X do?" or "how do I use X to ...?" and answers neither (git-stash's, quoted twice for "What does git stash pop
-    do?")."""
+def sink_synopses(question: str, texts: list[str], scores: np.ndarray, in_synopsis: list[bool] | None = None) -> None:
+    """Put the scores of usage lines (``is_synopsis``, or any text of a passage under a Synopsis heading:
+    ``in_synopsis``) ECHO_MARGIN below the lowest score, in place, unless the question asks for the syntax
+    (_SYNTAX_ASKED) or every text is one: a SYNOPSIS shares every word of "what does X do?" or "how do I use X to
+    ...?" and answers neither (git-stash's, quoted twice for "What does git stash pop do?"; an SQL reference's
+    "where option can be one of: ... HEADER [ boolean | MATCH ]" for "Can the HEADER option be used with text
+    format?")."""
     if _SYNTAX_ASKED.search(question):
         return
-    usage = [i for i, text in enumerate(texts) if is_synopsis(text)]
+    usage = [i for i, text in enumerate(texts) if is_synopsis(text) or (in_synopsis and in_synopsis[i])]
     if usage and len(usage) < len(texts):
         scores[usage] = scores.min() - ECHO_MARGIN
 

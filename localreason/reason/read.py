@@ -12,6 +12,7 @@ phrase.py). Sentences after the ones read keep their order behind them, with no 
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import replace
@@ -22,7 +23,7 @@ import numpy as np
 from ..errors import ModelError
 from ..text import WORD, sentences
 from .calibration import DEFAULT, Calibration
-from .candidates import Quote, is_sentence_like, refers_back
+from .candidates import Quote, is_sentence_like, opens_with_term, refers_back
 from .gate import WEAK, judge
 from .passage import around, place, windows_for
 from .ranking import sink_echoes, softmax
@@ -215,4 +216,40 @@ def reader_reads(reader, question: str, evidence, ranked: list[Quote], failed=No
         if callable(failed):
             failed(exc)
         return ranked, 0.0
-    return done.quotes, done.seconds
+    return entry_named_first(question, done.quotes), done.seconds
+
+
+_SETTING_NAMED = re.compile(r"(?<![\w-])(?:--?[A-Za-z0-9][\w-]*|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w-])")
+"""A setting's or an option's name as a question writes it ("query_mem", "--checksum")."""
+
+
+def entry_named_first(question: str, ranked: list[Quote]) -> list[Quote]:
+    """``ranked`` with the entry the question names by its exact name first, when the reader put another entry
+    before it: "What is the default value of query_mem?" is not answered by autoreclaim_query_mem's entry, however
+    sure the reader is (it reads names as words, and "query_mem" is in both). An entry is a quotation opening with
+    its name on a line of its own, or with a definition list's term ("flush_every (integer) : ..."). The moved
+    entry takes the reader's estimate of the one it displaces when that is higher: the reader found that an entry
+    answers, the name says which (left with its own, "If I run ab without -n, how many requests ...?" was refused
+    with the -n entry, which answers, read at 0.1)."""
+    names = {n.lower() for n in _SETTING_NAMED.findall(question)}
+    if not names or not ranked:
+        return ranked
+    best = _entry_name(ranked[0].text)
+    if best is None or best in names:
+        return ranked
+    named = next((i for i, q in enumerate(ranked) if _entry_name(q.text) in names), None)
+    if named is None:
+        return ranked
+    first, moved = ranked[0], ranked[named]
+    if first.reader is not None and moved.reader is not None:  # the reader's estimate that an entry answers stays
+        moved = replace(moved, reader=max(first.reader, moved.reader))
+    return [moved, *ranked[:named], *ranked[named + 1:]]
+
+
+def _entry_name(text: str) -> str | None:
+    """The name a quotation opens with as an entry's (its first word, lower case), or None."""
+    first = text.split("\n", 1)[0].split(" : ", 1)[0].strip()
+    word = first.split()[0].rstrip(",").lower() if first else ""
+    if not word or not _SETTING_NAMED.fullmatch(word) or not (opens_with_term(text) or " : " in text.split("\n", 1)[0]):
+        return None
+    return word
