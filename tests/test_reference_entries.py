@@ -116,5 +116,8 @@ def test_a_passage_under_a_synopsis_heading_is_no_answer_unless_the_syntax_is_as
     assert sunk[0].chunk_id == "par" and gap(sunk) >= ECHO_MARGIN > gap(plain), [(q.text, q.score) for q in sunk]
     syntax = "What is the syntax of the SKIP_BUSY option?"
     assert gap(rank_quotes(syntax, chunks, embed, 5, synopses=frozenset({"syn"}))) < ECHO_MARGIN, "syntax asked"
+    plot = [("syn", "The miller's daughter hides the ring in the well."), ("par", "The film was shot in Galicia.")]
+    told = rank_quotes("Where does the daughter hide the ring?", plot, embed, 5, synopses=frozenset({"syn"}))
+    assert told[0].chunk_id == "syn", "a film's Synopsis section is prose that answers"
     assert SYNOPSIS_HEADING.match("SYNOPSIS") and SYNOPSIS_HEADING.match("Synopsis ¶")
     assert SYNOPSIS_HEADING.match("2.1 Synopsis") and not SYNOPSIS_HEADING.match("Usage")

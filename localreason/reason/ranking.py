@@ -187,6 +187,8 @@ def sink_echoes(question: str, texts: list[str], scores: np.ndarray) -> None:
 _SYNTAX_ASKED = re.compile(r"\b(?:syntax|synopsis|usage|signature|arguments?|parameters?|grammar|invocation|"
                            r"invoke|call(?:ed|ing)?|spell(?:ed)?|written|format of)\b", re.I)
 """A question that asks how a command or function is written: a usage line may answer it."""
+_ENDS_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*\s*$")
+"""Prose ends so; a usage block does not (a film's or a book's Synopsis section is prose, and answers)."""
 SYNOPSIS_HEADING = re.compile(r"^\W*(?:[\d.]+\s+)?synopsis\W*$", re.I)
 """A section heading that says its text is a usage ("SYNOPSIS", "Synopsis ¶", "2.1 Synopsis"); not "Usage", whose
 section often tells how to do things in sentences."""
@@ -210,13 +212,15 @@ def is_synopsis(text: str) -> bool:
 def sink_synopses(question: str, texts: list[str], scores: np.ndarray, in_synopsis: list[bool] | None = None) -> None:
     """Put the scores of usage lines (``is_synopsis``, or any text of a passage under a Synopsis heading:
     ``in_synopsis``) ECHO_MARGIN below the lowest score, in place, unless the question asks for the syntax
-    (_SYNTAX_ASKED) or every text is one: a SYNOPSIS shares every word of "what does X do?" or "how do I use X to
-    ...?" and answers neither (git-stash's, quoted twice for "What does git stash pop do?"; an SQL reference's
+    (_SYNTAX_ASKED) or every text is one (a Synopsis section's sentence that ends as prose does is no usage: a
+    film's synopsis answers what happens in it): a SYNOPSIS shares every word of "what does X do?" or "how do I
+    use X to ...?" and answers neither (git-stash's, quoted twice for "What does git stash pop do?"; an SQL reference's
     "where option can be one of: ... HEADER [ boolean | MATCH ]" for "Can the HEADER option be used with text
     format?")."""
     if _SYNTAX_ASKED.search(question):
         return
-    usage = [i for i, text in enumerate(texts) if is_synopsis(text) or (in_synopsis and in_synopsis[i])]
+    usage = [i for i, text in enumerate(texts) if is_synopsis(text) or (in_synopsis and in_synopsis[i]
+                                                                        and not _ENDS_SENTENCE.search(text))]
     if usage and len(usage) < len(texts):
         scores[usage] = scores.min() - ECHO_MARGIN
 
