@@ -684,6 +684,8 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
     packet = EvidencePacket("q", settings, (chunk,), 60, 1000, 1, True, False, False)
     assert names_the_absent("What is the default value of work_mem?", evidence, packet), "a setting's name (a probe)"
     assert not names_the_absent("What is the default value of sync_mem?", evidence, packet)
+    assert not names_the_absent("How long are old versions kept in my project_notes folder?", evidence, packet), \
+        "a user's own name for a folder is no setting (a review)"
     lib = library_of({"faq.md": faq})
     a = reason(lib, "Can driftsync sync through a relay to Amazon S3?", generator=FakeGenerator())
     assert NOT_ANSWERED_GAP in a.gaps and len(a.statements) == 1, a.to_dict()

@@ -194,7 +194,7 @@ def _paragraph_spans(text: str, blocks: list[Block], tokens: dict, offsets: dict
                 yield s, e, _pages([b]), count
             continue
         if group and size + t > params.chunk_tokens:
-            carried = group.pop() if len(group) > 1 and names_entry(text[group[-1].start:group[-1].end]) else None
+            carried = group.pop() if _carried(text, group) else None
             yield from flush()
             group, size = ([carried], tokens[(carried.start, carried.end)] + 1) if carried else ([], 0)
         group.append(b)
@@ -207,8 +207,9 @@ _ENTRY_NAME = re.compile(r"(?:--?[A-Za-z0-9][\w-]*(?:, --?[A-Za-z0-9][\w-]*)?|"
                          r"(?:[ =]\S+)?(?: \([^()\n]{1,30}\))?")
 """A reference's entry name on a line of its own: an option ("-n requests", "--timeout=SECONDS"), a setting or
 variable with an underscore or a dot ("query_mem (integer)", "$XDG_CONFIG_HOME", "apt.conf")."""
-PACKING = 2
-"""How paragraphs are packed into passages (pipeline.chunking_key): 2 keeps an entry's name with its description."""
+PACKING = 3
+"""How paragraphs are packed into passages (pipeline.chunking_key): 2 keeps an entry's name with its description, 3 not
+a command a sentence announces."""
 
 
 def names_entry(block: str) -> bool:
@@ -216,6 +217,15 @@ def names_entry(block: str) -> bool:
     description below it, as a heading is, not at the end of the passage before (a configuration reference's
     "temp_cache (integer)" ended one passage and its "The default is sixteen megabytes (16MB)." began the next)."""
     return bool(_ENTRY_NAME.fullmatch(block.strip()))
+
+
+def _carried(text: str, group: list[Block]) -> bool:
+    """Whether the last block of a full passage opens the next one instead: an entry's name (``names_entry``), not the
+    only block, and not a command a sentence above announces ("... and run:" then "aster_thumbs.py --rebuild", which
+    a review found carried away from its sentence)."""
+    if len(group) < 2 or not names_entry(text[group[-1].start:group[-1].end]):
+        return False
+    return not text[group[-2].start:group[-2].end].rstrip().endswith(":")
 
 
 def _pages(blocks: list[Block]) -> tuple[int, int] | None:

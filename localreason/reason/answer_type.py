@@ -166,3 +166,19 @@ def agrees(question: str, phrase: str) -> bool:
         return False
     kind = asked_kind(question)
     return kind is None or LOOKS[kind](phrase)
+
+
+_ASKS_DEFAULT = re.compile(
+    r"\bdefaults?\b|\bout of the box\b|\bif (?:i|you|we|one) (?:don['’]t|do not|never|leave|omit)\b|"
+    r"\bunless (?:i|you|we|one|someone|configured|told|set|changed|otherwise)\b|"
+    r"\bwithout (?:setting|specifying|saying|giving|choosing|picking|passing|naming|configuring|changing)\b|"
+    r"\bomit(?:s|ted)?\b|\bif (?:it|that|nothing|none|(?:the |an? |no )?\w+) (?:is|are|was) not (?:set|given|"
+    r"specified|configured)\b|\bif (?:it|that|(?:the |an? )?\w+) (?:isn['’]t|aren['’]t|wasn['’]t) (?:set|given|"
+    r"specified|configured)\b|\bif (?:no|nothing|none) (?:\w+ )?(?:is|are) (?:set|given|specified|configured)\b",
+    re.I)  # fmt: skip
+
+
+def asks_default(question: str) -> bool:
+    """Does ``question`` ask what holds when nothing is set or said ("What threading mode is used by default?",
+    "If I don't set MaxRequestWorkers, how many ...", "Out of the box, how long ...")?"""
+    return bool(_ASKS_DEFAULT.search(question))

@@ -203,7 +203,7 @@ def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[s
         or (defined is not None and len(name.split()) == 1 and not name.istitle())  # not "2.0.0"; a definition
     # list's term in capitals or lower case ("HEADER", "filename") is a name, not a word opening prose ("Note : ...")
     before = text[at + (len(_DEFINED.match(line).group(1)) if defined is not None else len(line)):own[0]]
-    leans = _bare_default(sentence) or refers_back(sentence)
+    leans = _bare_default(sentence) or bool(_THIS_ENTRY.match(sentence))
     most, chars = (LEANING_SENTENCES, LEANING_CHARS) if leans else (ENTRY_SENTENCES, ENTRY_CHARS)
     short = len(sentences(before)) < most and len(" ".join(text[at:own[1]].split())) <= chars
     return (at, True) if at != start and named and short else (start, False)
@@ -231,14 +231,18 @@ ENTRY_CHARS = 300
 """An entry is quoted whole from its name (``_in_entry``) only up to its third sentence and this many characters
 (whitespace squeezed): a long description's later sentence is quoted alone, as the precise sentence it is, not
 as a paragraph that hides it (a review's finding: "It is rotated when it reaches 10 MB." became a five-line quote)."""
+_THIS_ENTRY = re.compile(r"\W*(?:this|the|that)\s+(?:option|setting|parameter|variable|directive|flag|switch|"
+                         r"key|field|value)\b", re.I)
+"""A sentence that speaks of its entry as such ("This option is allowed only in CSV format.")."""
 LEANING_SENTENCES = 5
 LEANING_CHARS = 600
 """A sentence that opens with its entry's default ("The default value is eight megabytes (8MB).", "The default value
-is 2.0, which makes hash operations use twice query_mem") or refers back to it ("This option is allowed only in CSV
-format.") is quoted from the entry's name up to its fifth sentence and this many characters: read without its name
-it is any entry's (a probe of a configuration reference: "What is the default value of query_mem?" led with
-hash_mem_factor's default, which names query_mem; "Can the HEADER option be used with text format?" with
-DELIMITER's "This option is not allowed with binary format.")."""
+is 2.0, which makes hash operations use twice query_mem") or speaks of it as such ("This option is allowed only in
+CSV format.": ``_THIS_ENTRY``; not any sentence that refers back, "The cache is rebuilt on every start.", which a
+review found pulling five-sentence entries into one quote) is quoted from the entry's name up to its fifth sentence
+and this many characters: read without its name it is any entry's (a probe of a configuration reference: "What is
+the default value of query_mem?" led with hash_mem_factor's default, which names query_mem; a question on one
+import option led with another option's "This option is not allowed ...")."""
 
 
 _BARE_DEFAULT = re.compile(r"(?:the\s+)?default(?:\s+value)?\s+is\b|defaults?\s+to\b", re.I)

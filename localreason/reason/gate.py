@@ -16,6 +16,7 @@ from ..textquery import without_accents
 from ..types import EvidencePacket
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote, instruction_sentences
+from .answer_type import asks_default
 
 NOT_ANSWERED_GAP = ("The evidence is on the topic but does not clearly answer the question; only the closest "
                     "statement is quoted.")  # fmt: skip
@@ -142,8 +143,9 @@ def names_a_sibling(question: str, best: Quote, packet: EvidencePacket) -> bool:
 
 
 def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None) -> bool:
-    """The question names something (a word it writes with a capital, a digit or an underscore, not its first, not a
-    number, at least NAME_CHARS long: "Amazon", "Tomcat", "DVDs", a setting's "work_mem") that nothing gathered
+    """The question names something (a word it writes with a capital or a digit, or with an underscore when it asks a
+    default, not its first, not a number, at least NAME_CHARS long: "Amazon", "Tomcat", "DVDs", the default of
+    "work_mem"; not a user's own "project_notes" folder, a review's finding) that nothing gathered
     holds, neither a passage nor a title or heading (as a word, a word it begins, one that shares all but its last
     three letters with it, "Relativism" / "relativist", or inside one with spaces, hyphens and underscores dropped:
     "ChromeOS"), and that the library does not hold
@@ -152,7 +154,9 @@ def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None
     library does not speak of, however sure the reader is that the best sentence answers ("Can driftsync sync to
     Amazon S3?" over a manual that never names Amazon)."""
     words = WORD.findall(without_accents(question))
-    names = {w for w in words[1:] if (w[:1].isupper() or any(c.isdigit() for c in w) or "_" in w.strip("_"))
+    setting = asks_default(question)  # a setting's name is a name when its default is asked, not "my_notes folder"
+    names = {w for w in words[1:]
+             if (w[:1].isupper() or any(c.isdigit() for c in w) or (setting and "_" in w.strip("_")))
              and not _NUMBER_LIKE.fullmatch(w) and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
     if not names or not packet.chunks:  # nothing gathered: the other rules speak
         return False

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from ..search.copies import words as copy_words
-from ..text import STOPWORDS, WORD, code_line, is_field, sentences
+from ..text import STOPWORDS, WORD, code_line, is_field, sentences, suffix_stem
 from ..types import EvidencePacket
 from .answer_type import asked_kind
 from .calibration import DEFAULT, Calibration
@@ -284,7 +284,7 @@ def with_default_after(question: str, offer: Offer, packet: EvidencePacket) -> O
         if e - best.start > DEFAULT_CHARS or (field != is_field(text[s:e])) \
                 or (not field and "\n\n" in text[last:s].replace(" ", "")):  # fmt: skip
             return offer  # past its paragraph, or out of the table
-        if says_default(text[s:e]):
+        if says_default(text[s:e]) and not _default_of_another(text[s:e], question + " " + best.text):
             rest = [q for q in offer.quotes[1:] if q.chunk_id != best.chunk_id or q.start >= e
                     or q.start + len(q.text) <= best.start]  # fmt: skip
             quotes = [replace(best, text=text[best.start:e]), *rest]
@@ -292,6 +292,20 @@ def with_default_after(question: str, offer: Offer, packet: EvidencePacket) -> O
             return offer._replace(quotes=quotes, lead_quotes=max(1, min(lead, len(quotes))))
         last = e
     return offer
+
+
+_DEFAULT_OF = re.compile(r"\W*the\s+default\s+((?:[\w-]+\s+){0,3}?[\w-]+)\s+(?:is|are|was|were|will)\b", re.I)
+_GENERIC_DEFAULT = frozenset("value values setting settings mode behaviour behavior choice option one".split())
+
+
+def _default_of_another(sentence: str, asked: str) -> bool:
+    """Whether ``sentence`` gives the default of something that neither the question nor the best sentence names
+    ("The default history limit is ten thousand messages per room." after a sentence on room expiry: a review)."""
+    m = _DEFAULT_OF.match(sentence)
+    if not m:
+        return False
+    words = {suffix_stem(w.lower()) for w in WORD.findall(m.group(1))} - {suffix_stem(w) for w in _GENERIC_DEFAULT}
+    return bool(words) and not words & {suffix_stem(w.lower()) for w in WORD.findall(asked)}
 
 
 def _commands_after(text: str, end: int, truncated: bool) -> int:

@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from ..text import STOPWORDS, WORD, collapse, is_field, query_terms, suffix_stem
+from .answer_type import asks_default
 from .calibration import DEFAULT, Calibration
 from .candidates import Candidate, Quote, candidates
 
@@ -46,14 +47,6 @@ _NUMBER_QUESTION = re.compile(r"^\W*(how (many|much|long|old|far|large|big|tall)
 _YES_NO = re.compile(r"^\W*(?:(?:so|and|but|then|also|please)\W+)?(?:is|are|was|were|does|do|did|has|have|had|can|"
                      r"could|will|would|should|shall|may|might|must)(?:n['’]t)?\b|\bwhether\b|\w\s+or\s+\w", re.I)
 """A question its own words may answer: yes/no ("Isn't the warranty 10 years?"), whether, or a choice."""
-_ASKS_DEFAULT = re.compile(
-    r"\bdefaults?\b|\bout of the box\b|\bif (?:i|you|we|one) (?:don['’]t|do not|never|leave|omit)\b|"
-    r"\bunless (?:i|you|we|one|someone|configured|told|set|changed|otherwise)\b|"
-    r"\bwithout (?:setting|specifying|saying|giving|choosing|picking|passing|naming|configuring|changing)\b|"
-    r"\bomit(?:s|ted)?\b|\bif (?:it|that|nothing|none|(?:the |an? |no )?\w+) (?:is|are|was) not (?:set|given|"
-    r"specified|configured)\b|\bif (?:it|that|(?:the |an? )?\w+) (?:isn['’]t|aren['’]t|wasn['’]t) (?:set|given|"
-    r"specified|configured)\b|\bif (?:no|nothing|none) (?:\w+ )?(?:is|are) (?:set|given|specified|configured)\b",
-    re.I)  # fmt: skip
 _SAYS_DEFAULT = re.compile(
     r"\bby default\b|\bdefaults? to\b|\b(?:is|are|was|as|becomes?) (?:the )?default\b|\bdefault\s*:|"
     r"\bthe default(?: [\w-]+){0,3} (?:is|are|was|will|of)\b|\bdefault (?:value|setting|mode|behaviou?r|choice)\b|"
@@ -61,12 +54,6 @@ _SAYS_DEFAULT = re.compile(
     r"\bif (?:none|nothing|(?:neither|no) \w+(?: \w+)?|neither) (?:is|are) (?:given|specified|present|set|"
     r"configured)\b",
     re.I)  # fmt: skip
-
-
-def asks_default(question: str) -> bool:
-    """Does ``question`` ask what holds when nothing is set or said ("What threading mode is used by default?",
-    "If I don't set MaxRequestWorkers, how many ...", "Out of the box, how long ...")?"""
-    return bool(_ASKS_DEFAULT.search(question))
 
 
 def says_default(sentence: str) -> bool:
@@ -209,6 +196,14 @@ def is_synopsis(text: str) -> bool:
     return not (len(tail) >= 4 and STOPWORDS & set(tail))  # prose after the groups: "... instead of the output"
 
 
+def _usage_block(text: str) -> bool:
+    """A Synopsis section's text that is usage: it writes optional or alternative parts ("HEADER [ boolean | MATCH ]",
+    "{ stop | skip }") and does not end as prose does. Not an example of use ("client = Client(base_url=...)": a
+    module's README puts its examples under "Synopsis", and they answer how-to questions, a review found) nor a
+    film's synopsis."""
+    return bool(_SYNOPSIS_GROUP.search(text)) and not _ENDS_SENTENCE.search(text)
+
+
 def sink_synopses(question: str, texts: list[str], scores: np.ndarray, in_synopsis: list[bool] | None = None) -> None:
     """Put the scores of usage lines (``is_synopsis``, or any text of a passage under a Synopsis heading:
     ``in_synopsis``) ECHO_MARGIN below the lowest score, in place, unless the question asks for the syntax
@@ -220,7 +215,7 @@ def sink_synopses(question: str, texts: list[str], scores: np.ndarray, in_synops
     if _SYNTAX_ASKED.search(question):
         return
     usage = [i for i, text in enumerate(texts) if is_synopsis(text) or (in_synopsis and in_synopsis[i]
-                                                                        and not _ENDS_SENTENCE.search(text))]
+                                                                        and _usage_block(text))]
     if usage and len(usage) < len(texts):
         scores[usage] = scores.min() - ECHO_MARGIN
 

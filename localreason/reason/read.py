@@ -26,7 +26,7 @@ from .calibration import DEFAULT, Calibration
 from .candidates import Quote, is_sentence_like, opens_with_term, refers_back
 from .gate import WEAK, judge
 from .passage import around, place, windows_for
-from .ranking import sink_echoes, softmax
+from .ranking import asks_default, sink_echoes, softmax
 from ..readers import heading_text, sigmoid
 
 
@@ -224,20 +224,22 @@ _SETTING_NAMED = re.compile(r"(?<![\w-])(?:--?[A-Za-z0-9][\w-]*|[A-Za-z][A-Za-z0
 
 
 def entry_named_first(question: str, ranked: list[Quote]) -> list[Quote]:
-    """``ranked`` with the entry the question names by its exact name first, when the reader put another entry
-    before it: "What is the default value of query_mem?" is not answered by autoreclaim_query_mem's entry, however
-    sure the reader is (it reads names as words, and "query_mem" is in both). An entry is a quotation opening with
-    its name on a line of its own, or with a definition list's term ("flush_every (integer) : ..."). The moved
+    """``ranked`` with the entry the question names by its exact name first, when the question asks that entry's
+    default and the reader put another entry before it: "What is the default value of query_mem?" is not answered by
+    autoreclaim_query_mem's entry, however sure the reader is (it reads names as words, and "query_mem" is in both).
+    Only a default question naming one setting or option: a name in another role ("Which setting caps the bandwidth
+    of all fetch_workers?") is no entry asked about (a review). An entry is a quotation opening with its names on a
+    line of their own ("-n, --dry-run"), or with a definition list's term ("flush_every (integer) : ..."). The moved
     entry takes the reader's estimate of the one it displaces when that is higher: the reader found that an entry
     answers, the name says which (left with its own, "If I run ab without -n, how many requests ...?" was refused
     with the -n entry, which answers, read at 0.1)."""
     names = {n.lower() for n in _SETTING_NAMED.findall(question)}
-    if not names or not ranked:
+    if len(names) != 1 or not ranked or not asks_default(question):
         return ranked
-    best = _entry_name(ranked[0].text)
-    if best is None or best in names:
+    best = _entry_names(ranked[0].text)
+    if not best or best & names:
         return ranked
-    named = next((i for i, q in enumerate(ranked) if _entry_name(q.text) in names), None)
+    named = next((i for i, q in enumerate(ranked) if _entry_names(q.text) & names), None)
     if named is None:
         return ranked
     first, moved = ranked[0], ranked[named]
@@ -246,10 +248,12 @@ def entry_named_first(question: str, ranked: list[Quote]) -> list[Quote]:
     return [moved, *ranked[:named], *ranked[named + 1:]]
 
 
-def _entry_name(text: str) -> str | None:
-    """The name a quotation opens with as an entry's (its first word, lower case), or None."""
-    first = text.split("\n", 1)[0].split(" : ", 1)[0].strip()
-    word = first.split()[0].rstrip(",").lower() if first else ""
-    if not word or not _SETTING_NAMED.fullmatch(word) or not (opens_with_term(text) or " : " in text.split("\n", 1)[0]):
-        return None
-    return word
+def _entry_names(text: str) -> set[str]:
+    """The names a quotation opens with as an entry's (lower case: "-n, --dry-run" gives both), or none."""
+    line = text.split("\n", 1)[0]
+    head = line.split(" : ", 1)[0].strip()
+    if not head or not (opens_with_term(text) or " : " in line):
+        return set()
+    words = [w.rstrip(",") for w in head.split()]
+    names = {w.lower() for w in words if _SETTING_NAMED.fullmatch(w)}
+    return names if words and _SETTING_NAMED.fullmatch(words[0]) else set()
