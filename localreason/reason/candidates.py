@@ -204,9 +204,15 @@ def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[s
     # list's term in capitals or lower case ("HEADER", "filename") is a name, not a word opening prose ("Note : ...")
     before = text[at + (len(_DEFINED.match(line).group(1)) if defined is not None else len(line)):own[0]]
     leans = _bare_default(sentence) or bool(_THIS_ENTRY.match(sentence))
-    most, chars = (LEANING_SENTENCES, LEANING_CHARS) if leans else (ENTRY_SENTENCES, ENTRY_CHARS)
-    short = len(sentences(before)) < most and len(" ".join(text[at:own[1]].split())) <= chars
-    return (at, True) if at != start and named and short else (start, False)
+    count, chars = len(sentences(before)), len(" ".join(text[at:own[1]].split()))
+    if at == start or not named or (defined is not None and not leans):
+        return start, False  # on a definition list's line only a default or "this option" leans on the term: "The
+        # cache is rebuilt on every start." says what it speaks of well enough, and is the answer alone (a review)
+    if count < ENTRY_SENTENCES and chars <= ENTRY_CHARS:
+        return at, True  # the entry read whole: its earlier sentences' quotes are in this one
+    if leans and count < LEANING_SENTENCES and chars <= LEANING_CHARS:
+        return at, False  # quoted from its name, the earlier sentences still quotable alone (a review: "The cache is
+    return start, False  # rebuilt on every start." lost to a five-sentence quote of the whole entry)
 
 
 _DEFINED = re.compile(r"\s*(\S+(?: \([^()\n]{1,30}\))?) : \S")

@@ -196,12 +196,16 @@ def is_synopsis(text: str) -> bool:
     return not (len(tail) >= 4 and STOPWORDS & set(tail))  # prose after the groups: "... instead of the output"
 
 
+_CALL = re.compile(r"\w\(")
+"""A call written as code does ("Client(base_url=...)"); a usage line's parentheses stand apart ("[ ( col [, ...] ) ]")."""
+
+
 def _usage_block(text: str) -> bool:
     """A Synopsis section's text that is usage: it writes optional or alternative parts ("HEADER [ boolean | MATCH ]",
     "{ stop | skip }") and does not end as prose does. Not an example of use ("client = Client(base_url=...)": a
-    module's README puts its examples under "Synopsis", and they answer how-to questions, a review found) nor a
-    film's synopsis."""
-    return bool(_SYNOPSIS_GROUP.search(text)) and not _ENDS_SENTENCE.search(text)
+    module's README puts its examples under "Synopsis", and they answer how-to questions, a review found: a call,
+    ``_CALL``, or a dict's braces, marks code) nor a film's synopsis."""
+    return bool(_SYNOPSIS_GROUP.search(text)) and not _ENDS_SENTENCE.search(text) and not _CALL.search(text)
 
 
 def sink_synopses(question: str, texts: list[str], scores: np.ndarray, in_synopsis: list[bool] | None = None) -> None:
