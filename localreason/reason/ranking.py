@@ -197,7 +197,7 @@ def is_synopsis(text: str) -> bool:
 
 
 _CALL = re.compile(r"\w\(")
-"""A call written as code does ("Client(base_url=...)"); a usage line's parentheses stand apart ("[ ( col [, ...] ) ]")."""
+"""A call written as code does ("Client(base_url=...)"); a usage line's parentheses stand apart ("[ ( a ) ]")."""
 
 
 def _usage_block(text: str) -> bool:
