@@ -14,9 +14,9 @@ import re
 from ..text import STOPWORDS, WORD, counted, is_field, query_terms, suffix_stem
 from ..textquery import without_accents
 from ..types import EvidencePacket
+from .answer_type import asks_default
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote, instruction_sentences
-from .answer_type import asks_default
 
 NOT_ANSWERED_GAP = ("The evidence is on the topic but does not clearly answer the question; only the closest "
                     "statement is quoted.")  # fmt: skip
@@ -145,14 +145,13 @@ def names_a_sibling(question: str, best: Quote, packet: EvidencePacket) -> bool:
 def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None) -> bool:
     """The question names something (a word it writes with a capital or a digit, or with an underscore when it asks a
     default, not its first, not a number, at least NAME_CHARS long: "Amazon", "Tomcat", "DVDs", the default of
-    "work_mem"; not a user's own "project_notes" folder, a review's finding) that nothing gathered
-    holds, neither a passage nor a title or heading (as a word, a word it begins, one that shares all but its last
-    three letters with it, "Relativism" / "relativist", or inside one with spaces, hyphens and underscores dropped:
-    "ChromeOS"), and that the library does not hold
-    either (``known(word)``, when given, says whether it does: "SQL" or "Linux" in a database manual are named
-    elsewhere, and their absence from one answer's evidence says little): the question is about something the
-    library does not speak of, however sure the reader is that the best sentence answers ("Can driftsync sync to
-    Amazon S3?" over a manual that never names Amazon)."""
+    "work_mem"; not a user's own "project_notes" folder, a review's finding) that nothing gathered holds, neither a
+    passage nor a title or heading (as a word, a word it begins, one that shares all but its last three letters with
+    it, "Relativism" / "relativist", or inside one with spaces, hyphens and underscores dropped: "ChromeOS"), and
+    that the library does not hold either (``known(word)``, when given, says whether it does: "SQL" or "Linux" in a
+    database manual are named elsewhere, and their absence from one answer's evidence says little): the question is
+    about something the library does not speak of, however sure the reader is that the best sentence answers ("Can
+    driftsync sync to Amazon S3?" over a manual that never names Amazon)."""
     words = WORD.findall(without_accents(question))
     setting = asks_default(question)  # a setting's name is a name when its default is asked, not "my_notes folder"
     names = {w for w in words[1:]

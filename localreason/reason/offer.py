@@ -23,11 +23,11 @@ from typing import NamedTuple
 from ..search.copies import words as copy_words
 from ..text import STOPWORDS, WORD, code_line, is_field, sentences, suffix_stem
 from ..types import EvidencePacket
-from .answer_type import asked_kind
+from .answer_type import asked_kind, asks_default
 from .calibration import DEFAULT, Calibration
 from .candidates import (FOLLOW_CHARS, FOLLOW_SPANS, REFERRING, Quote, candidates, command_names,
                          opens_with_term, reads_like_instructions, refers_back)
-from .ranking import asks_default, says_default
+from .ranking import says_default
 
 MAX_LEAD = 5
 """The most lead quotations a request may fix (``lead_quotes``, the answer_quotes setting: 1 to 5); also the
@@ -265,7 +265,7 @@ DEFAULT_CHARS = 400
 
 def with_default_after(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with its best sentence quoted on to the one right after it that says the default, when the question
-    asks for a default (``ranking.asks_default``) and the best sentence says none: "For non-threaded servers (i.e.,
+    asks for a default (``answer_type.asks_default``) and the best sentence says none: "For non-threaded servers (i.e.,
     prefork), MaxRequestWorkers translates into the maximum number of child processes ... The default value is
     256; ...", or a table's "Description: | Amount of time the server will wait ..." on to its "Default: |
     KeepAliveTimeout 5". Only within its paragraph (a table: its run of fields), at most DEFAULT_SENTENCES

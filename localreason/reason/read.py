@@ -22,11 +22,12 @@ import numpy as np
 
 from ..errors import ModelError
 from ..text import WORD, sentences
+from .answer_type import asks_default
 from .calibration import DEFAULT, Calibration
 from .candidates import Quote, is_sentence_like, opens_with_term, refers_back
 from .gate import WEAK, judge
 from .passage import around, place, windows_for
-from .ranking import asks_default, sink_echoes, softmax
+from .ranking import sink_echoes, softmax
 from ..readers import heading_text, sigmoid
 
 
