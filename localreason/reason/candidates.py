@@ -202,7 +202,7 @@ def _in_entry(text: str, start: int, own: tuple[int, int], headings: frozenset[s
     named = _NAMED_ENTRY.match(name) or (written_as_code(name) and any(c.isalpha() for c in name)) \
         or (defined is not None and len(name.split()) == 1 and not name.istitle())  # not "2.0.0"; a definition
     # list's term in capitals or lower case ("HEADER", "filename") is a name, not a word opening prose ("Note : ...")
-    before = text[at + (len(_DEFINED.match(line).group(1)) if defined is not None else len(line)):own[0]]
+    before = text[at + len(line.split(" : ", 1)[0] if defined is not None else line):own[0]]  # after the name
     leans = _bare_default(sentence) or bool(_THIS_ENTRY.match(sentence))
     count, chars = len(sentences(before)), len(" ".join(text[at:own[1]].split()))
     if at == start or not named or (defined is not None and not leans):

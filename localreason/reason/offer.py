@@ -247,10 +247,17 @@ def with_command_after(question: str, offer: Offer, packet: EvidencePacket) -> O
     last = _commands_after(chunk.content, end, chunk.truncated)
     if last == end:
         return offer
-    rest = [q for q in offer.quotes[1:] if q.chunk_id != best.chunk_id or q.start >= last  # not the commands again
+    return _best_quoted_to(offer, chunk.content, last)
+
+
+def _best_quoted_to(offer: Offer, text: str, end: int) -> Offer:
+    """``offer`` with its best quotation quoted on to ``end`` of its passage's ``text``; another quotation inside
+    the added stretch is not offered again, and no weak extra takes a place in the lead that one left."""
+    best = offer.quotes[0]
+    rest = [q for q in offer.quotes[1:] if q.chunk_id != best.chunk_id or q.start >= end
             or q.start + len(q.text) <= best.start]  # fmt: skip
-    lead = offer.lead_quotes - sum(1 for q in offer.quotes[1:offer.lead_quotes] if q not in rest)  # no extra promoted
-    quotes = [replace(best, text=chunk.content[best.start:last]), *rest]
+    lead = offer.lead_quotes - sum(1 for q in offer.quotes[1:offer.lead_quotes] if q not in rest)
+    quotes = [replace(best, text=text[best.start:end]), *rest]
     return offer._replace(quotes=quotes, lead_quotes=max(1, min(lead, len(quotes))))
 
 
@@ -285,11 +292,7 @@ def with_default_after(question: str, offer: Offer, packet: EvidencePacket) -> O
                 or (not field and "\n\n" in text[last:s].replace(" ", "")):  # fmt: skip
             return offer  # past its paragraph, or out of the table
         if says_default(text[s:e]) and not _default_of_another(text[s:e], question + " " + best.text):
-            rest = [q for q in offer.quotes[1:] if q.chunk_id != best.chunk_id or q.start >= e
-                    or q.start + len(q.text) <= best.start]  # fmt: skip
-            quotes = [replace(best, text=text[best.start:e]), *rest]
-            lead = offer.lead_quotes - sum(1 for q in offer.quotes[1:offer.lead_quotes] if q not in rest)
-            return offer._replace(quotes=quotes, lead_quotes=max(1, min(lead, len(quotes))))
+            return _best_quoted_to(offer, text, e)
         last = e
     return offer
 
