@@ -753,3 +753,33 @@ def test_a_default_question_is_quoted_on_to_the_default_after_its_best_sentence(
         == Offer([spares], 1), "not across a blank line into another paragraph"
     said = quote("Default:", "IdleWait 7")
     assert with_default_after(asked, Offer([said], 1), packet) == Offer([said], 1), "it says the default already"
+
+
+def test_a_paragraph_is_packed_with_the_command_below_it():
+    """A passage that filled up ended with "You can also change to the third console from the command line." and left
+    its command ("# chvt 3", a block of its own) to open the next passage, where no quotation of the sentence
+    could reach it (a fit manual's miss). Such a paragraph now opens the next passage with its command; a paragraph
+    followed by prose, or one that would not fit beside the command, stays where it was."""
+    from pathlib import Path
+
+    from localreason.ingest.chunk import ChunkParams, chunk_document
+    from localreason.ingest.parse import parse_bytes
+    from localreason.types import LEVEL_PARAGRAPH
+
+    filler = " ".join(["Each console keeps its own login and its own shell, and they run side by side."] * 5)
+
+    def passages(text: str) -> list[str]:
+        doc = parse_bytes(text.encode(), Path("consoles.txt"), "text")
+        return [c.text for c in chunk_document(doc, "doc_aaaaaaaaaaaaaaaa", ChunkParams(110, 20, 600))
+                if c.level == LEVEL_PARAGRAPH]
+
+    told = "You can also change to the third console from the command line."
+    got = passages(f"{filler}\n\n{told}\n\n# chvt 3\n# fgconsole\n\n{filler}")
+    assert any(p.startswith(told) and "# chvt 3" in p for p in got), got
+    assert not any(p.rstrip().endswith(told) for p in got), "the sentence does not end a passage without it"
+    prose = "Each console is reached by its own keys on the keyboard as well."
+    got = passages(f"{filler}\n\n{prose}\n\nThe first console shows the messages of the kernel at boot.")
+    assert got[0].endswith(prose), "followed by prose: it stays where it was"
+    long_told = " ".join(["From the command line the console is changed with one short command."] * 6)
+    got = passages(f"{filler[:filler.index('. ') + 1]}\n\n{long_told}\n\n# chvt 3\n" + "# true\n" * 10)
+    assert got[0].endswith(long_told), "it would not fit beside the command: it stays"
