@@ -783,3 +783,53 @@ def test_a_paragraph_is_packed_with_the_command_below_it():
     long_told = " ".join(["From the command line the console is changed with one short command."] * 6)
     got = passages(f"{filler[:filler.index('. ') + 1]}\n\n{long_told}\n\n# chvt 3\n" + "# true\n" * 10)
     assert got[0].endswith(long_told), "it would not fit beside the command: it stays"
+
+
+def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_before_it():
+    """"By default, what does the share server do with requests from root on a client?" led with "This behavior
+    corresponds to the root_squash option, and is enabled by default.", which never says what the behaviour is
+    (the sentence before does); "My external disk holds up the boot when it is unplugged: what do I do?" with
+    "Make sure to put this option for external drives ..." (the option is named in the sentence before). Such a
+    sentence now leads with the sentence before it, in one statement; so does one under a heading that names
+    its thing. An "it" that stands for what follows ("It is possible to ..."), a sentence that names its own
+    subject, or a sentence before it in another paragraph is left alone."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import Offer, offer_of, with_referent_before
+    from localreason.types import EvidencePacket, PacketChunk
+
+    text = ("Exports\n\nShares are read from the exports table at start. Requests that seem to come from root on a "
+            "client are treated as coming from the nobody account. This behavior corresponds to the squash_root "
+            "option, and is enabled by default.\n\nskipmissing lets the boot go on when the disk is absent. Make sure "
+            "to put this option on external disks that may be unplugged at boot.\n\nIt is possible to export a "
+            "folder twice. Exports are reread on reload.\n\n4.2. crate-check\n\nThis is another useful tool: it tests "
+            "an export from a client.")
+    packet = EvidencePacket("q", text, (PacketChunk("c1", "d1", "Exports", text),), 90, 1000, 1, True, False, False)
+
+    def best(opening: str, end: str = ".") -> Quote:
+        at = text.index(opening)
+        return Quote("c1", text[at:text.index(end, at) + 1], at, 2.0, probability=0.9)
+
+    asked = "By default, what does the share server do with requests from root on a client?"
+    got = with_referent_before(asked, Offer([best("This behavior")], 1), packet)
+    assert got.joined and got.lead_quotes == 2 and got.quotes[1] == best("This behavior")
+    assert got.quotes[0].text == ("Requests that seem to come from root on a client are treated as coming from the "
+                                  "nobody account.")
+    assert text[got.quotes[0].start:].startswith(got.quotes[0].text), "verbatim where it says it is"
+    assert offer_of(asked, [best("This behavior")], packet=packet).quotes[:2] == got.quotes, "offer_of joins it too"
+    disk = with_referent_before("My external disk holds up the boot when unplugged: what do I do?",
+                                Offer([best("Make sure")], 1), packet)
+    assert disk.joined and disk.quotes[0].text == "skipmissing lets the boot go on when the disk is absent."
+    tool = with_referent_before("Which tool tests an export from a client?", Offer([best("This is another")], 1), packet)
+    assert tool.joined and tool.quotes[0].text == "4.2. crate-check", "the heading right above names it"
+    other = with_referent_before("Can I export a folder twice?", Offer([best("It is possible")], 1), packet)
+    assert not other.joined, "this 'it' stands for what follows"
+    named = best("Exports are reread")
+    assert with_referent_before("When are exports reread?", Offer([named], 1), packet) == Offer([named], 1)
+    first = best("skipmissing")
+    assert with_referent_before("What does skipmissing do?", Offer([first], 1), packet) == Offer([first], 1)
+    apart = ("The nobody account owns nothing.\n\nThis matters for shares mounted by root.")
+    packet2 = EvidencePacket("q", apart, (PacketChunk("c2", "d2", "Exports", apart),), 30, 1000, 1, True, False, False)
+    at = apart.index("This matters")
+    lone = Quote("c2", apart[at:], at, 2.0, probability=0.9)
+    assert with_referent_before("Why does it matter?", Offer([lone], 1), packet2) == Offer([lone], 1), \
+        "the sentence before is in another paragraph"

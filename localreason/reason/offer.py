@@ -159,11 +159,13 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
 
 def _before_it(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
     """``offer`` with what the best sentence needs around it: the commands below a how-to's sentence, the step
-    before a later step of a how-to, the reason before a conclusion a why-question gets, the dated heading of a
-    changelog's entry (at most one of the step, the reason and the heading: each leaves the offer joined)."""
+    before a later step of a how-to, the reason before a conclusion a why-question gets, the sentence that what
+    the best one opens with refers to, the dated heading of a changelog's entry (at most one of the step, the
+    reason, the referent and the heading: each leaves the offer joined)."""
     offer = with_step_before(question, with_command_after(question, with_default_after(question, offer, packet),
                                                           packet), packet)  # fmt: skip
-    return with_dated_heading(question, with_reason_before(question, offer, packet), packet)
+    offer = with_referent_before(question, with_reason_before(question, offer, packet), packet)
+    return with_dated_heading(question, offer, packet)
 
 
 def _chunk_text(packet: EvidencePacket, chunk_id: str) -> str:
@@ -405,6 +407,61 @@ def with_reason_before(question: str, offer: Offer, packet: EvidencePacket) -> O
     if "\n\n" in between or not reason.text or reason.text.rstrip().endswith("?"):
         return offer
     return _joined_before(offer, reason)
+
+
+_OPENS_REFERRING = re.compile(
+    r"^\W*(?:(?:hence|thus|also|however|but|and|instead|here|again)\W+)?(?:this|these|such|it(?!\s+(?:is|was|will\s+be|"
+    r"may\s+be|can\s+be|would\s+be|should\s+be|has\s+been|seems)\s+(?:\w+\s+){0,3}?(?:to|that|for\s+\w+\s+to)\b))\b"
+    r"(?!['’]s\s+\w+\s+(?:to|that)\b)", re.I)  # fmt: skip
+"""A sentence whose subject is only a word that refers back ("This behavior corresponds to the root_squash option",
+"It is especially used for temporary directories", "This is another important tool: it automates ..."); not an
+"it" that stands for what follows ("It is possible to create ...", "It is a good idea to ...")."""
+_THIS_THING = re.compile(r"^(?:\W*[\w'’-]+){0,5}?\W+(?:this|these)\s+(?:option|command|tool|program|utility|setting|"
+                         r"directive|flag|parameter|variable|file|package|module|function|pragma|mode|feature|method|"
+                         r"behaviou?r|approach|technique|syntax|clause|keyword)s?\b", re.I)  # fmt: skip
+"""A sentence that names what it is about only as "this option", "this command" among its first words ("Make sure
+to put this option for external drives ...")."""
+HEADING_WORDS = 8
+"""The most words a line of its own has for ``with_referent_before`` to take it for a heading that names a thing."""
+
+
+def _heading_above(best: Quote, text: str) -> Quote | None:
+    """The line right above ``best``'s paragraph when it is a heading (at most HEADING_WORDS words on a line of its own,
+    no sentence's end: "15.4.1.3.4. piuparts"), as a Quote; else None."""
+    above = text[:best.start]
+    if not above.endswith("\n\n") and not above.rstrip(" ").endswith("\n\n"):
+        return None
+    lines = above.rstrip().splitlines()
+    line = lines[-1].strip() if lines else ""
+    if not line or len(line.split()) > HEADING_WORDS or line.endswith((".", "!", "?", ":", ";", ",")):
+        return None
+    at = above.rstrip().rfind(line)
+    return Quote(best.chunk_id, line, at, best.score, 0.0, "", best.reader)
+
+
+def with_referent_before(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with the sentence before its best one leading just before it, in one statement, when the best
+    sentence's subject only refers back (``_OPENS_REFERRING``: "This behavior corresponds to the root_squash
+    option, and is enabled by default.") or it names its thing only as "this option" (``_THIS_THING``): what it
+    speaks of, often the answer, is in the sentence before ("All queries from a root user are considered by the
+    server as coming from nobody."; "nofail allows the boot to proceed even when the device is not present."), and
+    a quotation that does not say what "this" is answers nothing on its own. Only a sentence of the same
+    paragraph, or a heading right above it ("piuparts" above "This is another important tool: ..."); else
+    ``offer``."""
+    if offer.joined or offer.several or not offer.quotes:
+        return offer
+    best = offer.quotes[0]
+    if opens_with_term(best.text) or not (_OPENS_REFERRING.match(best.text) or _THIS_THING.match(best.text)):
+        return offer
+    text = _chunk_text(packet, best.chunk_id)
+    before = _sentence_before(best, packet)
+    if before is not None and "\n\n" in text[before.start + len(before.text):best.start]:
+        before = None  # the sentence before is in another paragraph
+    if before is None:
+        before = _heading_above(best, text)
+    if before is None or before.text.rstrip().endswith("?"):
+        return offer
+    return _joined_before(offer, before)
 
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
