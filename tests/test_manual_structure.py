@@ -833,3 +833,54 @@ def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_b
     lone = Quote("c2", apart[at:], at, 2.0, probability=0.9)
     assert with_referent_before("Why does it matter?", Offer([lone], 1), packet2) == Offer([lone], 1), \
         "the sentence before is in another paragraph"
+
+
+def test_a_sentence_is_quoted_on_to_the_reason_or_the_alternative_right_after_it():
+    """"Why must the machine be shut down properly?" led with "... the system needs the proper shutdown procedure
+    before power can safely be turned off." and stopped before "This is to keep the files whole, ...", the reason;
+    "How am I supposed to store dates?" with "The store has no column type set aside for dates." and stopped before
+    "Instead, dates are kept as text, real or integer values."; a how-to with the situation, not "In such
+    circumstances, ..." after it (fit manuals' misses). The sentence right after, in the same paragraph, is now
+    quoted with it; a conclusion after it ("This is why ...") is not a reason, "Instead"
+    after a sentence that denies nothing is left alone, and so is a sentence in the next paragraph."""
+    from localreason.reason.candidates import Quote
+    from localreason.reason.offer import Offer, offer_of, with_sequel_after
+    from localreason.types import EvidencePacket, PacketChunk
+
+    text = ("Shutting down\n\nLike other systems that cache writes in memory, the system needs the proper shutdown "
+            "procedure before power can safely be turned off. This is to keep the files whole, by writing every "
+            "change in memory to disk. The procedure can turn the power off.\n\nThe store has no column type set "
+            "aside for dates. Instead, dates are kept as text, real or integer values.\n\nThe store keeps dates in "
+            "three forms. Instead, times are kept apart.\n\nThe store keeps no dates.\n\nInstead, it keeps text.")
+    packet = EvidencePacket("q", text, (PacketChunk("c1", "d1", "Store", text),), 90, 1000, 1, True, False, False)
+
+    def best(opening: str) -> Quote:
+        at = text.index(opening)
+        return Quote("c1", text[at:text.index(".", at) + 1], at, 2.0, probability=0.9)
+
+    why = "Why must the machine be shut down properly?"
+    got = with_sequel_after(why, Offer([best("Like other")], 1), packet)
+    assert got.quotes[0].text.endswith("by writing every change in memory to disk.") and not got.joined
+    assert text[got.quotes[0].start:].startswith(got.quotes[0].text), "verbatim where it says it is"
+    assert offer_of(why, [best("Like other")], packet=packet).quotes[0] == got.quotes[0], "offer_of quotes it so too"
+    plain = with_sequel_after("When does the procedure turn the power off?", Offer([best("Like other")], 1), packet)
+    assert plain == Offer([best("Like other")], 1), "not a why-question: the reason is not what it asks"
+    dates = with_sequel_after("How am I supposed to store dates?", Offer([best("The store has")], 1), packet)
+    assert dates.quotes[0].text.endswith("kept as text, real or integer values.")
+    forms = best("The store keeps dates")
+    assert with_sequel_after("How are dates kept?", Offer([forms], 1), packet) == Offer([forms], 1), \
+        "it denies nothing: what comes instead is of something else"
+    apart = best("The store keeps no")
+    assert with_sequel_after("Does it keep dates?", Offer([apart], 1), packet) == Offer([apart], 1), "next paragraph"
+    raid = ("Sometimes the second disk still holds the data to move. In such circumstances, it is possible to create "
+            "the mirror degraded by passing missing instead of a device.")
+    packet3 = EvidencePacket("q", raid, (PacketChunk("c3", "d3", "R", raid),), 30, 1000, 1, True, False, False)
+    situation = Quote("c3", raid[:raid.index(" In such")], 0, 2.0, probability=0.9)
+    how = with_sequel_after("How do I create the mirror now?", Offer([situation], 1), packet3)
+    assert how.quotes[0].text == raid, "what to do in the situation it describes"
+    assert with_sequel_after("When is the mirror degraded?", Offer([situation], 1), packet3) == Offer([situation], 1)
+    conclusion = ("The cache is flushed at exit. This is why the files survive a crash.")
+    packet2 = EvidencePacket("q", conclusion, (PacketChunk("c2", "d2", "C", conclusion),), 30, 1000, 1, True, False,
+                             False)  # fmt: skip
+    first = Quote("c2", "The cache is flushed at exit.", 0, 2.0, probability=0.9)
+    assert with_sequel_after("Why do files survive a crash?", Offer([first], 1), packet2) == Offer([first], 1)

@@ -158,12 +158,13 @@ def offer_of(question: str, ranked: list[Quote], lead_quotes: int | None = None,
 
 
 def _before_it(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
-    """``offer`` with what the best sentence needs around it: the commands below a how-to's sentence, the step
+    """``offer`` with what the best sentence needs around it: the commands below a how-to's sentence, the sentence
+    after it that completes it (a reason, or what holds instead of what it denies), the step
     before a later step of a how-to, the reason before a conclusion a why-question gets, the sentence that what
     the best one opens with refers to, the dated heading of a changelog's entry (at most one of the step, the
     reason, the referent and the heading: each leaves the offer joined)."""
-    offer = with_step_before(question, with_command_after(question, with_default_after(question, offer, packet),
-                                                          packet), packet)  # fmt: skip
+    offer = with_command_after(question, with_default_after(question, offer, packet), packet)
+    offer = with_step_before(question, with_sequel_after(question, offer, packet), packet)
     offer = with_referent_before(question, with_reason_before(question, offer, packet), packet)
     return with_dated_heading(question, offer, packet)
 
@@ -171,6 +172,45 @@ def _before_it(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
 def _chunk_text(packet: EvidencePacket, chunk_id: str) -> str:
     """The admitted text of the packet's chunk ``chunk_id`` ("" when it is not in the packet)."""
     return next((c.content for c in packet.chunks if c.chunk_id == chunk_id), "")
+
+
+_REASON_AFTER = re.compile(
+    r"^\W*(?:(?:this|that|it)\s+is\s+(?:(?:so|done|needed|required|necessary)\s+)?(?:because|to|so\s+that|in\s+order\s+to|"
+    r"since)\b|(?:the|one)\s+reason\s+(?:is|for\s+this)\b|because\b|(?:this|that)\s+(?:ensures|prevents|avoids|"
+    r"guarantees)\b)", re.I)  # fmt: skip
+"""A sentence that gives the reason for the one before it ("This is to maintain the integrity of files, ...", "The
+reason is ...", "This prevents ..."); not "This is why ..." (a conclusion: the reason is before it)."""
+_INSTEAD = re.compile(r"^\W*(?:instead|rather)\b", re.I)
+_IN_THAT_CASE = re.compile(r"^\W*(?:in\s+(?:such|this|that|these|those)\s+(?:an?\s+)?(?:cases?|circumstances?|situations?|"
+                           r"events?)|to\s+do\s+(?:so|this|that)|to\s+achieve\s+(?:this|that))\b", re.I)  # fmt: skip
+"""A sentence that says what to do in the situation the one before it describes ("Sometimes two disks are not
+available at once ... In such circumstances, it is possible to create a degraded array by passing missing ...")."""
+_DENIALS = frozenset("no not never none cannot nor neither without".split())
+
+
+def with_sequel_after(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
+    """``offer`` with its best sentence quoted on to the next one in its paragraph when that one completes it: the
+    reason a why-question asks for, given right after ("... the Debian system needs the proper shutdown procedure
+    ... This is to maintain the integrity of files, ..."), or what holds instead of what the best sentence denies
+    ("SQLite does not have a storage class set aside for storing dates and/or times. Instead, the built-in Date And
+    Time Functions ... as TEXT, REAL, or INTEGER values"), or what a how-to asks, said for the situation the best
+    sentence describes ("In such circumstances, it is possible to ..."); else ``offer``."""
+    if offer.joined or offer.several or not offer.quotes:
+        return offer
+    best = offer.quotes[0]
+    text, end = _chunk_text(packet, best.chunk_id), best.start + len(best.text)
+    if text[best.start:end] != best.text:
+        return offer
+    after = next(((s, e) for s, e in sentences(text) if s >= end), None)
+    if after is None or "\n\n" in text[end:after[0]]:
+        return offer
+    sequel = text[after[0]:after[1]]
+    words = {w.lower() for w in WORD.findall(best.text)}
+    denies = bool(_DENIALS & words) or bool(re.search(r"\wn['’]t\b", best.text))
+    if (_ASKS_WHY.search(question) and _REASON_AFTER.match(sequel)) or (_INSTEAD.match(sequel) and denies) or (
+            _ASKS_HOW.search(question) and not _ASKS_WHY.search(question) and _IN_THAT_CASE.match(sequel)):
+        return _best_quoted_to(offer, text, after[1])
+    return offer
 
 
 _ASKS_VERSION = re.compile(r"\b(?:which|what)\s+(?:version|release)\b|\bsince\s+when\b", re.I)
