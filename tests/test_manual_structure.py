@@ -884,3 +884,24 @@ def test_a_sentence_is_quoted_on_to_the_reason_or_the_alternative_right_after_it
                              False)  # fmt: skip
     first = Quote("c2", "The cache is flushed at exit.", 0, 2.0, probability=0.9)
     assert with_sequel_after("Why do files survive a crash?", Offer([first], 1), packet2) == Offer([first], 1)
+
+
+def test_a_cross_reference_is_no_answer_when_a_sentence_says_something():
+    """"How can I power off a remote machine over SSH so the shutdown survives the connection?" led with "See
+    Section 6.3.8, “How to shutdown the remote system on SSH”.", whose quoted title shares the question's words and
+    says nothing (a fit manual's miss): a sentence that only sends the reader elsewhere ranks below every sentence
+    that says something, unless none does; a sentence that goes on to say something is no pointer."""
+    from localreason.reason.ranking import is_pointer
+
+    pointer = "See Section 6.3.8, “How to shut down the remote system on SSH”."
+    says = ("Shut the remote system down through at(1), so that the shutdown survives the end of the SSH "
+            "connection.")
+    other = "The console keeps its own login."
+    ranked = rank_quotes("How do I shut down the remote system on SSH?", [("c1", f"{pointer} {other} {says}")],
+                         FakeEmbedder().embed, 3)
+    assert ranked[-1].text == pointer and ranked[0].text == says, [q.text for q in ranked]
+    alone = rank_quotes("How do I shut down the remote system on SSH?", [("c1", pointer)], FakeEmbedder().embed, 3)
+    assert [q.text for q in alone] == [pointer], "nothing else: the pointer is still quoted"
+    assert is_pointer("For details, see Chapter 4.") and is_pointer("See Section 9.6.3, “Accessing a partition”.")
+    assert not is_pointer("See Section 4 for the rules that apply when the disk is full and the cache must go first.")
+    assert not is_pointer("See Websocket Upgrade (2.4.47 and later) for an example using mod_proxy_http.")
