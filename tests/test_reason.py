@@ -691,3 +691,31 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
     assert NOT_ANSWERED_GAP in a.gaps and len(a.statements) == 1, a.to_dict()
     b = reason(lib, "Can driftsync sync through a relay to another host?", generator=FakeGenerator())
     assert NOT_ANSWERED_GAP not in b.gaps, b.to_dict()
+
+
+def test_the_budgets_cut_is_said_only_when_the_evidence_does_not_clearly_answer(library):
+    """"Only 6 of 16 gathered passages fit the evidence budget ..." was said on nearly every answer of the manuals
+    bench, burying the gaps that matter; the spec lets the budget's cut go unsaid. It is said now only when the
+    evidence did not clearly answer (a larger budget may find what does)."""
+    from dataclasses import replace
+
+    import localreason.reason.gate as G
+
+    q = "How long is the router warranty?"
+    never_sure = replace(DEFAULT, answered_guard=1e9)  # everything that passes the gate is now "unsure"
+
+    def cut(b: int) -> bool:
+        return any("evidence budget" in g for g in reason(library, q, generator=FakeGenerator(), max_tokens=b,
+                                                          calibration=never_sure).gaps)  # fmt: skip
+
+    def answers(b: int) -> bool:
+        statements = reason(library, q, generator=FakeGenerator(), max_tokens=b).statements
+        return bool(statements) and "warranty lasts" in statements[0].text
+
+    budget = next(b for b in range(20, 400, 5) if cut(b) and answers(b))
+    sure = reason(library, q, generator=FakeGenerator(), max_tokens=budget)
+    assert sure.statements and G.NOT_ANSWERED_GAP not in sure.gaps
+    assert not any("evidence budget" in g for g in sure.gaps), sure.gaps
+    unsure = reason(library, q, generator=FakeGenerator(), max_tokens=budget, calibration=never_sure)
+    assert unsure.gaps[0] == G.NOT_ANSWERED_GAP
+    assert any(g.startswith("Only ") and f"budget of {budget} tokens" in g for g in unsure.gaps), unsure.gaps

@@ -272,13 +272,15 @@ def model_reorders(req: Request, ranked: list[Quote], cancel) -> tuple[list[Quot
 def fit_context(req: Request, evidence, packet: EvidencePacket, offer: Offer, gaps: list[str]) -> Prompt:
     """The packet, the instructions and the longest possible output, fitted in the model's context.
 
-    Appends to ``gaps`` when evidence was left out (for the context, or for the evidence budget).
+    Appends to ``gaps`` when evidence was left out for the context, or for the evidence budget when the evidence
+    did not clearly answer (``offer.closest_only``: a larger budget may find what answers). Under a clear answer
+    the budget's cut goes unsaid, as the spec allows: said on nearly every answer, it buried the gaps that matter.
     """
     prompt = prompt_for(req, packet, offer)
     if not _fits(req.generator, prompt):
         gaps.append("Part of the evidence was left out to fit the model's context window.")
         prompt = shrink_prompt(req, evidence, prompt)
-    if packet.truncated and packet.chunks_gathered > len(packet.chunks):  # the budget's cut, not the context's
+    if offer.closest_only and packet.truncated and packet.chunks_gathered > len(packet.chunks):  # the budget's cut
         gaps.append(f"Only {len(packet.chunks)} of {packet.chunks_gathered} gathered passages fit the evidence "
                     f"budget of {packet.max_tokens} tokens (a larger budget, maxTokens, considers more).")  # fmt: skip
     return prompt
