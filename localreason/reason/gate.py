@@ -157,6 +157,7 @@ def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None
     names = {w for w in words[1:]
              if (w[:1].isupper() or any(c.isdigit() for c in w) or (setting and "_" in w.strip("_")))
              and not _NUMBER_LIKE.fullmatch(w) and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
+    names |= set(_VERSIONED.findall(without_accents(question)))
     if not names or not packet.chunks:  # nothing gathered: the other rules speak
         return False
     hits = getattr(evidence, "hits", ())
@@ -171,6 +172,9 @@ def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None
     return any(known is None or not known(n) for n in absent)
 
 
+_VERSIONED = re.compile(r"(?<![\w/.])[A-Za-z][A-Za-z0-9]*/\d+(?:\.\d+)*(?![\w/])")
+"""A name with its version after a slash ("HTTP/2", "HTTP/1.1"): one name, not "HTTP" and a number; a library that
+speaks of HTTP only in its first version does not answer how to enable the second."""
 _NUMBER_LIKE = re.compile(r"\d+(?:s|st|nd|rd|th)?", re.I)
 """A number, a decade or an ordinal ("1400s", "19th"): no name."""
 
