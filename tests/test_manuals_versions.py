@@ -45,3 +45,32 @@ def test_the_bench_stops_before_asking_when_a_version_differs(tmp_path, monkeypa
 
 def test_every_manual_has_a_checked_version():
     assert set(manuals.CHECKED_VERSION) == set(manuals.MANUALS)
+
+
+def test_two_runs_records_are_compared_question_by_question(tmp_path):
+    """bench.quality.changed: the gained and lost first statements (and the changed answers) between two runs'
+    records, a question asked twice in the same words told apart by its turn."""
+    import json
+
+    from bench.quality.changed import changes, load
+
+    def write(name: str, records: list[dict]) -> object:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        return load(path)
+
+    base = {"manual": "m", "half": "fit", "kind": "answerable", "phrase": None, "gaps": []}
+    before = write("b.jsonl", [{**base, "id": "m-1", "held": [False], "quotes": ["a"]},
+                               {**base, "id": "m-2", "held": [True], "quotes": ["b"]},
+                               {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [False], "quotes": ["x"]},
+                               {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [False], "quotes": ["y"]}])
+    after = write("a.jsonl", [{**base, "id": "m-1", "held": [True], "quotes": ["a2"]},
+                              {**base, "id": "m-2", "held": [True], "quotes": ["b"], "gaps": ["g"]},
+                              {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [False], "quotes": ["x"]},
+                              {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [True], "quotes": ["z"]}])
+    counts, moved = changes(before, after)
+    assert dict(counts["m, fit"]) == {"questions": 2, "first quotation changed": 1, "phrase changed": 0,
+                                      "gaps changed": 1, "gained": 1}
+    assert counts["reddit"]["questions"] == 2 and counts["reddit"]["gained"] == 1, "the second 'Why?' is its own"
+    assert [(g, q, b, a, gained) for g, q, b, a, gained in moved] == [("m, fit", "m-1", "a", "a2", True),
+                                                                      ("reddit", "Why?", "y", "z", True)]
