@@ -791,8 +791,10 @@ def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_b
     (the sentence before does); "My external disk holds up the boot when it is unplugged: what do I do?" with
     "Make sure to put this option for external drives ..." (the option is named in the sentence before). Such a
     sentence now leads with the sentence before it, in one statement; so does one under a heading that names
-    its thing. An "it" that stands for what follows ("It is possible to ..."), a sentence that names its own
-    subject, or a sentence before it in another paragraph is left alone."""
+    its thing, and when the sentence before refers back too, one sentence further (a why-question's reason before a
+    conclusion as well: "This bypasses ..." after "Modern servers share memory ..."). An "it" that stands for what
+    follows ("It is possible to ..."), a sentence that names its own subject, or a sentence before it in another
+    paragraph is left alone."""
     from localreason.reason.candidates import Quote
     from localreason.reason.offer import Offer, offer_of, with_referent_before
     from localreason.types import EvidencePacket, PacketChunk
@@ -827,6 +829,20 @@ def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_b
     assert with_referent_before("When are exports reread?", Offer([named], 1), packet) == Offer([named], 1)
     first = best("skipmissing")
     assert with_referent_before("What does skipmissing do?", Offer([first], 1), packet) == Offer([first], 1)
+    chain = "The relay prefetches every page it lists. It reads each page twice. This keeps the cache warm."
+    packet3 = EvidencePacket("q", chain, (PacketChunk("c3", "d3", "R", chain),), 30, 1000, 1, True, False, False)
+    warm = Quote("c3", "This keeps the cache warm.", chain.index("This keeps"), 2.0, probability=0.9)
+    got = with_referent_before("What keeps the cache warm?", Offer([warm], 1), packet3)
+    assert got.joined and got.quotes[0].text == "The relay prefetches every page it lists. It reads each page twice.", \
+        "the sentence before refers back too: one sentence further"
+    why = ("Modern servers share memory with their local clients. This bypasses the network channel and gains speed. "
+           "This situation was the background of the local-only protocol.")
+    packet4 = EvidencePacket("q", why, (PacketChunk("c4", "d4", "W", why),), 30, 1000, 1, True, False, False)
+    from localreason.reason.offer import with_reason_before
+
+    situation = Quote("c4", why[why.index("This situation"):], why.index("This situation"), 2.0, probability=0.9)
+    got = with_reason_before("What led to the local-only protocol?", Offer([situation], 1), packet4)
+    assert got.joined and got.quotes[0].text.startswith("Modern servers share memory"), got.quotes[0].text
     apart = ("The nobody account owns nothing.\n\nThis matters for shares mounted by root.")
     packet2 = EvidencePacket("q", apart, (PacketChunk("c2", "d2", "Exports", apart),), 30, 1000, 1, True, False, False)
     at = apart.index("This matters")

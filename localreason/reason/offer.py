@@ -430,7 +430,8 @@ def with_reason_before(question: str, offer: Offer, packet: EvidencePacket) -> O
     asks why and the best sentence is a conclusion drawn from what comes before it ("This is why it considers 0pre3
     greater than 0."): the reason is there ("... compares the letters in the same way as the numbers."); else
     ``offer``. Only a sentence of the same paragraph (no blank line between them, and a heading or a question line
-    above it left out) is a reason."""
+    above it left out) is a reason; one that only refers back is quoted from the sentence before it
+    (``_from_referent``)."""
     if offer.joined or offer.several or not offer.quotes or not _ASKS_WHY.search(question):
         return offer
     best = offer.quotes[0]
@@ -446,7 +447,7 @@ def with_reason_before(question: str, offer: Offer, packet: EvidencePacket) -> O
     between = _chunk_text(packet, best.chunk_id)[reason.start + len(reason.text):best.start]
     if "\n\n" in between or not reason.text or reason.text.rstrip().endswith("?"):
         return offer
-    return _joined_before(offer, reason)
+    return _joined_before(offer, _from_referent(reason, packet))
 
 
 _OPENS_REFERRING = re.compile(
@@ -501,7 +502,21 @@ def with_referent_before(question: str, offer: Offer, packet: EvidencePacket) ->
         before = _heading_above(best, text)
     if before is None or before.text.rstrip().endswith("?"):
         return offer
-    return _joined_before(offer, before)
+    return _joined_before(offer, _from_referent(before, packet))
+
+
+def _from_referent(before: Quote, packet: EvidencePacket) -> Quote:
+    """``before`` (the sentence joined before a best one) quoted from the sentence before it too, when it also only
+    refers back ("Modern X servers have the MIT Shared Memory Extension ... This bypasses the network transparent
+    Xlib ..." before "This situation was the background of creating Wayland ..."): one sentence further, within its
+    paragraph; else ``before``."""
+    if not (_OPENS_REFERRING.match(before.text) or _THIS_THING.match(before.text)):
+        return before
+    text = _chunk_text(packet, before.chunk_id)
+    prior = _sentence_before(before, packet)
+    if prior is None or "\n\n" in text[prior.start:before.start] or prior.text.rstrip().endswith("?"):
+        return before
+    return replace(before, text=text[prior.start:before.start + len(before.text)], start=prior.start)
 
 
 def with_naming_sentence(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
