@@ -755,36 +755,6 @@ def test_a_default_question_is_quoted_on_to_the_default_after_its_best_sentence(
     assert with_default_after(asked, Offer([said], 1), packet) == Offer([said], 1), "it says the default already"
 
 
-def test_a_paragraph_is_packed_with_the_command_below_it():
-    """A passage that filled up ended with "You can also change to the third console from the command line." and left
-    its command ("# chvt 3", a block of its own) to open the next passage, where no quotation of the sentence
-    could reach it (a fit manual's miss). Such a paragraph now opens the next passage with its command; a paragraph
-    followed by prose, or one that would not fit beside the command, stays where it was."""
-    from pathlib import Path
-
-    from localreason.ingest.chunk import ChunkParams, chunk_document
-    from localreason.ingest.parse import parse_bytes
-    from localreason.types import LEVEL_PARAGRAPH
-
-    filler = " ".join(["Each console keeps its own login and its own shell, and they run side by side."] * 5)
-
-    def passages(text: str) -> list[str]:
-        doc = parse_bytes(text.encode(), Path("consoles.txt"), "text")
-        return [c.text for c in chunk_document(doc, "doc_aaaaaaaaaaaaaaaa", ChunkParams(110, 20, 600))
-                if c.level == LEVEL_PARAGRAPH]
-
-    told = "You can also change to the third console from the command line."
-    got = passages(f"{filler}\n\n{told}\n\n# chvt 3\n# fgconsole\n\n{filler}")
-    assert any(p.startswith(told) and "# chvt 3" in p for p in got), got
-    assert not any(p.rstrip().endswith(told) for p in got), "the sentence does not end a passage without it"
-    prose = "Each console is reached by its own keys on the keyboard as well."
-    got = passages(f"{filler}\n\n{prose}\n\nThe first console shows the messages of the kernel at boot.")
-    assert got[0].endswith(prose), "followed by prose: it stays where it was"
-    long_told = " ".join(["From the command line the console is changed with one short command."] * 6)
-    got = passages(f"{filler[:filler.index('. ') + 1]}\n\n{long_told}\n\n# chvt 3\n" + "# true\n" * 10)
-    assert got[0].endswith(long_told), "it would not fit beside the command: it stays"
-
-
 def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_before_it():
     """"By default, what does the share server do with requests from root on a client?" led with "This behavior
     corresponds to the root_squash option, and is enabled by default.", which never says what the behaviour is
@@ -900,24 +870,3 @@ def test_a_sentence_is_quoted_on_to_the_reason_or_the_alternative_right_after_it
                              False)  # fmt: skip
     first = Quote("c2", "The cache is flushed at exit.", 0, 2.0, probability=0.9)
     assert with_sequel_after("Why do files survive a crash?", Offer([first], 1), packet2) == Offer([first], 1)
-
-
-def test_a_cross_reference_is_no_answer_when_a_sentence_says_something():
-    """"How can I power off a remote machine over SSH so the shutdown survives the connection?" led with "See
-    Section 6.3.8, “How to shutdown the remote system on SSH”.", whose quoted title shares the question's words and
-    says nothing (a fit manual's miss): a sentence that only sends the reader elsewhere ranks below every sentence
-    that says something, unless none does; a sentence that goes on to say something is no pointer."""
-    from localreason.reason.ranking import is_pointer
-
-    pointer = "See Section 6.3.8, “How to shut down the remote system on SSH”."
-    says = ("Shut the remote system down through at(1), so that the shutdown survives the end of the SSH "
-            "connection.")
-    other = "The console keeps its own login."
-    ranked = rank_quotes("How do I shut down the remote system on SSH?", [("c1", f"{pointer} {other} {says}")],
-                         FakeEmbedder().embed, 3)
-    assert ranked[-1].text == pointer and ranked[0].text == says, [q.text for q in ranked]
-    alone = rank_quotes("How do I shut down the remote system on SSH?", [("c1", pointer)], FakeEmbedder().embed, 3)
-    assert [q.text for q in alone] == [pointer], "nothing else: the pointer is still quoted"
-    assert is_pointer("For details, see Chapter 4.") and is_pointer("See Section 9.6.3, “Accessing a partition”.")
-    assert not is_pointer("See Section 4 for the rules that apply when the disk is full and the cache must go first.")
-    assert not is_pointer("See Websocket Upgrade (2.4.47 and later) for an example using mod_proxy_http.")

@@ -686,12 +686,6 @@ def test_a_question_naming_what_nothing_gathered_holds_is_not_answered(library_o
     assert not names_the_absent("What is the default value of sync_mem?", evidence, packet)
     assert not names_the_absent("How long are old versions kept in my project_notes folder?", evidence, packet), \
         "a user's own name for a folder is no setting (a review)"
-    web = settings + " The relay speaks HTTP/1.1 to the web interface."
-    packet = EvidencePacket("q", web, (PacketChunk("c", "d", "driftsync FAQ", web),), 70, 1000, 1, True, False, False)
-    assert names_the_absent("How do I turn on HTTP/2 for the relay?", evidence, packet), \
-        "HTTP/2 is one name with its version: HTTP alone is held (a fit manual's unanswerable question)"
-    assert not names_the_absent("Does the relay speak HTTP/1.1?", evidence, packet)
-    assert not names_the_absent("Does it read example.com/2 pages?", evidence, packet), "a path, not a version"
     lib = library_of({"faq.md": faq})
     a = reason(lib, "Can driftsync sync through a relay to Amazon S3?", generator=FakeGenerator())
     assert NOT_ANSWERED_GAP in a.gaps and len(a.statements) == 1, a.to_dict()

@@ -34,7 +34,6 @@ import numpy as np
 
 from ..config import Settings
 from ..ids import derived_id
-from ..text import code_line
 from ..tokens import encoding
 from ..types import LEVEL_PARAGRAPH, LEVEL_SECTION, Chunk
 from .parse import Block, ParsedDocument
@@ -195,7 +194,7 @@ def _paragraph_spans(text: str, blocks: list[Block], tokens: dict, offsets: dict
                 yield s, e, _pages([b]), count
             continue
         if group and size + t > params.chunk_tokens:
-            carried = group.pop() if _carried(text, group, b, tokens, params.chunk_tokens) else None
+            carried = group.pop() if _carried(text, group) else None
             yield from flush()
             group, size = ([carried], tokens[(carried.start, carried.end)] + 1) if carried else ([], 0)
         group.append(b)
@@ -208,9 +207,9 @@ _ENTRY_NAME = re.compile(r"(?:--?[A-Za-z0-9][\w-]*(?:, --?[A-Za-z0-9][\w-]*)?|"
                          r"(?:[ =]\S+)?(?: \([^()\n]{1,30}\))?")
 """A reference's entry name on a line of its own: an option ("-n requests", "--timeout=SECONDS"), a setting or
 variable with an underscore or a dot ("query_mem (integer)", "$XDG_CONFIG_HOME", "apt.conf")."""
-PACKING = 4
+PACKING = 3
 """How paragraphs are packed into passages (pipeline.chunking_key): 2 keeps an entry's name with its description, 3 not
-a command a sentence announces, 4 a paragraph with the command below it."""
+a command a sentence announces."""
 
 
 def names_entry(block: str) -> bool:
@@ -220,24 +219,13 @@ def names_entry(block: str) -> bool:
     return bool(_ENTRY_NAME.fullmatch(block.strip()))
 
 
-def _carried(text: str, group: list[Block], following: Block, tokens: dict, limit: int) -> bool:
-    """Whether the last block of a full passage opens the next one instead, with ``following`` (the block that did not
-    fit): an entry's name (``names_entry``), unless a sentence above announces it ("... and run:" then
-    "aster_thumbs.py --rebuild", which a review found carried away from its sentence); or a paragraph of prose
-    that ``following``, a command, goes with ("You can change to another console from the commandline." then
-    "# chvt 3": a passage that ended with the sentence left its command to the next one). Never the only block,
-    and never one that would not fit beside ``following``. (A paragraph that ends with a colon, carried with what
-    it announces, changed as many first statements of the fit manuals for the worse as for the better: not
-    kept.)"""
-    if len(group) < 2:
+def _carried(text: str, group: list[Block]) -> bool:
+    """Whether the last block of a full passage opens the next one instead: an entry's name (``names_entry``), not the
+    only block, and not a command a sentence above announces ("... and run:" then "aster_thumbs.py --rebuild", which
+    a review found carried away from its sentence)."""
+    if len(group) < 2 or not names_entry(text[group[-1].start:group[-1].end]):
         return False
-    last = text[group[-1].start:group[-1].end]
-    if names_entry(last):
-        return not text[group[-2].start:group[-2].end].rstrip().endswith(":")
-    if tokens[(group[-1].start, group[-1].end)] + tokens[(following.start, following.end)] + 1 > limit:
-        return False
-    lines = [line for line in text[following.start:following.end].splitlines() if line.strip()]
-    return bool(lines) and all(code_line(line) for line in lines) and not code_line(last.rstrip().splitlines()[-1])
+    return not text[group[-2].start:group[-2].end].rstrip().endswith(":")
 
 
 def _pages(blocks: list[Block]) -> tuple[int, int] | None:

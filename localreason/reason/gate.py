@@ -157,8 +157,7 @@ def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None
     names = {w for w in words[1:]
              if (w[:1].isupper() or any(c.isdigit() for c in w) or (setting and "_" in w.strip("_")))
              and not _NUMBER_LIKE.fullmatch(w) and len(w) >= NAME_CHARS and w.lower() not in STOPWORDS}  # fmt: skip
-    versioned = set(_VERSIONED.findall(without_accents(question)))  # "HTTP/2": its version in it, not HTTP's stem
-    if not (names or versioned) or not packet.chunks:  # nothing gathered: the other rules speak
+    if not names or not packet.chunks:  # nothing gathered: the other rules speak
         return False
     hits = getattr(evidence, "hits", ())
     gathered = without_accents(" ".join([c.content for c in packet.chunks] + [c.document_title for c in packet.chunks]
@@ -169,13 +168,9 @@ def names_the_absent(question: str, evidence, packet: EvidencePacket, known=None
     if absent:  # a word of another form: all but its last three letters in common ("Relativism" / "relativist")
         prefixes = {w.lower()[:k] for w in WORD.findall(gathered) for k in range(NAME_CHARS + 2, len(w) + 1)}
         absent = [n for n in absent if n.lower()[:max(NAME_CHARS + 2, len(n) - 3)] not in prefixes]
-    absent += [n for n in sorted(versioned) if re.sub(r"[\W_]+", "", n.lower()) not in squeezed]
     return any(known is None or not known(n) for n in absent)
 
 
-_VERSIONED = re.compile(r"(?<![\w/.])[A-Za-z][A-Za-z0-9]*/\d+(?:\.\d+)*(?![\w/])")
-"""A name with its version after a slash ("HTTP/2", "HTTP/1.1"): one name, not "HTTP" and a number; a library that
-speaks of HTTP only in its first version does not answer how to enable the second."""
 _NUMBER_LIKE = re.compile(r"\d+(?:s|st|nd|rd|th)?", re.I)
 """A number, a decade or an ordinal ("1400s", "19th"): no name."""
 

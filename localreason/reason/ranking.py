@@ -148,7 +148,6 @@ def rank_quotes(question: str, chunks: list[tuple[str, str]], embed, limit: int,
     scores = features(question, cands, embed, read_twice) @ np.asarray(calibration.ranking_weights)
     sink_echoes(question, [c.text for c in cands], scores)
     sink_synopses(question, [c.text for c in cands], scores, [c.chunk_id in synopses for c in cands])
-    sink_pointers([c.text for c in cands], scores)
     probs = softmax(scores)
     by_text: dict[str, int] = {}
     merged: list[list] = []  # [candidate, score, probability]
@@ -223,29 +222,6 @@ def sink_synopses(question: str, texts: list[str], scores: np.ndarray, in_synops
                                                                         and _usage_block(text))]
     if usage and len(usage) < len(texts):
         scores[usage] = scores.min() - ECHO_MARGIN
-
-
-_POINTER = re.compile(r"^\W*(?:(?:for|with)\s+[^.;:]{0,60}?,\s*)?(?:please\s+)?(?:see|refer\s+to|read)(?:\s+also)?\s+"
-                      r"(?:the\s+)?(?:section|chapter|table|figure|appendix|part|§)\s*[\dA-Z][\w.]*", re.I)  # fmt: skip
-_TITLE = re.compile(r"“[^”]*”|\"[^\"]*\"")
-POINTER_WORDS = 8
-"""The most words a cross-reference has besides its section's number and quoted title for ``is_pointer``."""
-
-
-def is_pointer(text: str) -> bool:
-    """Whether ``text`` only sends the reader elsewhere: "See Section 6.3.8, “How to shutdown the remote system on
-    SSH”.", "For details, see Chapter 4." (at most POINTER_WORDS words besides the quoted title). The title shares
-    a question's words and says nothing: a search for how to shut down a remote machine ranked the pointer above
-    the sentence of that section that says how."""
-    return bool(_POINTER.match(text)) and len(WORD.findall(_TITLE.sub(" ", text))) <= POINTER_WORDS
-
-
-def sink_pointers(texts: list[str], scores: np.ndarray) -> None:
-    """Put the scores of cross-references (``is_pointer``) ECHO_MARGIN below the lowest score, in place, unless every
-    text is one."""
-    pointers = [i for i, text in enumerate(texts) if is_pointer(text)]
-    if pointers and len(pointers) < len(texts):
-        scores[pointers] = scores.min() - ECHO_MARGIN
 
 
 def echoes_question(question: str, text: str) -> bool:
