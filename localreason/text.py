@@ -139,6 +139,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
         if m is not None and m.group(0) == "\n" and _soft_wrap(text, m.start()):
             continue
         end = m.start() if m else len(text)
+        if m is not None:  # a closing quote or bracket after the full stop is the sentence's: '... procedure.)'
+            end += len(m.group(0)) - len(m.group(0).lstrip("\"')]"))
         seg = text[pos:end]
         lead = len(seg) - len(seg.lstrip())
         s, e = pos + lead, pos + len(seg.rstrip())

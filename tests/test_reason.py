@@ -719,3 +719,19 @@ def test_the_budgets_cut_is_said_only_when_the_evidence_does_not_clearly_answer(
     unsure = reason(library, q, generator=FakeGenerator(), max_tokens=budget, calibration=never_sure)
     assert unsure.gaps[0] == G.NOT_ANSWERED_GAP
     assert any(g.startswith("Only ") and f"budget of {budget} tokens" in g for g in unsure.gaps), unsure.gaps
+
+
+def test_a_closing_bracket_or_quote_after_the_full_stop_ends_the_sentence_it_closes():
+    """"(Otherwise, you may have to press the power button for a few seconds.)" was cut before its ")", which then
+    opened the next quotation (")\\n\\nYou can shut the system down from the command line.", an answer's first
+    statement on a fit manual): the closing marks after a sentence's full stop are the sentence's."""
+    from localreason.reason.candidates import candidates
+    from localreason.text import sentences
+
+    text = ("Power it off. (Otherwise, you may have to press the power button for a few seconds.)\n\nYou can shut the "
+            "system down from the command line. She wrote \"The disk is full.\" The next line says so.")
+    said = [text[s:e] for s, e in sentences(text)]
+    assert said == ["(Otherwise, you may have to press the power button for a few seconds.)",
+                    "You can shut the system down from the command line.", 'She wrote "The disk is full."',
+                    "The next line says so."], said
+    assert "You can shut the system down from the command line." in [c.text for c in candidates([("c", text)])]
