@@ -764,7 +764,8 @@ def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_b
     its thing, and when the sentence before refers back too, one sentence further (a why-question's reason before a
     conclusion as well: "This bypasses ..." after "Modern servers share memory ..."). An "it" that stands for what
     follows ("It is possible to ..."), a sentence that names its own subject, or a sentence before it in another
-    paragraph is left alone."""
+    paragraph is left alone, and so is every "it" (a review found more of them standing for what follows than
+    pointing back)."""
     from localreason.reason.candidates import Quote
     from localreason.reason.offer import Offer, offer_of, with_referent_before
     from localreason.types import EvidencePacket, PacketChunk
@@ -795,15 +796,21 @@ def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_b
     assert tool.joined and tool.quotes[0].text == "4.2. crate-check", "the heading right above names it"
     other = with_referent_before("Can I export a folder twice?", Offer([best("It is possible")], 1), packet)
     assert not other.joined, "this 'it' stands for what follows"
+    warm = ("Store the fan half charged if it is not used for months. It is normal for the battery to feel warm "
+            "while it charges.")
+    packet5 = EvidencePacket("q", warm, (PacketChunk("c5", "d5", "K2", warm),), 30, 1000, 1, True, False, False)
+    normal = Quote("c5", warm[warm.index("It is normal"):], warm.index("It is normal"), 2.0, probability=0.9)
+    assert not with_referent_before("Is it normal for the battery to feel warm?", Offer([normal], 1), packet5).joined, \
+        "'it' is never taken to point back (a review: 'It is normal for ... to', 'It makes sense to')"
     named = best("Exports are reread")
     assert with_referent_before("When are exports reread?", Offer([named], 1), packet) == Offer([named], 1)
     first = best("skipmissing")
     assert with_referent_before("What does skipmissing do?", Offer([first], 1), packet) == Offer([first], 1)
-    chain = "The relay prefetches every page it lists. It reads each page twice. This keeps the cache warm."
+    chain = "The relay prefetches every page it lists. This reads each page twice. This keeps the cache warm."
     packet3 = EvidencePacket("q", chain, (PacketChunk("c3", "d3", "R", chain),), 30, 1000, 1, True, False, False)
     warm = Quote("c3", "This keeps the cache warm.", chain.index("This keeps"), 2.0, probability=0.9)
     got = with_referent_before("What keeps the cache warm?", Offer([warm], 1), packet3)
-    assert got.joined and got.quotes[0].text == "The relay prefetches every page it lists. It reads each page twice.", \
+    assert got.joined and got.quotes[0].text == "The relay prefetches every page it lists. This reads each page twice.", \
         "the sentence before refers back too: one sentence further"
     why = ("Modern servers share memory with their local clients. This bypasses the network channel and gains speed. "
            "This situation was the background of the local-only protocol.")
@@ -856,6 +863,16 @@ def test_a_sentence_is_quoted_on_to_the_reason_or_the_alternative_right_after_it
     forms = best("The store keeps dates")
     assert with_sequel_after("How are dates kept?", Offer([forms], 1), packet) == Offer([forms], 1), \
         "it denies nothing: what comes instead is of something else"
+    instruction = ("The prune checks the index against the disk first. It is to be run as the service user, "
+                   "not as root.")
+    packet6 = EvidencePacket("q", instruction, (PacketChunk("c6", "d6", "P", instruction),), 30, 1000, 1, True, False,
+                             False)  # fmt: skip
+    checks = Quote("c6", "The prune checks the index against the disk first.", 0, 2.0, probability=0.9)
+    assert with_sequel_after("Why does the prune check the index first?", Offer([checks], 1), packet6) \
+        == Offer([checks], 1), "'It is to be run as ...' is an instruction, no reason (a review)"
+    unsure = Offer([best("The store has")], 1, closest_only=True)
+    assert with_sequel_after("How am I supposed to store dates?", unsure, packet) == unsure, \
+        "an answer marked as not answering is not lengthened with what holds instead"
     apart = best("The store keeps no")
     assert with_sequel_after("Does it keep dates?", Offer([apart], 1), packet) == Offer([apart], 1), "next paragraph"
     raid = ("Sometimes the second disk still holds the data to move. In such circumstances, it is possible to create "

@@ -175,11 +175,12 @@ def _chunk_text(packet: EvidencePacket, chunk_id: str) -> str:
 
 
 _REASON_AFTER = re.compile(
-    r"^\W*(?:(?:this|that|it)\s+is\s+(?:(?:so|done|needed|required|necessary)\s+)?(?:because|to|so\s+that|in\s+order\s+to|"
-    r"since)\b|(?:the|one)\s+reason\s+(?:is|for\s+this)\b|because\b|(?:this|that)\s+(?:ensures|prevents|avoids|"
-    r"guarantees)\b)", re.I)  # fmt: skip
+    r"^\W*(?:(?:this|that|it)\s+is\s+(?:(?:so|done|needed|required|necessary)\s+)?(?:because|to(?!\s+be\b)|so\s+that|"
+    r"in\s+order\s+to|since)\b|(?:the|one)\s+reason\s+(?:is|for\s+this)\b|because\b|"
+    r"(?:this|that)\s+(?:ensures|prevents|avoids|guarantees)\b)", re.I)  # fmt: skip
 """A sentence that gives the reason for the one before it ("This is to maintain the integrity of files, ...", "The
-reason is ...", "This prevents ..."); not "This is why ..." (a conclusion: the reason is before it)."""
+reason is ...", "This prevents ..."); not "This is why ..." (a conclusion: the reason is before it), nor "It is to be
+run as ..." (an instruction, a review found)."""
 _INSTEAD = re.compile(r"^\W*(?:instead|rather)\b", re.I)
 _IN_THAT_CASE = re.compile(r"^\W*(?:in\s+(?:such|this|that|these|those)\s+(?:an?\s+)?(?:cases?|circumstances?|situations?|"
                            r"events?)|to\s+do\s+(?:so|this|that)|to\s+achieve\s+(?:this|that))\b", re.I)  # fmt: skip
@@ -207,7 +208,8 @@ def with_sequel_after(question: str, offer: Offer, packet: EvidencePacket) -> Of
     sequel = text[after[0]:after[1]]
     words = {w.lower() for w in WORD.findall(best.text)}
     denies = bool(_DENIALS & words) or bool(re.search(r"\wn['’]t\b", best.text))
-    if (_ASKS_WHY.search(question) and _REASON_AFTER.match(sequel)) or (_INSTEAD.match(sequel) and denies) or (
+    instead = _INSTEAD.match(sequel) and denies and not offer.closest_only  # not to lengthen an answer marked unsure
+    if (_ASKS_WHY.search(question) and _REASON_AFTER.match(sequel)) or instead or (
             _ASKS_HOW.search(question) and not _ASKS_WHY.search(question) and _IN_THAT_CASE.match(sequel)):
         return _best_quoted_to(offer, text, after[1])
     return offer
@@ -450,13 +452,12 @@ def with_reason_before(question: str, offer: Offer, packet: EvidencePacket) -> O
     return _joined_before(offer, _from_referent(reason, packet))
 
 
-_OPENS_REFERRING = re.compile(
-    r"^\W*(?:(?:hence|thus|also|however|but|and|instead|here|again)\W+)?(?:this|these|such|it(?!\s+(?:is|was|will\s+be|"
-    r"may\s+be|can\s+be|would\s+be|should\s+be|has\s+been|seems)\s+(?:\w+\s+){0,3}?(?:to|that|for\s+\w+\s+to)\b))\b"
-    r"(?!['’]s\s+\w+\s+(?:to|that)\b)", re.I)  # fmt: skip
-"""A sentence whose subject is only a word that refers back ("This behavior corresponds to the root_squash option",
-"It is especially used for temporary directories", "This is another important tool: it automates ..."); not an
-"it" that stands for what follows ("It is possible to create ...", "It is a good idea to ...")."""
+_OPENS_REFERRING = re.compile(r"^\W*(?:(?:hence|thus|also|however|but|and|instead|here|again)\W+)?(?:this|these|such)\b",
+                              re.I)  # fmt: skip
+"""A sentence whose subject is only a word that points back ("This behavior corresponds to the root_squash option",
+"This is another important tool: it automates ..."). Not "it": a review found "It is normal for the battery to feel
+warm ...", "It makes sense to pin ...", "It is not known who ..." (an "it" that stands for what follows) led by an
+unrelated sentence; no first statement of the manuals bench opened with a referring "it"."""
 _THIS_THING = re.compile(r"^(?:\W*[\w'’-]+){0,5}?\W+(?:this|these)\s+(?:option|command|tool|program|utility|setting|"
                          r"directive|flag|parameter|variable|file|package|module|function|pragma|mode|feature|method|"
                          r"behaviou?r|approach|technique|syntax|clause|keyword)s?\b", re.I)  # fmt: skip
