@@ -792,7 +792,8 @@ def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_b
     disk = with_referent_before("My external disk holds up the boot when unplugged: what do I do?",
                                 Offer([best("Make sure")], 1), packet)
     assert disk.joined and disk.quotes[0].text == "skipmissing lets the boot go on when the disk is absent."
-    tool = with_referent_before("Which tool tests an export from a client?", Offer([best("This is another")], 1), packet)
+    tool = with_referent_before("Which tool tests an export from a client?", Offer([best("This is another")], 1),
+                                packet)  # fmt: skip
     assert tool.joined and tool.quotes[0].text == "4.2. crate-check", "the heading right above names it"
     other = with_referent_before("Can I export a folder twice?", Offer([best("It is possible")], 1), packet)
     assert not other.joined, "this 'it' stands for what follows"
@@ -810,8 +811,8 @@ def test_a_sentence_whose_subject_only_refers_back_is_quoted_with_the_sentence_b
     packet3 = EvidencePacket("q", chain, (PacketChunk("c3", "d3", "R", chain),), 30, 1000, 1, True, False, False)
     warm = Quote("c3", "This keeps the cache warm.", chain.index("This keeps"), 2.0, probability=0.9)
     got = with_referent_before("What keeps the cache warm?", Offer([warm], 1), packet3)
-    assert got.joined and got.quotes[0].text == "The relay prefetches every page it lists. This reads each page twice.", \
-        "the sentence before refers back too: one sentence further"
+    assert got.joined, "the sentence before refers back too: one sentence further"
+    assert got.quotes[0].text == "The relay prefetches every page it lists. This reads each page twice."
     why = ("Modern servers share memory with their local clients. This bypasses the network channel and gains speed. "
            "This situation was the background of the local-only protocol.")
     packet4 = EvidencePacket("q", why, (PacketChunk("c4", "d4", "W", why),), 30, 1000, 1, True, False, False)

@@ -60,14 +60,14 @@ def test_two_runs_records_are_compared_question_by_question(tmp_path):
         return load(path)
 
     base = {"manual": "m", "half": "fit", "kind": "answerable", "phrase": None, "gaps": []}
+    asked = {"domain": "reddit", "q": "Why?", "kind": "answerable"}
     before = write("b.jsonl", [{**base, "id": "m-1", "held": [False], "quotes": ["a"]},
                                {**base, "id": "m-2", "held": [True], "quotes": ["b"]},
-                               {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [False], "quotes": ["x"]},
-                               {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [False], "quotes": ["y"]}])
+                               {**asked, "held": [False], "quotes": ["x"]},
+                               {**asked, "held": [False], "quotes": ["y"]}])
     after = write("a.jsonl", [{**base, "id": "m-1", "held": [True], "quotes": ["a2"]},
                               {**base, "id": "m-2", "held": [True], "quotes": ["b"], "gaps": ["g"]},
-                              {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [False], "quotes": ["x"]},
-                              {"domain": "reddit", "q": "Why?", "kind": "answerable", "held": [True], "quotes": ["z"]}])
+                              {**asked, "held": [False], "quotes": ["x"]}, {**asked, "held": [True], "quotes": ["z"]}])
     counts, moved = changes(before, after)
     assert dict(counts["m, fit"]) == {"questions": 2, "first quotation changed": 1, "phrase changed": 0,
                                       "gaps changed": 1, "gained": 1}

@@ -73,7 +73,8 @@ def main() -> None:
         print(f"{group:28}" + "".join(f"{c.get(n, 0):>25}" for n in names))
     if args.list:
         for group, question, b, a, gained in moved:
-            print(f"\n{'GAINED' if gained else 'LOST'} {group}: {question}\n  before: {b[:200]!r}\n  after:  {a[:200]!r}")
+            print(f"\n{'GAINED' if gained else 'LOST'} {group}: {question}")
+            print(f"  before: {b[:200]!r}\n  after:  {a[:200]!r}")
 
 
 if __name__ == "__main__":

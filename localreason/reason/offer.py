@@ -182,8 +182,9 @@ _REASON_AFTER = re.compile(
 reason is ...", "This prevents ..."); not "This is why ..." (a conclusion: the reason is before it), nor "It is to be
 run as ..." (an instruction, a review found)."""
 _INSTEAD = re.compile(r"^\W*(?:instead|rather)\b", re.I)
-_IN_THAT_CASE = re.compile(r"^\W*(?:in\s+(?:such|this|that|these|those)\s+(?:an?\s+)?(?:cases?|circumstances?|situations?|"
-                           r"events?)|to\s+do\s+(?:so|this|that)|to\s+achieve\s+(?:this|that))\b", re.I)  # fmt: skip
+_IN_THAT_CASE = re.compile(r"^\W*(?:in\s+(?:such|this|that|these|those)\s+(?:an?\s+)?"
+                           r"(?:cases?|circumstances?|situations?|events?)|to\s+do\s+(?:so|this|that)|"
+                           r"to\s+achieve\s+(?:this|that))\b", re.I)  # fmt: skip
 """A sentence that says what to do in the situation the one before it describes ("Sometimes two disks are not
 available at once ... In such circumstances, it is possible to create a degraded array by passing missing ...")."""
 _DENIALS = frozenset("no not never none cannot nor neither without".split())
@@ -452,8 +453,8 @@ def with_reason_before(question: str, offer: Offer, packet: EvidencePacket) -> O
     return _joined_before(offer, _from_referent(reason, packet))
 
 
-_OPENS_REFERRING = re.compile(r"^\W*(?:(?:hence|thus|also|however|but|and|instead|here|again)\W+)?(?:this|these|such)\b",
-                              re.I)  # fmt: skip
+_OPENS_REFERRING = re.compile(r"^\W*(?:(?:hence|thus|also|however|but|and|instead|here|again)\W+)?"
+                              r"(?:this|these|such)\b", re.I)  # fmt: skip
 """A sentence whose subject is only a word that points back ("This behavior corresponds to the root_squash option",
 "This is another important tool: it automates ..."). Not "it": a review found "It is normal for the battery to feel
 warm ...", "It makes sense to pin ...", "It is not known who ..." (an "it" that stands for what follows) led by an
