@@ -876,6 +876,9 @@ def test_a_sentence_is_quoted_on_to_the_reason_or_the_alternative_right_after_it
         "an answer marked as not answering is not lengthened with what holds instead"
     apart = best("The store keeps no")
     assert with_sequel_after("Does it keep dates?", Offer([apart], 1), packet) == Offer([apart], 1), "next paragraph"
+    from localreason.reason.polarity import denies
+
+    assert denies("It doesn't keep dates.") and denies("It keeps no dates.") and not denies("It is not only fast.")
     raid = ("Sometimes the second disk still holds the data to move. In such circumstances, it is possible to create "
             "the mirror degraded by passing missing instead of a device.")
     packet3 = EvidencePacket("q", raid, (PacketChunk("c3", "d3", "R", raid),), 30, 1000, 1, True, False, False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 
@@ -34,10 +34,11 @@ def first_holds(record: dict) -> bool:
 def load(path: Path) -> dict:
     """The records of ``path`` by ``key``, a question asked twice (the same words) told apart by its turn."""
     out: dict = {}
+    turns: Counter = Counter()
     for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
         k = key(r)
-        turn = sum(1 for x in out if x[:3] == k)
-        out[(*k, turn)] = r
+        out[(*k, turns[k])] = r
+        turns[k] += 1
     return out
 
 

@@ -27,6 +27,7 @@ from .answer_type import asked_kind, asks_default
 from .calibration import DEFAULT, Calibration
 from .candidates import (FOLLOW_CHARS, FOLLOW_SPANS, REFERRING, Quote, candidates, command_names,
                          opens_with_term, reads_like_instructions, refers_back)
+from .polarity import denies
 from .ranking import says_default
 
 MAX_LEAD = 5
@@ -187,7 +188,6 @@ _IN_THAT_CASE = re.compile(r"^\W*(?:in\s+(?:such|this|that|these|those)\s+(?:an?
                            r"to\s+achieve\s+(?:this|that))\b", re.I)  # fmt: skip
 """A sentence that says what to do in the situation the one before it describes ("Sometimes two disks are not
 available at once ... In such circumstances, it is possible to create a degraded array by passing missing ...")."""
-_DENIALS = frozenset("no not never none cannot nor neither without".split())
 
 
 def with_sequel_after(question: str, offer: Offer, packet: EvidencePacket) -> Offer:
@@ -207,9 +207,7 @@ def with_sequel_after(question: str, offer: Offer, packet: EvidencePacket) -> Of
     if after is None or "\n\n" in text[end:after[0]]:
         return offer
     sequel = text[after[0]:after[1]]
-    words = {w.lower() for w in WORD.findall(best.text)}
-    denies = bool(_DENIALS & words) or bool(re.search(r"\wn['’]t\b", best.text))
-    instead = _INSTEAD.match(sequel) and denies and not offer.closest_only  # not to lengthen an answer marked unsure
+    instead = _INSTEAD.match(sequel) and denies(best.text) and not offer.closest_only  # not under an unsure answer
     if (_ASKS_WHY.search(question) and _REASON_AFTER.match(sequel)) or instead or (
             _ASKS_HOW.search(question) and not _ASKS_WHY.search(question) and _IN_THAT_CASE.match(sequel)):
         return _best_quoted_to(offer, text, after[1])

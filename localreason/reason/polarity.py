@@ -105,6 +105,13 @@ def says_no(sentence: str, asked: set[str]) -> bool:
     return False
 
 
+def denies(sentence: str) -> bool:
+    """Whether ``sentence`` says no to anything: a negating word that negates ("does not have", "never", "cannot";
+    not "not only", "no doubt")."""
+    tokens = _tokens(sentence)
+    return any(_negates(t, tokens[i + 1] if i + 1 < len(tokens) else None) for i, t in enumerate(tokens))
+
+
 def side(question: str, sentence: str, title: str = "") -> bool | None:
     """True (yes), False (no), or None when ``sentence`` does not speak to the yes/no ``question``."""
     asked = content_stems(question) - content_stems(title)
