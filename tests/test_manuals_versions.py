@@ -70,7 +70,7 @@ def test_two_runs_records_are_compared_question_by_question(tmp_path):
                               {**asked, "held": [False], "quotes": ["x"]}, {**asked, "held": [True], "quotes": ["z"]}])
     counts, moved = changes(before, after)
     assert dict(counts["m, fit"]) == {"questions": 2, "first quotation changed": 1, "phrase changed": 0,
-                                      "gaps changed": 1, "gained": 1}
+                                      "gaps changed": 1, "gained": 1, "budget gap before": 0, "budget gap after": 0}
     assert counts["reddit"]["questions"] == 2 and counts["reddit"]["gained"] == 1, "the second 'Why?' is its own"
     assert [(g, q, b, a, gained) for g, q, b, a, gained in moved] == [("m, fit", "m-1", "a", "a2", True),
                                                                       ("reddit", "Why?", "y", "z", True)]

@@ -3,8 +3,9 @@
 write with ``--out``, the code before (``BEFORE``) against the code after (``AFTER``).
 
 Per manual and half (or per domain): the answerable questions whose first statement came to hold a gold answer
-(gained) or stopped holding one (lost), the answers whose first quotation changed, and those whose phrase or gaps
-changed. ``--list`` prints each gained or lost question with both first quotations.
+(gained) or stopped holding one (lost), the answers whose first quotation, phrase or gaps changed, and those whose
+gaps say the evidence budget left passages out, before and after. ``--list`` prints each gained or lost question
+with both first quotations.
 
     env PYTHONPATH=<checkout before> python -P -m bench.quality.manuals --model obedient --out before.jsonl
     python -m bench.quality.manuals --model obedient --out after.jsonl
@@ -31,6 +32,11 @@ def first_holds(record: dict) -> bool:
     return bool(held[0]) if isinstance(held, list) and held else False
 
 
+def says_budget(record: dict) -> bool:
+    """Whether the answer's gaps say the evidence budget left gathered passages out."""
+    return any("evidence budget" in g for g in record.get("gaps", []))
+
+
 def load(path: Path) -> dict:
     """The records of ``path`` by ``key``, a question asked twice (the same words) told apart by its turn."""
     out: dict = {}
@@ -55,6 +61,8 @@ def changes(before: dict, after: dict) -> tuple[dict, list]:
         c["first quotation changed"] += first_b != first_a
         c["phrase changed"] += b.get("phrase") != a.get("phrase")
         c["gaps changed"] += b.get("gaps") != a.get("gaps")
+        c["budget gap before"] += says_budget(b)
+        c["budget gap after"] += says_budget(a)
         if a.get("kind") == "answerable" and first_holds(a) != first_holds(b):
             c["gained" if first_holds(a) else "lost"] += 1
             moved.append((group, a.get("q") or k[1], first_b or "", first_a or "", first_holds(a)))
@@ -68,10 +76,11 @@ def main() -> None:
     ap.add_argument("--list", action="store_true", help="print each gained or lost question")
     args = ap.parse_args()
     counts, moved = changes(load(args.before), load(args.after))
-    names = ("questions", "gained", "lost", "first quotation changed", "phrase changed", "gaps changed")
-    print(f"{'group':28}" + "".join(f"{n:>25}" for n in names))
+    names = ("questions", "gained", "lost", "first quotation changed", "phrase changed", "gaps changed",
+             "budget gap before", "budget gap after")
+    print(f"{'group':28}" + "".join(f"{n:>24}" for n in names))
     for group, c in counts.items():
-        print(f"{group:28}" + "".join(f"{c.get(n, 0):>25}" for n in names))
+        print(f"{group:28}" + "".join(f"{c.get(n, 0):>24}" for n in names))
     if args.list:
         for group, question, b, a, gained in moved:
             print(f"\n{'GAINED' if gained else 'LOST'} {group}: {question}")
