@@ -494,15 +494,18 @@ def with_referent_before(question: str, offer: Offer, packet: EvidencePacket) ->
     best = offer.quotes[0]
     if opens_with_term(best.text) or not (_OPENS_REFERRING.match(best.text) or _THIS_THING.match(best.text)):
         return offer
-    text = _chunk_text(packet, best.chunk_id)
-    before = _sentence_before(best, packet)
-    if before is not None and "\n\n" in text[before.start + len(before.text):best.start]:
-        before = None  # the sentence before is in another paragraph
-    if before is None:
-        before = _heading_above(best, text)
+    before = _in_paragraph_before(best, packet) or _heading_above(best, _chunk_text(packet, best.chunk_id))
+    return offer if before is None else _joined_before(offer, _from_referent(before, packet))
+
+
+def _in_paragraph_before(quote: Quote, packet: EvidencePacket) -> Quote | None:
+    """The sentence just before ``quote`` (``_sentence_before``) when it is of the same paragraph (no blank line
+    between them) and no question; else None."""
+    before = _sentence_before(quote, packet)
     if before is None or before.text.rstrip().endswith("?"):
-        return offer
-    return _joined_before(offer, _from_referent(before, packet))
+        return None
+    between = _chunk_text(packet, quote.chunk_id)[before.start + len(before.text):quote.start]
+    return None if "\n\n" in between else before
 
 
 def _from_referent(before: Quote, packet: EvidencePacket) -> Quote:
@@ -512,10 +515,10 @@ def _from_referent(before: Quote, packet: EvidencePacket) -> Quote:
     paragraph; else ``before``."""
     if not (_OPENS_REFERRING.match(before.text) or _THIS_THING.match(before.text)):
         return before
-    text = _chunk_text(packet, before.chunk_id)
-    prior = _sentence_before(before, packet)
-    if prior is None or "\n\n" in text[prior.start:before.start] or prior.text.rstrip().endswith("?"):
+    prior = _in_paragraph_before(before, packet)
+    if prior is None or "\n\n" in prior.text:  # (a heading or a term quoted with it: not one paragraph)
         return before
+    text = _chunk_text(packet, before.chunk_id)
     return replace(before, text=text[prior.start:before.start + len(before.text)], start=prior.start)
 
 
